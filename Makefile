@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+# thumbd: the two commands a new machine needs are `make run` and `make test`.
+# Both install the missing Debian packages first (as root, or through sudo).
+
+SHELL := /bin/bash
+APT_PACKAGES := libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
+CONFIG ?= config/thumbd.yaml
+CACHE_DIR ?= var/cache
+SWIFT ?= swift
+SWIFT_TEST_FLAGS ?=
+
+.PHONY: all deps build release run test fuzz bench check-imports clean
+
+all: build
+
+# Installs only what is missing, so a second run costs one dpkg query.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; \
+	  else echo "need root or sudo to install:$$missing" >&2; exit 1; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+run: release
+	mkdir -p $(CACHE_DIR)
+	.build/release/thumbd --config $(CONFIG) --cache-dir $(CACHE_DIR)
+
+test: deps check-imports
+	$(SWIFT) test $(SWIFT_TEST_FLAGS)
+
+# Only a wrapper module may import a C module (docs/architecture.md); SwiftPM cannot enforce it.
+check-imports:
+	@scripts/check-imports.sh
+
+clean:
+	rm -rf .build

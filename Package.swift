@@ -1,0 +1,117 @@
+// swift-tools-version: 6.2
+// SPDX-License-Identifier: Apache-2.0
+//
+// thumbd: a caching HTTP image proxy for Linux. Module map and dependency direction are described
+// in docs/architecture.md; C libraries are reached only through their wrapper modules.
+
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 language mode is the package default; these add
+/// the upcoming features we rely on and keep warnings visible.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "thumbd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "thumbd", targets: ["thumbd"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(
+            url: "https://github.com/apple/swift-configuration",
+            from: "1.4.0",
+            traits: [.defaults, "YAML", "Reloading"]
+        ),
+    ],
+    targets: [
+        // MARK: - C libraries and shims
+
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "CCurlShims", dependencies: ["CCurl"], cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
+        .target(name: "CVipsShims", dependencies: ["CVips"], cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
+        .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
+
+        // MARK: - Swift modules
+
+        .target(
+            name: "EventLoops",
+            dependencies: ["CLinuxShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HTTP1",
+            dependencies: ["EventLoops", "CLinuxShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OriginFetch",
+            dependencies: ["CCurl", "CCurlShims", "EventLoops", "CLinuxShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Thumbnailing",
+            dependencies: ["CVips", "CVipsShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Caching",
+            dependencies: ["CSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Instrumentation",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ThumbdApp",
+            dependencies: [
+                "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "Instrumentation",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "thumbd",
+            dependencies: ["ThumbdApp"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+
+        .target(
+            name: "ThumbdTestSupport",
+            dependencies: ["CLinuxShims"],
+            resources: [.copy("Resources")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "OriginFetchTests", dependencies: ["OriginFetch", "EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ThumbnailingTests", dependencies: ["Thumbnailing", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CachingTests", dependencies: ["Caching", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"], swiftSettings: swiftSettings),
+        .testTarget(name: "ThumbdAppTests", dependencies: ["ThumbdApp", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "IntegrationTests", dependencies: ["ThumbdApp", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Only a C library's wrapper module may import it (docs/architecture.md). SwiftPM lets any target
+# import a transitive C module, so this check enforces the rule. Exit 1 names each violation.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# C module -> folders (Sources/X or Tests/XTests) allowed to import it.
+declare -A allowed=(
+  [CLinuxShims]="EventLoops HTTP1 OriginFetch ThumbdTestSupport"
+  [CCurl]="OriginFetch ThumbdTestSupport"
+  [CCurlShims]="OriginFetch ThumbdTestSupport"
+  [CVips]="Thumbnailing ThumbdTestSupport"
+  [CVipsShims]="Thumbnailing ThumbdTestSupport"
+  [CSQLite]="Caching"
+)
+
+status=0
+while IFS=: read -r file line text; do
+  module=$(sed -E 's/.*import[[:space:]]+([A-Za-z0-9_]+).*/\1/' <<<"$text")
+  [[ -n "${allowed[$module]+x}" ]] || continue
+  owner=$(sed -E 's#^(Sources|Tests)/([^/]+)/.*#\2#; s/Tests$//' <<<"$file")
+  if [[ " ${allowed[$module]} " != *" $owner "* ]]; then
+    echo "$file:$line: $module may be imported only by: ${allowed[$module]}"
+    status=1
+  fi
+done < <(grep -rnE '^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((internal|package|public|private|fileprivate)[[:space:]]+)?import[[:space:]]+C[A-Za-z]+' Sources Tests || true)
+exit $status
