@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCurl
+import CCurlShims
+import CLinuxShims
+import Glibc
+import Synchronization
+
+/// The fetch thread's state and loop: the multi handle, every easy handle, the in-flight
+/// (coalescing) table and the per-host scheduler.
+///
+/// `@unchecked Sendable` because it is handed once to the fetch thread at start and from then
+/// on touched only there (checked with `assertOnFetchThread()` in debug builds); other threads
+/// reach it only through ``Mailbox`` and the Mutex-guarded ``counters``.
+final class FetchEngine: @unchecked Sendable {
+    let configuration: OriginFetcher.Configuration
+    let mailbox: Mailbox
+    let counters = Mutex(OriginFetcher.Counters())
+    private let multi: UnsafeMutableRawPointer  // CURLM*, owned; cleaned up when the loop exits
+    private let hostPatterns: [HostPattern]?
+
+    private var scheduler: HostScheduler
+    private var transfers: [UInt64: Transfer] = [:]  // every live transfer, queued or running
+    private var inFlight: [CoalescingKey: Transfer] = [:]
+    private var transferOfTicket: [UInt64: Transfer] = [:]
+    private var nextTransferID: UInt64 = 0
+    private var thread: pthread_t?
+    private var pendingCounters = OriginFetcher.Counters()
+    private var isStopping = false
+
+    init(configuration: OriginFetcher.Configuration) throws(FetchError) {
+        OriginFetcher.initializeLibcurl()
+        guard let multi = curl_multi_init() else { throw .internalFailure(detail: "curl_multi_init failed") }
+        // The scheduler keeps each host at maxPerHost; libcurl's own cap is set to the same value as a
+        // second line. Connection reuse and HTTP/2 multiplexing are libcurl's defaults for one multi handle.
+        _ = thumbd_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxPerHost)
+        self.multi = multi
+        self.configuration = configuration
+        self.mailbox = Mailbox(multi: multi)
+        self.scheduler = HostScheduler(limit: configuration.maxPerHost)
+        self.hostPatterns = configuration.allowedHosts?.compactMap(HostPattern.init)
+    }
+
+    // MARK: - Loop
+
+    /// The fetch thread's body: returns after `.shutdown`, with every waiter answered and
+    /// every handle freed.
+    func run() {
+        thread = pthread_self()
+        var commands: [Command] = []
+        var isRunning = true
+        while isRunning {
+            mailbox.drain(into: &commands)
+            for command in commands where isRunning {
+                isRunning = handle(command)
+            }
+            commands.removeAll(keepingCapacity: true)
+            guard isRunning else { break }
+            var active: Int32 = 0
+            _ = curl_multi_perform(multi, &active)
+            readCompletions()
+            publishCounters()
+            // Returns on socket activity, libcurl's next timeout, or curl_multi_wakeup from Mailbox.post.
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        stopAll()
+    }
+
+    private func assertOnFetchThread() {
+        assert(thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false, "fetch engine used off its thread")
+    }
+
+    private func handle(_ command: Command) -> Bool {
+        switch command {
+        case .start(let waiter, let url, let validators):
+            start(waiter, url: url, validators: validators)
+        case .cancel(let ticketID):
+            cancel(ticketID: ticketID)
+        case .shutdown:
+            return false
+        }
+        return true
+    }
+
+    /// Copies the counters out under the lock once per loop turn (cheap, uncontended).
+    private func publishCounters() {
+        pendingCounters.running = transfers.values.count { $0.state == .running }
+        pendingCounters.queued = transfers.values.count { $0.state == .queued }
+        let snapshot = pendingCounters
+        counters.withLock { $0 = snapshot }
+    }
+
+    // MARK: - Starting and joining
+
+    private func start(_ waiter: Waiter, url: Result<SourceURL, FetchError>, validators: Validators?) {
+        assertOnFetchThread()
+        if waiter.ticket.isCancelled { return }  // cancelled before we saw it
+        let source: SourceURL
+        switch url {
+        case .success(let parsed): source = parsed
+        case .failure(let error):
+            countError(error)
+            waiter.deliver(.failure(error))
+            return
+        }
+        if let error = hostRefusal(source) {
+            countError(error)
+            waiter.deliver(.failure(error))
+            return
+        }
+        let key = CoalescingKey(url: source.string, validators: validators)
+        if let transfer = inFlight[key] {
+            transfer.waiters.append(waiter)
+            transferOfTicket[waiter.ticket.id] = transfer
+            pendingCounters.coalescedJoins += 1
+            if waiter.priority == .interactive, transfer.priority == .background, transfer.state == .queued {
+                transfer.priority = .interactive
+                scheduler.promote(transfer.id, host: transfer.slotHost)
+            }
+            return
+        }
+        nextTransferID += 1
+        let transfer = Transfer(
+            id: nextTransferID, key: key, source: source, priority: waiter.priority, configuration: configuration)
+        transfer.waiters = [waiter]
+        transfers[transfer.id] = transfer
+        inFlight[key] = transfer
+        transferOfTicket[waiter.ticket.id] = transfer
+        if scheduler.admit(transfer.id, host: transfer.slotHost, priority: transfer.priority) {
+            begin(transfer)
+        }
+    }
+
+    /// The `allowedHosts` check, for the source and for every redirect target.
+    func hostRefusal(_ url: SourceURL) -> FetchError? {
+        guard let hostPatterns else { return nil }
+        return hostPatterns.contains(where: { $0.matches(url.bareHost) }) ? nil : .hostForbidden(host: url.bareHost)
+    }
+
+    /// Starts a transfer that owns a slot of its `slotHost`: first hop or a later redirect hop.
+    private func begin(_ transfer: Transfer) {
+        let isFirstHop = transfer.easy == nil
+        transfer.state = .running
+        if isFirstHop {
+            pendingCounters.transfersStarted += 1
+            transfer.deadline = .now + configuration.timeout
+            guard transfer.makeHandle(configuration: configuration) else {
+                finish(transfer, .failure(.internalFailure(detail: "curl easy handle set-up failed")))
+                return
+            }
+        }
+        let remaining = (transfer.deadline ?? .now) - .now
+        guard remaining > .zero else {
+            finish(transfer, .failure(.timedOut(detail: "deadline passed before redirect to \(transfer.current)")))
+            return
+        }
+        guard transfer.prepareHop(remaining: remaining), let easy = transfer.easy,
+            curl_multi_add_handle(multi, easy) == CURLM_OK
+        else {
+            finish(transfer, .failure(.internalFailure(detail: "curl_multi_add_handle failed")))
+            return
+        }
+    }
+
+    // MARK: - Cancellation
+
+    private func cancel(ticketID: UInt64) {
+        assertOnFetchThread()
+        guard let transfer = transferOfTicket.removeValue(forKey: ticketID) else { return }  // already finished
+        transfer.waiters.removeAll { $0.ticket.id == ticketID }
+        pendingCounters.waitersCancelled += 1
+        guard transfer.waiters.isEmpty else { return }
+        // The last waiter left: stop the transfer now. Removing a handle in the middle of a
+        // transfer makes libcurl close its connection, so the origin sees the close at once.
+        pendingCounters.transfersAbandoned += 1
+        retire(transfer)
+    }
+
+    // MARK: - Completion
+
+    private func readCompletions() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = thumbd_curl_msg_result(message)
+            var pointer: UnsafeMutableRawPointer?
+            _ = thumbd_curl_getinfo_ptr(easy, CURLINFO_PRIVATE, &pointer)
+            _ = curl_multi_remove_handle(multi, easy)
+            guard let pointer else { continue }
+            let transfer = Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
+            if transfer.refusal != nil { pendingCounters.addressRefusals += 1 }
+            switch outcome(of: transfer, code: code) {
+            case .done(let result):
+                finish(transfer, result)
+            case .redirect(let target):
+                follow(transfer, to: target)
+            }
+        }
+    }
+
+    private func follow(_ transfer: Transfer, to target: SourceURL) {
+        pendingCounters.redirectsFollowed += 1
+        transfer.current = target
+        transfer.visited.insert(target.string)
+        transfer.redirectCount += 1
+        if target.bareHost == transfer.slotHost {
+            begin(transfer)
+            return
+        }
+        // Another host: give this host's slot to its next waiting transfer and queue for the new host.
+        releaseSlot(of: transfer)
+        transfer.slotHost = target.bareHost
+        transfer.state = .queued
+        if scheduler.admit(transfer.id, host: transfer.slotHost, priority: transfer.priority) {
+            begin(transfer)
+        }
+    }
+
+    /// Ends a transfer with `result`: removes it from every table, frees its slot (starting the
+    /// next queued transfer for that host) and answers its waiters, in that order, so a
+    /// completion that immediately fetches the same URL starts a new transfer.
+    private func finish(_ transfer: Transfer, _ result: Result<Revalidation, FetchError>) {
+        switch result {
+        case .success(let outcome):
+            pendingCounters.transfersSucceeded += 1
+            if case .notModified = outcome { pendingCounters.notModified += 1 }
+        case .failure(let error):
+            countError(error)
+        }
+        let waiters = transfer.waiters
+        for waiter in waiters { transferOfTicket[waiter.ticket.id] = nil }
+        retire(transfer)
+        for waiter in waiters { waiter.deliver(result) }
+    }
+
+    /// Removes a transfer from the tables and libcurl, and frees its per-host slot.
+    private func retire(_ transfer: Transfer) {
+        if inFlight[transfer.key] === transfer { inFlight[transfer.key] = nil }
+        transfers[transfer.id] = nil
+        transfer.waiters = []
+        if let easy = transfer.easy { _ = curl_multi_remove_handle(multi, easy) }  // no-op if not added
+        transfer.releaseHandle()
+        if transfer.state == .running { releaseSlot(of: transfer) }
+        transfer.state = .finished
+    }
+
+    private func releaseSlot(of transfer: Transfer) {
+        if isStopping { return }  // nothing new starts during shutdown
+        let next = scheduler.release(host: transfer.slotHost) { id in
+            self.transfers[id]?.state == .queued
+        }
+        if let next, let queued = transfers[next] { begin(queued) }
+    }
+
+    private func countError(_ error: FetchError) {
+        pendingCounters.errors[error.kind, default: 0] += 1
+    }
+
+    // MARK: - Shutdown
+
+    private func stopAll() {
+        isStopping = true
+        let leftovers = mailbox.close()
+        for command in leftovers {
+            if case .start(let waiter, _, _) = command { waiter.deliver(.failure(.cancelled)) }
+        }
+        for transfer in Array(transfers.values) {
+            finish(transfer, .failure(.cancelled))
+        }
+        publishCounters()
+        curl_multi_cleanup(multi)
+    }
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCurl
+import Synchronization
+
+/// A request from any thread to the fetch thread.
+enum Command: Sendable {
+    /// Start or join a fetch. The URL was parsed on the caller's thread; a parse error is
+    /// still delivered from the fetch thread, like every other result.
+    case start(Waiter, Result<SourceURL, FetchError>, Validators?)
+    /// Remove the waiter holding this ticket id (its ticket was already claimed by `cancel`).
+    case cancel(ticketID: UInt64)
+    /// Cancel everything and leave the loop.
+    case shutdown
+}
+
+/// The fetch thread's inbox: a Mutex-guarded command list plus `curl_multi_wakeup`.
+///
+/// A wakeup is sent only when the list goes from empty to non-empty: the thread drains the
+/// whole list each turn, so a non-empty list means a wakeup is already pending. Wakeups are
+/// sent while holding the lock and the thread closes the box (under the lock) before it
+/// destroys the multi handle, so no wakeup can reach a freed handle.
+final class Mailbox: Sendable {
+    private struct State: ~Copyable {
+        var commands: [Command] = []
+        var isClosed = false
+        let multi: WakeupHandle
+    }
+
+    /// The multi handle, for `curl_multi_wakeup` only. `@unchecked Sendable`: that call is
+    /// documented as callable from any thread, and it is made only under the mailbox lock
+    /// while the box is open (the handle is freed after `close()`).
+    private struct WakeupHandle: @unchecked Sendable {
+        let multi: UnsafeMutableRawPointer  // CURLM*, owned by FetchEngine
+    }
+
+    private let state: Mutex<State>
+
+    init(multi: UnsafeMutableRawPointer) {
+        state = Mutex(State(multi: WakeupHandle(multi: multi)))
+    }
+
+    /// Queues `command` for the fetch thread. Returns false (and queues nothing) once closed.
+    func post(_ command: Command) -> Bool {
+        state.withLock { state in
+            guard !state.isClosed else { return false }
+            state.commands.append(command)
+            if state.commands.count == 1 { _ = curl_multi_wakeup(state.multi.multi) }
+            return true
+        }
+    }
+
+    /// Takes every queued command (fetch thread).
+    func drain(into buffer: inout [Command]) {
+        state.withLock { state in swap(&state.commands, &buffer) }
+    }
+
+    /// Refuses further commands and returns those still queued (fetch thread, on exit).
+    func close() -> [Command] {
+        state.withLock { state in
+            state.isClosed = true
+            defer { state.commands = [] }
+            return state.commands
+        }
+    }
+}

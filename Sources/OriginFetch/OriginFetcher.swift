@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCurl
+import CLinuxShims
+import Glibc
+import Synchronization
+
+/// Fetches source images over HTTP(S) with libcurl's multi interface on one dedicated thread.
+///
+/// - **Coalescing**: concurrent fetches of one normalised URL (``SourceURL``) share one
+///   transfer; every waiter receives the same ``FetchedSource`` instance or the same error. The
+///   in-flight entry is removed when the transfer ends (success, failure or cancellation), so
+///   a later fetch starts a new transfer: caching is the cache module's job.
+/// - **Cancellation**: ``cancel(_:)`` removes one waiter. When the last waiter of a transfer
+///   leaves, the transfer is removed from libcurl at the fetch thread's next turn (it is woken
+///   at once), which closes its connection.
+/// - **Safety**: http/https only, redirects followed by hand with each target checked,
+///   resolved addresses checked by ``AddressPolicy`` for every connection, size and time limits.
+/// - **Threading**: completions run on the fetch thread and must be cheap (hop to your own
+///   thread). `fetch`, `revalidate` and `cancel` may be called from any thread, including from
+///   inside a completion. Nothing here blocks Swift's cooperative pool.
+///
+/// ```swift
+/// let fetcher = try OriginFetcher(configuration: .init())
+/// let ticket = fetcher.fetch(FetchRequest(url: "https://example.com/a.jpg")) { result in
+///     loop.execute { respond(with: result) }       // hop off the fetch thread
+/// }
+/// // client went away:
+/// fetcher.cancel(ticket)
+/// ```
+package final class OriginFetcher: Sendable {
+    private let engine: FetchEngine
+    private let mailbox: Mailbox
+    private let nextTicketID = Atomic<UInt64>(0)
+    private let thread: Mutex<pthread_t?>
+
+    /// Validates `configuration` and starts the fetch thread.
+    /// - Throws: ``FetchError/internalFailure(detail:)`` when libcurl or the thread cannot be
+    ///   set up, with the configuration error's text when it is invalid.
+    package init(configuration: Configuration) throws(FetchError) {
+        do {
+            try configuration.validate()
+        } catch {
+            throw .internalFailure(detail: "invalid configuration: \(error)")
+        }
+        let engine = try FetchEngine(configuration: configuration)
+        self.engine = engine
+        self.mailbox = engine.mailbox
+        guard let thread = Self.startThread(name: "fetch", body: { engine.run() }) else {
+            throw .internalFailure(detail: "could not start the fetch thread")
+        }
+        self.thread = Mutex(thread)
+    }
+
+    deinit { shutdown() }
+
+    /// The configuration in force.
+    package var configuration: Configuration { engine.configuration }
+
+    /// A snapshot of the counters, refreshed by the fetch thread at every loop turn.
+    package var counters: Counters { engine.counters.withLock { $0 } }
+
+    /// Fetches `request.url`, joining a transfer already in flight for the same URL.
+    ///
+    /// - Parameters:
+    ///   - request: the URL and its priority.
+    ///   - completion: called exactly once on the fetch thread, unless ``cancel(_:)`` returns
+    ///     true for the returned ticket (then it is never called). After ``shutdown()``, it is
+    ///     called at once on the caller's thread with ``FetchError/cancelled``.
+    /// - Returns: the ticket to cancel this waiter with.
+    @discardableResult
+    package func fetch(
+        _ request: FetchRequest, completion: @escaping @Sendable (Result<FetchedSource, FetchError>) -> Void
+    ) -> FetchTicket {
+        submit(request, validators: nil, completion: .fetch(completion))
+    }
+
+    /// Fetches `request.url` conditionally (If-None-Match / If-Modified-Since from `validators`),
+    /// for revalidating a stale cache entry. Joins only identical conditional fetches, never
+    /// unconditional ones. Completion rules as for ``fetch(_:completion:)``.
+    @discardableResult
+    package func revalidate(
+        _ request: FetchRequest, validators: Validators,
+        completion: @escaping @Sendable (Result<Revalidation, FetchError>) -> Void
+    ) -> FetchTicket {
+        submit(request, validators: validators, completion: .revalidate(completion))
+    }
+
+    /// Removes the waiter holding `ticket`; other waiters of the same transfer are unaffected.
+    /// When it was the last one, the transfer is stopped and its connection closed.
+    /// Any thread; does not block on the fetch thread.
+    /// - Returns: true when the waiter was removed before its result was delivered: its
+    ///   completion will never be called. False when the completion has run or is running.
+    @discardableResult
+    package func cancel(_ ticket: FetchTicket) -> Bool {
+        guard ticket.claimForCancellation() else { return false }
+        _ = mailbox.post(.cancel(ticketID: ticket.id))
+        return true
+    }
+
+    /// Cancels every fetch (their waiters get ``FetchError/cancelled``), closes every
+    /// connection and joins the fetch thread. Idempotent; must not be called from a completion.
+    package func shutdown() {
+        guard let thread = self.thread.withLock({ thread in defer { thread = nil }; return thread }) else { return }
+        precondition(pthread_equal(thread, pthread_self()) == 0, "OriginFetcher.shutdown() called on the fetch thread")
+        _ = mailbox.post(.shutdown)
+        pthread_join(thread, nil)
+    }
+
+    private func submit(_ request: FetchRequest, validators: Validators?, completion: Waiter.Completion) -> FetchTicket {
+        let ticket = FetchTicket(id: nextTicketID.add(1, ordering: .relaxed).newValue)
+        let waiter = Waiter(ticket: ticket, priority: request.priority, completion: completion)
+        // Parsing here spreads the work over callers' threads; the result travels with the command.
+        let url = Result { () throws(FetchError) in try SourceURL(request.url) }
+        if !mailbox.post(.start(waiter, url, validators)) {
+            waiter.deliver(.failure(.cancelled))
+        }
+        return ticket
+    }
+
+    // MARK: - Process-wide set-up
+
+    private static let libcurlStatus: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+    /// `curl_global_init` exactly once per process (a lazily initialised static is thread-safe),
+    /// before the first handle exists. Never paired with `curl_global_cleanup`: other code in
+    /// the process may still use libcurl (the test client does), and exit frees it anyway.
+    static func initializeLibcurl() {
+        precondition(libcurlStatus == CURLE_OK, "curl_global_init failed: \(libcurlStatus.rawValue)")
+    }
+
+    private final class ThreadBody {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    /// Starts a joinable OS thread (not Swift's cooperative pool) named `name`.
+    private static func startThread(name: String, body: @escaping @Sendable () -> Void) -> pthread_t? {
+        let context = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { context in
+            let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+            thumbd_set_thread_name(box.name)
+            box.body()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<ThreadBody>.fromOpaque(context).release()
+            return nil
+        }
+        return thread
+    }
+}

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+import CCurl
+
+/// A source URL in canonical form: the coalescing key and what libcurl is asked to fetch.
+///
+/// Parsed with libcurl's own URL parser (`curl_url`), so the host the policy checks is the host
+/// libcurl will connect to: no parser differential between check and use. Normalisation rule:
+/// - scheme and host are lower-cased (libcurl accepts any case for both);
+/// - the default port is removed (`http://a:80/` is `http://a/`, `https://a:443/` is `https://a/`);
+/// - the fragment is dropped (it never reaches the origin);
+/// - an empty path becomes `/`, and `.`/`..` segments are resolved (libcurl does this);
+/// - percent-encoding, path case and the query are kept byte for byte (origins may treat
+///   `%41` and `A`, or `a=1&b=2` and `b=2&a=1`, differently).
+///
+/// URLs with credentials (`http://user:pass@host/`) are refused: they would send an
+/// Authorization header chosen by the client, which thumbd never forwards.
+package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
+    /// `http` or `https`.
+    package let scheme: String
+    /// Lower-cased host; IPv6 literals keep their brackets (`[::1]`).
+    package let host: String
+    /// The port when it is not the scheme's default.
+    package let port: Int?
+    /// The whole canonical URL.
+    package let string: String
+
+    /// The canonical URL.
+    package var description: String { string }
+
+    /// Parses and normalises `text`.
+    /// - Throws: ``FetchError/invalidURL(detail:)`` for anything libcurl cannot parse, a
+    ///   relative URL, credentials or an IPv6 zone id; ``FetchError/schemeForbidden(scheme:)``
+    ///   for schemes other than http and https.
+    package init(_ text: String) throws(FetchError) {
+        guard let handle = curl_url() else { throw .internalFailure(detail: "curl_url: out of memory") }
+        defer { curl_url_cleanup(handle) }
+        // NON_SUPPORT_SCHEME: parse any scheme so that ftp: is reported as forbidden, not invalid.
+        let flags = UInt32(CURLU_NON_SUPPORT_SCHEME) | UInt32(CURLU_DISALLOW_USER)
+        let code = curl_url_set(handle, CURLUPART_URL, text, flags)
+        guard code == CURLUE_OK else {
+            throw .invalidURL(detail: "\(String(cString: curl_url_strerror(code))): \(text.prefix(200))")
+        }
+        func part(_ which: CURLUPart) -> String? {
+            var value: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(handle, which, &value, 0) == CURLUE_OK, let value else { return nil }
+            defer { curl_free(value) }
+            return String(cString: value)
+        }
+        let scheme = (part(CURLUPART_SCHEME) ?? "").lowercased()
+        guard scheme == "http" || scheme == "https" else { throw .schemeForbidden(scheme: scheme) }
+        guard let host = part(CURLUPART_HOST)?.lowercased(), !host.isEmpty else {
+            throw .invalidURL(detail: "no host: \(text.prefix(200))")
+        }
+        guard part(CURLUPART_ZONEID) == nil else { throw .invalidURL(detail: "IPv6 zone id in \(host)") }
+        var port = part(CURLUPART_PORT).flatMap { Int($0) }
+        if port == (scheme == "https" ? 443 : 80) { port = nil }
+        var path = part(CURLUPART_PATH) ?? "/"
+        if path.isEmpty { path = "/" }
+        let query = part(CURLUPART_QUERY)
+
+        var string = "\(scheme)://\(host)"
+        if let port { string += ":\(port)" }
+        string += path
+        if let query { string += "?\(query)" }
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.string = string
+    }
+
+    /// The host without IPv6 brackets: what `allowedHosts` and the per-host cap key on.
+    var bareHost: String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    }
+}
