@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+import CLinuxShims
+import Glibc
+
+/// A socket call failed while setting up a test listener.
+package struct LoopbackSocketError: Error, CustomStringConvertible {
+    /// The failing call.
+    package let call: String
+    /// errno after it.
+    package let errno: Int32
+
+    /// `call: strerror(errno)`.
+    package var description: String { "\(call): \(String(cString: strerror(errno)))" }
+}
+
+/// Blocking socket helpers for the test origin (plain Glibc calls; tests only).
+package enum LoopbackSocket {
+    /// A listening TCP socket on `host:0`; returns the fd and the port it got.
+    static func listen(host: String, backlog: Int32) throws(LoopbackSocketError) -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw LoopbackSocketError(call: "socket", errno: errno) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(fd)
+            throw LoopbackSocketError(call: "inet_pton(\(host))", errno: EINVAL)
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let error = LoopbackSocketError(call: "bind(\(host))", errno: errno)
+            close(fd)
+            throw error
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let error = LoopbackSocketError(call: "listen", errno: errno)
+            close(fd)
+            throw error
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A port on `host` where nothing listens right now (bound, then closed): connecting to
+    /// it is refused.
+    package static func unusedPort(host: String = "127.0.0.1") throws(LoopbackSocketError) -> Int {
+        let (fd, port) = try listen(host: host, backlog: 1)
+        close(fd)
+        return port
+    }
+
+    /// Sends all of `bytes` (MSG_NOSIGNAL: a closed peer is an error, not SIGPIPE).
+    static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// Waits up to `waitingMilliseconds` for the peer; true when it has closed (or reset) the
+    /// connection. Unread request bytes are left in place.
+    static func peerHasClosed(_ fd: Int32, waitingMilliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, waitingMilliseconds)
+        guard ready > 0 else { return false }
+        var byte: UInt8 = 0
+        let peeked = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        if peeked == 0 { return true }
+        if peeked < 0 { return errno != EAGAIN && errno != EINTR }
+        usleep(UInt32(waitingMilliseconds) * 1000)  // a pipelined request is waiting: not a close
+        return false
+    }
+
+    /// Reads one request head (the test origin ignores request bodies). Returns nil at EOF,
+    /// on error, or when the bytes are not HTTP (then `buffer` is left non-empty).
+    static func readRequest(_ fd: Int32, buffer: inout [UInt8]) -> LoopbackOrigin.ReceivedRequest? {
+        let terminator: [UInt8] = [13, 10, 13, 10]
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let end = firstRange(of: terminator, in: buffer) {
+                let head = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeFirst(end + 4)
+                return parse(head) ?? { buffer = [0]; return nil }()
+            }
+            if buffer.count > 64 * 1024 { return nil }
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                buffer = []
+                return nil
+            }
+            buffer += chunk[..<count]
+            if buffer.first.map({ !(65...90).contains($0) }) == true { return nil }  // not a method: TLS or junk
+        }
+    }
+
+    private static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start..<start + needle.count].elementsEqual(needle) {
+            return start
+        }
+        return nil
+    }
+
+    private static func parse(_ head: String) -> LoopbackOrigin.ReceivedRequest? {
+        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
+        let parts = lines.first?.split(separator: " ") ?? []
+        guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t")
+            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+        }
+        let target = String(parts[1])
+        let path = String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
+        return LoopbackOrigin.ReceivedRequest(method: String(parts[0]), path: path, target: target, headers: headers)
+    }
+
+    private final class ThreadBody {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    /// Starts an OS thread (joinable or detached) running `body`.
+    static func startThread(name: String, joinable: Bool, body: @escaping @Sendable () -> Void) -> pthread_t? {
+        let context = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { context in
+            let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+            thumbd_set_thread_name(box.name)
+            box.body()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<ThreadBody>.fromOpaque(context).release()
+            return nil
+        }
+        if !joinable { pthread_detach(thread) }
+        return thread
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+    }
+}
+
+/// A listener whose accept queue is full, so that new connections hang in SYN-SENT: the way
+/// to exercise a connect timeout on loopback (the kernel drops SYNs to a full queue).
+package final class BlackholeListener: Sendable {
+    /// Its port on `host`.
+    package let port: Int
+    private let listener: Int32
+    private let filler: Int32
+
+    /// Listens on `host` with backlog 0 and fills the queue with one connection of its own.
+    package init(host: String = "127.0.0.1") throws(LoopbackSocketError) {
+        let (fd, port) = try LoopbackSocket.listen(host: host, backlog: 0)
+        self.listener = fd
+        self.port = port
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        _ = inet_pton(AF_INET, host, &address.sin_addr)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        self.filler = client
+    }
+
+    deinit {
+        close(filler)
+        close(listener)
+    }
+}
