@@ -25,6 +25,8 @@ final class FetchEngine: @unchecked Sendable {
     private var nextTransferID: UInt64 = 0
     private var thread: pthread_t?
     private var pendingCounters = OriginFetcher.Counters()
+    private var runningCount = 0
+    private var queuedCount = 0
     private var isStopping = false
 
     init(configuration: OriginFetcher.Configuration) throws(FetchError) {
@@ -83,17 +85,35 @@ final class FetchEngine: @unchecked Sendable {
 
     /// Copies the counters out under the lock once per loop turn (cheap, uncontended).
     private func publishCounters() {
-        pendingCounters.running = transfers.values.count { $0.state == .running }
-        pendingCounters.queued = transfers.values.count { $0.state == .queued }
+        pendingCounters.running = runningCount
+        pendingCounters.queued = queuedCount
         let snapshot = pendingCounters
         counters.withLock { $0 = snapshot }
+    }
+
+    /// Every state change goes through here, to keep the running/queued gauges exact.
+    private func setState(_ transfer: Transfer, _ state: Transfer.State) {
+        switch transfer.state {
+        case .queued: queuedCount -= 1
+        case .running: runningCount -= 1
+        case .finished: break
+        }
+        switch state {
+        case .queued: queuedCount += 1
+        case .running: runningCount += 1
+        case .finished: break
+        }
+        transfer.state = state
     }
 
     // MARK: - Starting and joining
 
     private func start(_ waiter: Waiter, url: Result<SourceURL, FetchError>, validators: Validators?) {
         assertOnFetchThread()
-        if waiter.ticket.isCancelled { return }  // cancelled before we saw it
+        if waiter.ticket.isCancelled {  // cancelled before we saw it; its cancel command will find nothing
+            pendingCounters.waitersCancelled += 1
+            return
+        }
         let source: SourceURL
         switch url {
         case .success(let parsed): source = parsed
@@ -123,6 +143,7 @@ final class FetchEngine: @unchecked Sendable {
             id: nextTransferID, key: key, source: source, priority: waiter.priority, configuration: configuration)
         transfer.waiters = [waiter]
         transfers[transfer.id] = transfer
+        queuedCount += 1  // a new Transfer starts out queued
         inFlight[key] = transfer
         transferOfTicket[waiter.ticket.id] = transfer
         if scheduler.admit(transfer.id, host: transfer.slotHost, priority: transfer.priority) {
@@ -139,7 +160,7 @@ final class FetchEngine: @unchecked Sendable {
     /// Starts a transfer that owns a slot of its `slotHost`: first hop or a later redirect hop.
     private func begin(_ transfer: Transfer) {
         let isFirstHop = transfer.easy == nil
-        transfer.state = .running
+        setState(transfer, .running)
         if isFirstHop {
             pendingCounters.transfersStarted += 1
             transfer.deadline = .now + configuration.timeout
@@ -209,7 +230,7 @@ final class FetchEngine: @unchecked Sendable {
         // Another host: give this host's slot to its next waiting transfer and queue for the new host.
         releaseSlot(of: transfer)
         transfer.slotHost = target.bareHost
-        transfer.state = .queued
+        setState(transfer, .queued)
         if scheduler.admit(transfer.id, host: transfer.slotHost, priority: transfer.priority) {
             begin(transfer)
         }
@@ -240,7 +261,7 @@ final class FetchEngine: @unchecked Sendable {
         if let easy = transfer.easy { _ = curl_multi_remove_handle(multi, easy) }  // no-op if not added
         transfer.releaseHandle()
         if transfer.state == .running { releaseSlot(of: transfer) }
-        transfer.state = .finished
+        setState(transfer, .finished)
     }
 
     private func releaseSlot(of transfer: Transfer) {

@@ -98,12 +98,19 @@ package final class OriginFetcher: Sendable {
     }
 
     /// Cancels every fetch (their waiters get ``FetchError/cancelled``), closes every
-    /// connection and joins the fetch thread. Idempotent; must not be called from a completion.
+    /// connection and joins the fetch thread. Idempotent. Also runs from `deinit`.
+    ///
+    /// Called on the fetch thread itself (from a completion, or because a completion held the
+    /// last reference to the fetcher), it cannot wait for its own thread: it then only asks
+    /// the loop to stop after the current turn and detaches the thread.
     package func shutdown() {
         guard let thread = self.thread.withLock({ thread in defer { thread = nil }; return thread }) else { return }
-        precondition(pthread_equal(thread, pthread_self()) == 0, "OriginFetcher.shutdown() called on the fetch thread")
         _ = mailbox.post(.shutdown)
-        pthread_join(thread, nil)
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
     }
 
     private func submit(_ request: FetchRequest, validators: Validators?, completion: Waiter.Completion) -> FetchTicket {

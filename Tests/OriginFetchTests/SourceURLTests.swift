@@ -19,6 +19,9 @@ import Testing
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
         ("http://[2001:DB8::1]/x", "http://[2001:db8::1]/x"),
         ("http://127.0.0.2:1234/x?y#z", "http://127.0.0.2:1234/x?y"),
+        // numeric IPv4 spellings are normalised by libcurl, so the allowlist and the key see the dotted form
+        ("http://2130706433/x", "http://127.0.0.1/x"), ("http://0x7f.1/x", "http://127.0.0.1/x"),
+        ("http://0177.0.0.1/x", "http://127.0.0.1/x"),
     ])
     func normalises(_ input: String, _ expected: String) throws {
         #expect(try SourceURL(input).string == expected)
