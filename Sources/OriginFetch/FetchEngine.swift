@@ -49,14 +49,16 @@ final class FetchEngine: @unchecked Sendable {
     func run() {
         thread = pthread_self()
         var commands: [Command] = []
-        var isRunning = true
-        while isRunning {
+        var leftovers: [Command] = []
+        loop: while true {
             mailbox.drain(into: &commands)
-            for command in commands where isRunning {
-                isRunning = handle(command)
+            for (index, command) in commands.enumerated() {
+                guard handle(command) else {
+                    leftovers = Array(commands[(index + 1)...])  // posted after .shutdown: answered by stopAll
+                    break loop
+                }
             }
             commands.removeAll(keepingCapacity: true)
-            guard isRunning else { break }
             var active: Int32 = 0
             _ = curl_multi_perform(multi, &active)
             readCompletions()
@@ -64,7 +66,13 @@ final class FetchEngine: @unchecked Sendable {
             // Returns on socket activity, libcurl's next timeout, or curl_multi_wakeup from Mailbox.post.
             _ = curl_multi_poll(multi, nil, 0, 1000, nil)
         }
-        stopAll()
+        stopAll(leftovers)
+    }
+
+    /// Frees the multi handle of an engine whose thread never started.
+    func discard() {
+        _ = mailbox.close()
+        curl_multi_cleanup(multi)
     }
 
     private func assertOnFetchThread() {
@@ -278,10 +286,9 @@ final class FetchEngine: @unchecked Sendable {
 
     // MARK: - Shutdown
 
-    private func stopAll() {
+    private func stopAll(_ unhandled: [Command]) {
         isStopping = true
-        let leftovers = mailbox.close()
-        for command in leftovers {
+        for command in unhandled + mailbox.close() {
             if case .start(let waiter, _, _) = command { waiter.deliver(.failure(.cancelled)) }
         }
         for transfer in Array(transfers.values) {

@@ -46,6 +46,7 @@ package final class OriginFetcher: Sendable {
         self.engine = engine
         self.mailbox = engine.mailbox
         guard let thread = Self.startThread(name: "fetch", body: { engine.run() }) else {
+            engine.discard()
             throw .internalFailure(detail: "could not start the fetch thread")
         }
         self.thread = Mutex(thread)
