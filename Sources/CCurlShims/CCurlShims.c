@@ -41,3 +41,15 @@ CURLMcode thumbd_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long v
 CURLcode thumbd_curl_msg_result(const CURLMsg *msg) {
     return msg->data.result;
 }
+
+CURLMcode thumbd_curl_multi_setopt_ptr(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+CURLMcode thumbd_curl_multi_setopt_sockfn(CURLM *multi, curl_socket_callback fn) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, fn);
+}
+
+CURLMcode thumbd_curl_multi_setopt_timerfn(CURLM *multi, curl_multi_timer_callback fn) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, fn);
+}

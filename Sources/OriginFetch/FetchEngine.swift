@@ -16,6 +16,7 @@ final class FetchEngine: @unchecked Sendable {
     let mailbox: Mailbox
     let counters = Mutex(OriginFetcher.Counters())
     private let multi: UnsafeMutableRawPointer  // CURLM*, owned; cleaned up when the loop exits
+    private let reactor: FetchReactor
     private let hostPatterns: [HostPattern]?
 
     private var scheduler: HostScheduler
@@ -35,9 +36,17 @@ final class FetchEngine: @unchecked Sendable {
         // The scheduler keeps each host at maxPerHost; libcurl's own cap is set to the same value as a
         // second line. Connection reuse and HTTP/2 multiplexing are libcurl's defaults for one multi handle.
         _ = thumbd_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxPerHost)
+        let reactor: FetchReactor
+        do {
+            reactor = try FetchReactor()
+        } catch {
+            curl_multi_cleanup(multi)
+            throw error
+        }
         self.multi = multi
+        self.reactor = reactor
         self.configuration = configuration
-        self.mailbox = Mailbox(multi: multi)
+        self.mailbox = Mailbox(wakeupFD: reactor.wakeupFD)
         self.scheduler = HostScheduler(limit: configuration.maxPerHost)
         self.hostPatterns = configuration.allowedHosts?.compactMap(HostPattern.init)
     }
@@ -46,33 +55,77 @@ final class FetchEngine: @unchecked Sendable {
 
     /// The fetch thread's body: returns after `.shutdown`, with every waiter answered and
     /// every handle freed.
+    ///
+    /// Event-driven, like curl's `ephiperfifo.c`: epoll reports ready sockets and the timerfd,
+    /// each is handed to `curl_multi_socket_action`, so a turn costs O(ready sockets), not
+    /// O(transfers) as `curl_multi_perform` would.
     func run() {
         thread = pthread_self()
+        let this = Unmanaged.passUnretained(self).toOpaque()  // self outlives the multi handle
+        _ = thumbd_curl_multi_setopt_sockfn(multi, engineSocketCallback)
+        _ = thumbd_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, this)
+        _ = thumbd_curl_multi_setopt_timerfn(multi, engineTimerCallback)
+        _ = thumbd_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, this)
+        var events = [ThumbdEpollEvent](repeating: ThumbdEpollEvent(), count: 256)
         var commands: [Command] = []
         var leftovers: [Command] = []
         loop: while true {
-            mailbox.drain(into: &commands)
-            for (index, command) in commands.enumerated() {
-                guard handle(command) else {
-                    leftovers = Array(commands[(index + 1)...])  // posted after .shutdown: answered by stopAll
-                    break loop
+            let count = reactor.wait(&events)
+            var isWoken = false
+            var isTimerDue = false
+            for event in events[..<count] {
+                switch event.token {
+                case FetchReactor.wakeupToken:
+                    reactor.drain(token: event.token)  // before draining the mailbox (see Mailbox)
+                    isWoken = true
+                case FetchReactor.timerToken:
+                    reactor.drain(token: event.token)
+                    isTimerDue = true
+                default:
+                    socketAction(Int32(truncatingIfNeeded: event.token), events: event.events)
                 }
             }
-            commands.removeAll(keepingCapacity: true)
-            var active: Int32 = 0
-            _ = curl_multi_perform(multi, &active)
+            if isTimerDue { socketAction(-1, events: 0) }  // CURL_SOCKET_TIMEOUT
+            if isWoken {
+                mailbox.drain(into: &commands)
+                for (index, command) in commands.enumerated() {
+                    guard handle(command) else {
+                        leftovers = Array(commands[(index + 1)...])  // posted after .shutdown: answered by stopAll
+                        break loop
+                    }
+                }
+                commands.removeAll(keepingCapacity: true)
+            }
             readCompletions()
             publishCounters()
-            // Returns on socket activity, libcurl's next timeout, or curl_multi_wakeup from Mailbox.post.
-            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         stopAll(leftovers)
+    }
+
+    private func socketAction(_ fd: Int32, events: UInt32) {
+        var flags: Int32 = 0
+        if events & thumbd_epoll_in != 0 { flags |= CURL_CSELECT_IN }
+        if events & thumbd_epoll_out != 0 { flags |= CURL_CSELECT_OUT }
+        if events & (thumbd_epoll_err | thumbd_epoll_hup) != 0 { flags |= CURL_CSELECT_ERR }
+        var running: Int32 = 0
+        _ = curl_multi_socket_action(multi, fd, flags, &running)
+    }
+
+    /// CURLMOPT_SOCKETFUNCTION, via the trampoline below.
+    fileprivate func watch(socket fd: Int32, what: Int32) {
+        reactor.update(socket: fd, what: what)
+    }
+
+    /// CURLMOPT_TIMERFUNCTION, via the trampoline below.
+    fileprivate func armTimer(milliseconds: Int) {
+        reactor.armTimer(milliseconds: milliseconds)
     }
 
     /// Frees the multi handle of an engine whose thread never started.
     func discard() {
         _ = mailbox.close()
         curl_multi_cleanup(multi)
+        reactor.close()
     }
 
     private func assertOnFetchThread() {
@@ -295,6 +348,21 @@ final class FetchEngine: @unchecked Sendable {
             finish(transfer, .failure(.cancelled))
         }
         publishCounters()
-        curl_multi_cleanup(multi)
+        curl_multi_cleanup(multi)  // may still call the socket callback: close the reactor after
+        reactor.close()
     }
+}
+
+/// `curl_socket_callback` trampoline: `userp` is the unretained ``FetchEngine``.
+private let engineSocketCallback: curl_socket_callback = { _, fd, what, userp, _ in
+    guard let userp else { return 0 }
+    Unmanaged<FetchEngine>.fromOpaque(userp).takeUnretainedValue().watch(socket: fd, what: what)
+    return 0
+}
+
+/// `curl_multi_timer_callback` trampoline: `userp` is the unretained ``FetchEngine``.
+private let engineTimerCallback: curl_multi_timer_callback = { _, milliseconds, userp in
+    guard let userp else { return 0 }
+    Unmanaged<FetchEngine>.fromOpaque(userp).takeUnretainedValue().armTimer(milliseconds: milliseconds)
+    return 0
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import CCurl
+import Glibc
 import Synchronization
 
 /// A request from any thread to the fetch thread.
@@ -13,30 +13,23 @@ enum Command: Sendable {
     case shutdown
 }
 
-/// The fetch thread's inbox: a Mutex-guarded command list plus `curl_multi_wakeup`.
+/// The fetch thread's inbox: a Mutex-guarded command list plus an eventfd write.
 ///
 /// A wakeup is sent only when the list goes from empty to non-empty: the thread drains the
-/// whole list each turn, so a non-empty list means a wakeup is already pending. Wakeups are
-/// sent while holding the lock and the thread closes the box (under the lock) before it
-/// destroys the multi handle, so no wakeup can reach a freed handle.
+/// whole list each time it is woken, so a non-empty list means a wakeup is already pending.
+/// Wakeups are written while holding the lock and the thread closes the box (under the lock)
+/// before it closes the eventfd, so no write can reach a closed (or reused) descriptor.
 final class Mailbox: Sendable {
     private struct State: ~Copyable {
         var commands: [Command] = []
         var isClosed = false
-        let multi: WakeupHandle
-    }
-
-    /// The multi handle, for `curl_multi_wakeup` only. `@unchecked Sendable`: that call is
-    /// documented as callable from any thread, and it is made only under the mailbox lock
-    /// while the box is open (the handle is freed after `close()`).
-    private struct WakeupHandle: @unchecked Sendable {
-        let multi: UnsafeMutableRawPointer  // CURLM*, owned by FetchEngine
+        let wakeupFD: Int32  // eventfd owned by FetchReactor
     }
 
     private let state: Mutex<State>
 
-    init(multi: UnsafeMutableRawPointer) {
-        state = Mutex(State(multi: WakeupHandle(multi: multi)))
+    init(wakeupFD: Int32) {
+        state = Mutex(State(wakeupFD: wakeupFD))
     }
 
     /// Queues `command` for the fetch thread. Returns false (and queues nothing) once closed.
@@ -44,7 +37,10 @@ final class Mailbox: Sendable {
         state.withLock { state in
             guard !state.isClosed else { return false }
             state.commands.append(command)
-            if state.commands.count == 1 { _ = curl_multi_wakeup(state.multi.multi) }
+            if state.commands.count == 1 {
+                var one: UInt64 = 1
+                _ = write(state.wakeupFD, &one, 8)
+            }
             return true
         }
     }

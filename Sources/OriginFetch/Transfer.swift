@@ -42,7 +42,7 @@ struct Waiter: Sendable {
 /// One origin transfer and its libcurl easy handle, shared by every waiter of one key.
 ///
 /// Confined to the fetch thread: the engine creates, drives and destroys it there, and
-/// libcurl calls its callbacks from `curl_multi_perform` on that same thread. The easy
+/// libcurl calls its callbacks from `curl_multi_socket_action` on that same thread. The easy
 /// handle's callback data is `Unmanaged.passUnretained(self)`: the engine's tables keep the
 /// transfer alive until after `curl_easy_cleanup`, so the pointer never dangles.
 final class Transfer {
@@ -182,7 +182,7 @@ final class Transfer {
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
 
-    // MARK: - Callbacks (fetch thread, inside curl_multi_perform)
+    // MARK: - Callbacks (fetch thread, inside curl_multi_socket_action)
 
     /// CURLOPT_WRITEFUNCTION: appends to the body, enforcing `maxSourceBytes` as bytes arrive
     /// (Content-Length is not trusted; CURLOPT_MAXFILESIZE only refuses an honest one early).

@@ -11,10 +11,14 @@ import ThumbdTestSupport
 /// Prints figures; asserts only that every transfer succeeded.
 @Suite(.enabled(if: Environment.isBenchmarking), .timeLimit(.minutes(5)), .serialized)
 struct FetchThroughputBenchmark {
-    @Test(arguments: [16, 256, 2000])
-    func distinctURLs(concurrency: Int) async throws {
+    /// `delay` 0: the origin answers at once (the test origin is the bottleneck at high concurrency).
+    /// `delay` 200 ms: slow origins, so most transfers sit idle at once (what a proxy in front of
+    /// slow origins sees; a loop that walks every transfer per event pays for it here).
+    @Test(arguments: [(16, 0), (256, 0), (2000, 0), (2000, 200)])
+    func distinctURLs(concurrency: Int, delayMilliseconds: Int) async throws {
         let origin = try LoopbackOrigin(host: allowedOriginHost)
-        origin.route("/bench", .ok(sampleBody(2048)))
+        let body = LoopbackOrigin.Script.ok(sampleBody(2048))
+        origin.route("/bench", delayMilliseconds == 0 ? body : .delay(.milliseconds(delayMilliseconds), then: body))
         let fetcher = try OriginFetcher(configuration: testConfiguration { $0.maxPerHost = min(concurrency, 1024) })
         let total = 10_000
         let done = Atomic<Int>(0)
@@ -38,7 +42,7 @@ struct FetchThroughputBenchmark {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let cpu = fetchThreadCPUSeconds() - cpuBefore
         print(
-            "fetch-bench concurrency=\(concurrency) transfers=\(total) seconds=\(String(format: "%.2f", seconds))",
+            "fetch-bench concurrency=\(concurrency) delay=\(delayMilliseconds)ms transfers=\(total) seconds=\(String(format: "%.2f", seconds))",
             "rate=\(Int(Double(total) / seconds))/s fetch-thread-cpu=\(String(format: "%.2f", cpu))s",
             "(\(String(format: "%.0f", cpu / seconds * 100))% of a core) origin-max-concurrent=\(origin.maxConcurrentRequests)")
         #expect(failures.load(ordering: .relaxed) == 0)

@@ -41,3 +41,13 @@ CURLMcode thumbd_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long v
 /// The `CURLMsg.data.result` member: the anonymous union does not import into Swift readably.
 /// `msg` is borrowed from curl_multi_info_read (valid until the next multi call).
 CURLcode thumbd_curl_msg_result(const CURLMsg *msg);
+
+/// curl_multi_setopt for pointer-valued options (CURLMOPT_SOCKETDATA / CURLMOPT_TIMERDATA:
+/// borrowed, must outlive the multi handle's use of them).
+CURLMcode thumbd_curl_multi_setopt_ptr(CURLM *multi, CURLMoption option, void *value);
+
+/// curl_multi_setopt(CURLMOPT_SOCKETFUNCTION, fn): libcurl tells which sockets to watch.
+CURLMcode thumbd_curl_multi_setopt_sockfn(CURLM *multi, curl_socket_callback fn);
+
+/// curl_multi_setopt(CURLMOPT_TIMERFUNCTION, fn): libcurl tells when to call it back on timeout.
+CURLMcode thumbd_curl_multi_setopt_timerfn(CURLM *multi, curl_multi_timer_callback fn);
