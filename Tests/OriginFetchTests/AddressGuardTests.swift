@@ -42,6 +42,22 @@ struct AddressGuardTests {
         #expect(neighbour.connectionsAccepted == 0)
     }
 
+    /// Spellings that reach this machine without saying 127.0.0.1. The refusal happens before a
+    /// socket exists, so the result does not depend on IPv6 being configured here.
+    @Test(arguments: [
+        ("[::1]", "::1", SpecialRange.loopback),
+        ("[::ffff:127.0.0.1]", "::ffff:127.0.0.1", .embeddedIPv4(.loopback)),
+        ("0.0.0.0", "0.0.0.0", .thisNetwork),
+        ("2130706433", "127.0.0.1", .loopback),
+        ("0x7f.0.0.1", "127.0.0.1", .loopback),
+    ])
+    func disguisedLoopbackIsRefused(_ host: String, _ address: String, _ range: SpecialRange) async throws {
+        let fetcher = try OriginFetcher(configuration: testConfiguration())
+        let result = await fetcher.fetch("http://\(host):\(loopbackOrigin.port)/secret")
+        #expect(result.failure == .addressForbidden(address: address, range: range))
+        #expect(loopbackOrigin.connectionsAccepted == 0)
+    }
+
     @Test func allowPrivateNetworksLiftsTheGuard() async throws {
         let fetcher = try OriginFetcher(configuration: OriginFetcher.Configuration().with { $0.allowPrivateNetworks = true })
         #expect(await fetcher.fetch(loopbackOrigin.url("/secret")).success?.body == Array("secret".utf8))

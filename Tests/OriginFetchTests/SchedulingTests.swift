@@ -53,6 +53,29 @@ struct SchedulingTests {
         #expect(origin.requests.map(\.path) == ["/first", "/i1", "/i2", "/promoted", "/bg1", "/bg2"])
     }
 
+    @Test func aTransferCancelledWhileQueuedNeverReachesTheOrigin() async throws {
+        // Given a cap of 1 held by a first request, and a second fetch waiting in the queue
+        let fetcher = try OriginFetcher(configuration: testConfiguration { $0.maxPerHost = 1 })
+        origin.route("/holder", .gate("go", then: .ok(sampleBody(4))))
+        origin.route("/queued", .ok(sampleBody(4)))
+        origin.route("/after", .ok(sampleBody(4)))
+        let results = Collector<Result<FetchedSource, FetchError>>()
+        fetcher.fetch(FetchRequest(url: origin.url("/holder"))) { results.append($0) }
+        #expect(await eventually { origin.hits("/holder") == 1 })
+        let ticket = fetcher.fetch(FetchRequest(url: origin.url("/queued"))) { results.append($0) }
+        fetcher.fetch(FetchRequest(url: origin.url("/after"))) { results.append($0) }
+        #expect(await eventually { fetcher.counters.queued == 2 })
+        // When the queued one is cancelled and the slot frees
+        #expect(fetcher.cancel(ticket))
+        #expect(await eventually { fetcher.counters.queued == 1 && fetcher.counters.transfersAbandoned == 1 })
+        origin.openGate("go")
+        // Then the next queued transfer takes the slot and the cancelled one never runs
+        #expect(await eventually { results.count == 2 })
+        #expect(origin.hits("/after") == 1)
+        #expect(origin.hits("/queued") == 0)
+        #expect(fetcher.counters.transfersStarted == 2)
+    }
+
     @Test func distinctHostsDoNotShareACap() async throws {
         // 127.0.0.2 and localhost are different hosts for the cap (one per host name)
         let other = try LoopbackOrigin(host: "127.0.0.1")
