@@ -49,7 +49,8 @@ final class FetchReactor {
         if what & CURL_POLL_IN != 0 { events |= thumbd_epoll_in }
         if what & CURL_POLL_OUT != 0 { events |= thumbd_epoll_out }
         let isNew = watched.insert(fd).inserted
-        var status = thumbd_epoll_ctl(epoll, isNew ? thumbd_epoll_ctl_add : thumbd_epoll_ctl_mod, fd, events, UInt64(fd))
+        var status = thumbd_epoll_ctl(
+            epoll, isNew ? thumbd_epoll_ctl_add : thumbd_epoll_ctl_mod, fd, events, UInt64(fd))
         // A descriptor number can be reused before libcurl's REMOVE for the old socket arrives.
         if status != 0 && errno == EEXIST {
             status = thumbd_epoll_ctl(epoll, thumbd_epoll_ctl_mod, fd, events, UInt64(fd))

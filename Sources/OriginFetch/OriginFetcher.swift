@@ -105,7 +105,7 @@ package final class OriginFetcher: Sendable {
     /// last reference to the fetcher), it cannot wait for its own thread: it then only asks
     /// the loop to stop after the current turn and detaches the thread.
     package func shutdown() {
-        guard let thread = self.thread.withLock({ thread in defer { thread = nil }; return thread }) else { return }
+        guard let thread = self.thread.withLock({ $0.take() }) else { return }
         _ = mailbox.post(.shutdown)
         if pthread_equal(thread, pthread_self()) != 0 {
             pthread_detach(thread)
@@ -114,7 +114,9 @@ package final class OriginFetcher: Sendable {
         }
     }
 
-    private func submit(_ request: FetchRequest, validators: Validators?, completion: Waiter.Completion) -> FetchTicket {
+    private func submit(
+        _ request: FetchRequest, validators: Validators?, completion: Waiter.Completion
+    ) -> FetchTicket {
         let ticket = FetchTicket(id: nextTicketID.add(1, ordering: .relaxed).newValue)
         let waiter = Waiter(ticket: ticket, priority: request.priority, completion: completion)
         // Parsing here spreads the work over callers' threads; the result travels with the command.
@@ -149,12 +151,14 @@ package final class OriginFetcher: Sendable {
     private static func startThread(name: String, body: @escaping @Sendable () -> Void) -> pthread_t? {
         let context = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-            thumbd_set_thread_name(box.name)
-            box.body()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+                thumbd_set_thread_name(box.name)
+                box.body()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<ThreadBody>.fromOpaque(context).release()
             return nil

@@ -83,7 +83,10 @@ final class Transfer {
     /// connection stays reusable; past it, the transfer stops (the status is already known).
     private static let discardLimit = 64 * 1024
 
-    init(id: UInt64, key: CoalescingKey, source: SourceURL, priority: FetchPriority, configuration: OriginFetcher.Configuration) {
+    init(
+        id: UInt64, key: CoalescingKey, source: SourceURL, priority: FetchPriority,
+        configuration: OriginFetcher.Configuration
+    ) {
         self.id = id
         self.key = key
         self.source = source
@@ -113,9 +116,14 @@ final class Transfer {
         self.easy = easy
         let this = Unmanaged.passUnretained(self).toOpaque()
         var ok = true
-        func set(_ option: CURLoption, _ value: Int) { ok = ok && thumbd_curl_setopt_long(easy, option, value) == CURLE_OK }
+        func set(_ option: CURLoption, _ value: Int) {
+            ok = ok && thumbd_curl_setopt_long(easy, option, value) == CURLE_OK
+        }
         func set(_ option: CURLoption, _ value: String) {
-            ok = ok && value.withCString { thumbd_curl_setopt_ptr(easy, option, UnsafeMutableRawPointer(mutating: $0)) } == CURLE_OK
+            ok =
+                ok
+                && value.withCString { thumbd_curl_setopt_ptr(easy, option, UnsafeMutableRawPointer(mutating: $0)) }
+                    == CURLE_OK
         }
         func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) {
             ok = ok && thumbd_curl_setopt_ptr(easy, option, pointer) == CURLE_OK
@@ -159,7 +167,9 @@ final class Transfer {
         discardedBytes = 0
         errorBuffer[0] = 0
         let timeout = max(1, Self.milliseconds(remaining))
-        return current.string.withCString { thumbd_curl_setopt_ptr(easy, CURLOPT_URL, UnsafeMutableRawPointer(mutating: $0)) } == CURLE_OK
+        return current.string.withCString {
+            thumbd_curl_setopt_ptr(easy, CURLOPT_URL, UnsafeMutableRawPointer(mutating: $0))
+        } == CURLE_OK
             && thumbd_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK
     }
 

@@ -43,7 +43,8 @@ extension LoopbackOrigin {
 
         /// A bodyless status (404, 410, 500...) with a short text body.
         package static func status(_ status: Int) -> Script {
-            .respond(status: status, headers: [Header("Content-Type", "text/plain")], body: Array("status \(status)\n".utf8))
+            .respond(
+                status: status, headers: [Header("Content-Type", "text/plain")], body: Array("status \(status)\n".utf8))
         }
 
         /// A redirect to `location` (absolute or relative, sent verbatim).

@@ -95,7 +95,7 @@ package final class LoopbackOrigin: Sendable {
             defer { state.isStopped = true }
             return state.isStopped ? [] : Array(state.openConnections)
         }
-        guard let thread = acceptThread.withLock({ thread in defer { thread = nil }; return thread }) else { return }
+        guard let thread = acceptThread.withLock({ $0.take() }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
         pthread_join(thread, nil)
@@ -183,12 +183,15 @@ package final class LoopbackOrigin: Sendable {
             let head = Self.head(200, [Header("Content-Type", contentType)], contentLength: body.count)
             guard LoopbackSocket.send(fd, head) else { return noteClose(request) }
             for byte in body {
-                guard waitWhileConnected(fd, for: request, until: { _ in false }, timeout: interval) else { return false }
+                guard waitWhileConnected(fd, for: request, until: { _ in false }, timeout: interval) else {
+                    return false
+                }
                 guard LoopbackSocket.send(fd, [byte]) else { return noteClose(request) }
             }
             return true
         case .endless(let contentType):
-            let head = Self.head(200, [Header("Content-Type", contentType), Header("Connection", "close")], contentLength: nil)
+            let head = Self.head(
+                200, [Header("Content-Type", contentType), Header("Connection", "close")], contentLength: nil)
             guard LoopbackSocket.send(fd, head) else { return noteClose(request) }
             let chunk = [UInt8](repeating: 0x5A, count: 16 * 1024)
             while !isStopped {

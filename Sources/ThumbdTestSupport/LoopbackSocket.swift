@@ -29,7 +29,9 @@ package enum LoopbackSocket {
             throw LoopbackSocketError(call: "inet_pton(\(host))", errno: EINVAL)
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else {
             let error = LoopbackSocketError(call: "bind(\(host))", errno: errno)
@@ -93,7 +95,10 @@ package enum LoopbackSocket {
             if let end = firstRange(of: terminator, in: buffer) {
                 let head = String(decoding: buffer[..<end], as: UTF8.self)
                 buffer.removeFirst(end + 4)
-                return parse(head) ?? { buffer = [0]; return nil }()
+                return parse(head)
+                    ?? {
+                        buffer = [0]; return nil
+                    }()
             }
             if buffer.count > 64 * 1024 { return nil }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -109,7 +114,8 @@ package enum LoopbackSocket {
 
     private static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start..<start + needle.count].elementsEqual(needle) {
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start..<start + needle.count].elementsEqual(needle) {
             return start
         }
         return nil
@@ -144,12 +150,14 @@ package enum LoopbackSocket {
     static func startThread(name: String, joinable: Bool, body: @escaping @Sendable () -> Void) -> pthread_t? {
         let context = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-            thumbd_set_thread_name(box.name)
-            box.body()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+                thumbd_set_thread_name(box.name)
+                box.body()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<ThreadBody>.fromOpaque(context).release()
             return nil
@@ -162,35 +170,5 @@ package enum LoopbackSocket {
 extension Substring {
     fileprivate func trimmingCharacters(in set: String) -> String {
         String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
-    }
-}
-
-/// A listener whose accept queue is full, so that new connections hang in SYN-SENT: the way
-/// to exercise a connect timeout on loopback (the kernel drops SYNs to a full queue).
-package final class BlackholeListener: Sendable {
-    /// Its port on `host`.
-    package let port: Int
-    private let listener: Int32
-    private let filler: Int32
-
-    /// Listens on `host` with backlog 0 and fills the queue with one connection of its own.
-    package init(host: String = "127.0.0.1") throws(LoopbackSocketError) {
-        let (fd, port) = try LoopbackSocket.listen(host: host, backlog: 0)
-        self.listener = fd
-        self.port = port
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        _ = inet_pton(AF_INET, host, &address.sin_addr)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        self.filler = client
-    }
-
-    deinit {
-        close(filler)
-        close(listener)
     }
 }

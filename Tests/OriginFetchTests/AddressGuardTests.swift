@@ -38,7 +38,9 @@ struct AddressGuardTests {
         // 127.0.0.2/32 is allowed, so 127.0.0.3 is still loopback and refused
         let fetcher = try OriginFetcher(configuration: testConfiguration())
         let neighbour = try LoopbackOrigin(host: "127.0.0.3")
-        #expect(await fetcher.fetch(neighbour.url("/x")).failure == .addressForbidden(address: "127.0.0.3", range: .loopback))
+        #expect(
+            await fetcher.fetch(neighbour.url("/x")).failure
+                == .addressForbidden(address: "127.0.0.3", range: .loopback))
         #expect(neighbour.connectionsAccepted == 0)
     }
 
@@ -59,19 +61,23 @@ struct AddressGuardTests {
     }
 
     @Test func allowPrivateNetworksLiftsTheGuard() async throws {
-        let fetcher = try OriginFetcher(configuration: OriginFetcher.Configuration().with { $0.allowPrivateNetworks = true })
+        let fetcher = try OriginFetcher(
+            configuration: OriginFetcher.Configuration().with { $0.allowPrivateNetworks = true })
         #expect(await fetcher.fetch(loopbackOrigin.url("/secret")).success?.body == Array("secret".utf8))
     }
 
     @Test func allowedNetworksAdmitTheirAddressesEvenByName() async throws {
-        let fetcher = try OriginFetcher(configuration: testConfiguration { $0.allowedNetworks = [IPNetwork("127.0.0.1/32")!] })
-        #expect(await fetcher.fetch("http://localhost:\(loopbackOrigin.port)/secret").success?.body == Array("secret".utf8))
+        let fetcher = try OriginFetcher(
+            configuration: testConfiguration { $0.allowedNetworks = [IPNetwork("127.0.0.1/32")!] })
+        #expect(
+            await fetcher.fetch("http://localhost:\(loopbackOrigin.port)/secret").success?.body == Array("secret".utf8))
     }
 
     @Test func allowlistedHostsOnly() async throws {
         let origin = try LoopbackOrigin(host: allowedOriginHost)
         origin.route("/a.jpg", .ok(sampleBody(5)))
-        let allowing = try OriginFetcher(configuration: testConfiguration { $0.allowedHosts = [allowedOriginHost, "*.example.com"] })
+        let allowing = try OriginFetcher(
+            configuration: testConfiguration { $0.allowedHosts = [allowedOriginHost, "*.example.com"] })
         let refusing = try OriginFetcher(configuration: testConfiguration { $0.allowedHosts = ["*.example.com"] })
         #expect(await allowing.fetch(origin.url("/a.jpg")).success != nil)
         #expect(await refusing.fetch(origin.url("/a.jpg")).failure == .hostForbidden(host: allowedOriginHost))

@@ -75,7 +75,9 @@ import Testing
 
     @Test func allowedNetworksExemptOnlyTheirBlock() throws {
         // Given an exception for 10.1.2.0/24 and for fd00::/8
-        let policy = AddressPolicy(allowedNetworks: [try #require(IPNetwork("10.1.2.0/24")), try #require(IPNetwork("fd00::/8"))])
+        let policy = AddressPolicy(allowedNetworks: [
+            try #require(IPNetwork("10.1.2.0/24")), try #require(IPNetwork("fd00::/8")),
+        ])
         // Then addresses inside are allowed, their neighbours and other ranges are not
         #expect(policy.refusal(for: IPAddress("10.1.2.77")!) == nil)
         #expect(policy.refusal(for: IPAddress("::ffff:10.1.2.77")!) == nil)

@@ -64,7 +64,8 @@ struct CancellationTests {
 
     @Test func cancellingDuringTheBodyStopsTheDownload() async throws {
         // Given a body arriving slowly (an endless one would hit maxSourceBytes first on loopback)
-        origin.route("/stream.jpg", .trickle(body: sampleBody(1000), interval: .milliseconds(20), contentType: "image/jpeg"))
+        origin.route(
+            "/stream.jpg", .trickle(body: sampleBody(1000), interval: .milliseconds(20), contentType: "image/jpeg"))
         let ticket = fetcher.fetch(FetchRequest(url: origin.url("/stream.jpg"))) { _ in }
         #expect(await eventually { origin.hits("/stream.jpg") == 1 })
         try await Task.sleep(for: .milliseconds(100))

@@ -74,7 +74,8 @@ struct CoalescingTests {
     @Test func differentSpellingsOfOneURLCoalesce() async throws {
         // Given an origin on 127.0.0.1, reached by name, with loopback allowed for this fetcher
         let local = try LoopbackOrigin(host: "127.0.0.1")
-        let fetcher = try OriginFetcher(configuration: testConfiguration { $0.allowedNetworks = [IPNetwork("127.0.0.0/8")!] })
+        let fetcher = try OriginFetcher(
+            configuration: testConfiguration { $0.allowedNetworks = [IPNetwork("127.0.0.0/8")!] })
         local.route("/Case.jpg", .gate("go", then: .ok(sampleBody(100))))
         let spellings = [
             "http://localhost:\(local.port)/Case.jpg", "HTTP://LOCALHOST:\(local.port)/Case.jpg",
@@ -103,7 +104,10 @@ struct CoalescingTests {
     @Test func conditionalAndUnconditionalFetchesDoNotCoalesce() async throws {
         origin.route(
             "/cond.jpg",
-            .gate("go", then: .conditional(etag: "\"e1\"", lastModified: nil, headers: [], body: sampleBody(50), contentType: "image/png")))
+            .gate(
+                "go",
+                then: .conditional(
+                    etag: "\"e1\"", lastModified: nil, headers: [], body: sampleBody(50), contentType: "image/png")))
         let plain = Collector<Result<FetchedSource, FetchError>>()
         let conditional = Collector<Result<Revalidation, FetchError>>()
         fetcher.fetch(FetchRequest(url: origin.url("/cond.jpg"))) { plain.append($0) }

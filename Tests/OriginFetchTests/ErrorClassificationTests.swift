@@ -129,10 +129,11 @@ struct LimitTests {
 
     @Test func trickleHitsTheTotalTimeout() async throws {
         // Given an origin sending one byte per second (each read resets any idle timer)
-        let fetcher = try OriginFetcher(configuration: testConfiguration {
-            $0.connectTimeout = .milliseconds(500)
-            $0.timeout = .milliseconds(1500)
-        })
+        let fetcher = try OriginFetcher(
+            configuration: testConfiguration {
+                $0.connectTimeout = .milliseconds(500)
+                $0.timeout = .milliseconds(1500)
+            })
         origin.route("/trickle.jpg", .trickle(body: sampleBody(30), interval: .seconds(1), contentType: "image/jpeg"))
         let start = ContinuousClock.now
         let result = await fetcher.fetch(origin.url("/trickle.jpg"))
@@ -146,10 +147,11 @@ struct LimitTests {
     }
 
     @Test func silentOriginTimesOut() async throws {
-        let fetcher = try OriginFetcher(configuration: testConfiguration {
-            $0.connectTimeout = .milliseconds(500)
-            $0.timeout = .milliseconds(500)
-        })
+        let fetcher = try OriginFetcher(
+            configuration: testConfiguration {
+                $0.connectTimeout = .milliseconds(500)
+                $0.timeout = .milliseconds(500)
+            })
         origin.route("/hang.jpg", .hang)
         guard case .timedOut = await fetcher.fetch(origin.url("/hang.jpg")).failure else {
             Issue.record("expected timedOut")

@@ -9,7 +9,8 @@ import ThumbdTestSupport
 let allowedOriginHost = "127.0.0.2"
 
 /// A test configuration: the SSRF guard on, with 127.0.0.2 as the only exception.
-func testConfiguration(_ adjust: (inout OriginFetcher.Configuration) -> Void = { _ in }) -> OriginFetcher.Configuration {
+func testConfiguration(_ adjust: (inout OriginFetcher.Configuration) -> Void = { _ in }) -> OriginFetcher.Configuration
+{
     var configuration = OriginFetcher.Configuration()
     configuration.allowedNetworks = [IPNetwork("\(allowedOriginHost)/32")!]
     adjust(&configuration)

@@ -42,9 +42,12 @@ struct FetchThroughputBenchmark {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let cpu = fetchThreadCPUSeconds() - cpuBefore
         print(
-            "fetch-bench concurrency=\(concurrency) delay=\(delayMilliseconds)ms transfers=\(total) seconds=\(String(format: "%.2f", seconds))",
+            "fetch-bench concurrency=\(concurrency) delay=\(delayMilliseconds)ms transfers=\(total)",
+            "seconds=\(String(format: "%.2f", seconds))",
             "rate=\(Int(Double(total) / seconds))/s fetch-thread-cpu=\(String(format: "%.2f", cpu))s",
-            "(\(String(format: "%.0f", cpu / seconds * 100))% of a core) origin-max-concurrent=\(origin.maxConcurrentRequests)")
+            "(\(String(format: "%.0f", cpu / seconds * 100))% of a core)",
+            "origin-max-concurrent=\(origin.maxConcurrentRequests)"
+        )
         #expect(failures.load(ordering: .relaxed) == 0)
         fetcher.shutdown()
     }
@@ -73,7 +76,9 @@ struct FetchThroughputBenchmark {
         guard let directory = opendir("/proc/self/task") else { return 0 }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard name.first?.isNumber == true, let stat = readText("/proc/self/task/\(name)/stat"),
                 stat.contains("(fetch)")
             else { continue }

@@ -7,8 +7,10 @@ import Testing
     @Test func admitsUpToTheLimitPerHost() {
         var scheduler = HostScheduler(limit: 2)
         let admitted = [
-            scheduler.admit(1, host: "a", priority: .interactive), scheduler.admit(2, host: "a", priority: .interactive),
-            scheduler.admit(3, host: "a", priority: .interactive), scheduler.admit(4, host: "b", priority: .interactive),
+            scheduler.admit(1, host: "a", priority: .interactive),
+            scheduler.admit(2, host: "a", priority: .interactive),
+            scheduler.admit(3, host: "a", priority: .interactive),
+            scheduler.admit(4, host: "b", priority: .interactive),
         ]
         #expect(admitted == [true, true, false, true])  // other hosts are independent
         #expect(scheduler.running(on: "a") == 2)

@@ -17,7 +17,8 @@ struct RedirectTests {
     private func makeChain(_ name: String, hops: Int) -> String {
         let statuses = [301, 302, 303, 307, 308]
         for hop in 0..<hops {
-            origin.route("/\(name)/\(hop)", .redirect(to: "/\(name)/\(hop + 1)", status: statuses[hop % statuses.count]))
+            origin.route(
+                "/\(name)/\(hop)", .redirect(to: "/\(name)/\(hop + 1)", status: statuses[hop % statuses.count]))
         }
         origin.route("/\(name)/\(hops)", .ok(sampleBody(64)))
         return origin.url("/\(name)/0")

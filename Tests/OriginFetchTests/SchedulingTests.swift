@@ -41,9 +41,10 @@ struct SchedulingTests {
         fetcher.fetch(FetchRequest(url: origin.url("/first"))) { results.append($0) }
         #expect(await eventually { origin.hits("/first") == 1 })
         // When background and interactive fetches queue up (and an interactive waiter joins a background one)
-        for (path, priority) in [("/bg1", FetchPriority.background), ("/bg2", .background), ("/promoted", .background),
-            ("/i1", .interactive), ("/i2", .interactive), ("/promoted", .interactive)]
-        {
+        for (path, priority) in [
+            ("/bg1", FetchPriority.background), ("/bg2", .background), ("/promoted", .background),
+            ("/i1", .interactive), ("/i2", .interactive), ("/promoted", .interactive),
+        ] {
             fetcher.fetch(FetchRequest(url: origin.url(path), priority: priority)) { results.append($0) }
         }
         #expect(await eventually { fetcher.counters.queued == 5 && fetcher.counters.coalescedJoins == 1 })

@@ -42,7 +42,8 @@ import Testing
     }
 
     @Test(arguments: [
-        "", "not a url", "/relative/path.jpg", "http://", "http://user:secret@example.com/a.jpg", "http://user@example.com/",
+        "", "not a url", "/relative/path.jpg", "http://", "http://user:secret@example.com/a.jpg",
+        "http://user@example.com/",
         "http://exa mple.com/", "http://[fe80::1%25eth0]/x",
     ])
     func refusesInvalidURLs(_ input: String) {
