@@ -17,7 +17,7 @@ extension FetchEngine {
         if code == CURLE_COULDNT_CONNECT, let refusal = transfer.refusal {
             return .done(.failure(.addressForbidden(address: refusal.address.description, range: refusal.range)))
         }
-        if transfer.exceededLimit || code == CURLE_FILESIZE_EXCEEDED {
+        if transfer.exceededLimit {
             return .done(.failure(.tooLarge(limit: configuration.maxSourceBytes)))
         }
         guard code == CURLE_OK || (code == CURLE_WRITE_ERROR && transfer.stoppedNonSuccessBody) else {

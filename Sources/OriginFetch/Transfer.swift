@@ -140,7 +140,6 @@ final class Transfer {
         set(CURLOPT_PRIVATE, pointer: this)
         set(CURLOPT_WRITEDATA, pointer: this)
         set(CURLOPT_OPENSOCKETDATA, pointer: this)
-        ok = ok && thumbd_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBytes)) == CURLE_OK
         ok = ok && thumbd_curl_setopt_writefn(easy, CURLOPT_WRITEFUNCTION, transferWriteCallback) == CURLE_OK
         ok = ok && thumbd_curl_setopt_opensocketfn(easy, transferOpenSocketCallback) == CURLE_OK
 
@@ -194,8 +193,10 @@ final class Transfer {
 
     // MARK: - Callbacks (fetch thread, inside curl_multi_socket_action)
 
-    /// CURLOPT_WRITEFUNCTION: appends to the body, enforcing `maxSourceBytes` as bytes arrive
-    /// (Content-Length is not trusted; CURLOPT_MAXFILESIZE only refuses an honest one early).
+    /// CURLOPT_WRITEFUNCTION: appends to the body, enforcing `maxSourceBytes` as bytes arrive.
+    /// Content-Length is not trusted, but one over the limit on a 2xx refuses the body at its
+    /// first bytes. (Done here rather than with CURLOPT_MAXFILESIZE, which would also turn a
+    /// large 404 page into "too large" before the status could be read.)
     /// Returning a count other than `length` makes libcurl abort with CURLE_WRITE_ERROR.
     func write(_ data: UnsafeRawBufferPointer) -> Int {
         if isFirstWrite {
@@ -207,7 +208,11 @@ final class Transfer {
             if keepsBody, thumbd_curl_getinfo_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK,
                 announced > 0
             {
-                body.reserveCapacity(min(Int(announced), maxBytes))
+                guard announced <= maxBytes else {
+                    exceededLimit = true
+                    return 0
+                }
+                body.reserveCapacity(Int(announced))
             }
         }
         guard keepsBody else {

@@ -110,6 +110,14 @@ struct LimitTests {
         #expect(fetcher.counters.errors[.tooLarge] == 1)
     }
 
+    @Test func theLimitAppliesToImagesNotToErrorPages() async throws {
+        // Given a 404 page larger than the limit
+        let fetcher = try OriginFetcher(configuration: testConfiguration { $0.maxSourceBytes = 1000 })
+        origin.route("/big-404", .respond(status: 404, headers: [], body: sampleBody(5000)))
+        // Then it is still a 404 (its body is dropped), not "too large"
+        #expect(await fetcher.fetch(origin.url("/big-404")).failure == .originNotFound(status: 404))
+    }
+
     @Test func bodyWithoutContentLengthIsStoppedAtTheLimit() async throws {
         // Given an origin that streams forever without announcing a length
         let fetcher = try OriginFetcher(configuration: testConfiguration { $0.maxSourceBytes = 100_000 })
