@@ -77,6 +77,35 @@ struct SchedulingTests {
         #expect(fetcher.counters.transfersStarted == 2)
     }
 
+    @Test func aRedirectToAnotherHostGivesUpItsSlot() async throws {
+        // Given a cap of 1 per host; host B (localhost) is busy with a held request
+        let other = try LoopbackOrigin(host: "127.0.0.1")
+        let fetcher = try OriginFetcher(
+            configuration: testConfiguration {
+                $0.maxPerHost = 1
+                $0.allowedNetworks.append(IPNetwork("127.0.0.1/32")!)
+            })
+        other.route("/held", .gate("b", then: .ok(sampleBody(4))))
+        other.route("/img", .ok(sampleBody(8)))
+        origin.route("/to-b", .redirect(to: "http://localhost:\(other.port)/img"))
+        origin.route("/next", .ok(sampleBody(2)))
+        let held = Collector<Result<FetchedSource, FetchError>>()
+        let redirected = Collector<Result<FetchedSource, FetchError>>()
+        let next = Collector<Result<FetchedSource, FetchError>>()
+        fetcher.fetch(FetchRequest(url: "http://localhost:\(other.port)/held")) { held.append($0) }
+        #expect(await eventually { other.hits("/held") == 1 })
+        // When a fetch on host A redirects to B, with another A fetch queued behind it
+        fetcher.fetch(FetchRequest(url: origin.url("/to-b"))) { redirected.append($0) }
+        fetcher.fetch(FetchRequest(url: origin.url("/next"))) { next.append($0) }
+        // Then A's slot passes to the next A fetch while the redirect waits for B's slot
+        #expect(await eventually { next.count == 1 })
+        #expect(redirected.count == 0)
+        #expect(other.hits("/img") == 0)
+        other.openGate("b")
+        #expect(await eventually { redirected.count == 1 && held.count == 1 })
+        #expect(redirected.all.first?.success?.finalURL == "http://localhost:\(other.port)/img")
+    }
+
     @Test func distinctHostsDoNotShareACap() async throws {
         // 127.0.0.2 and localhost are different hosts for the cap (one per host name)
         let other = try LoopbackOrigin(host: "127.0.0.1")
