@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// The identity of one cached variant: its canonical description plus a 64-bit hash of it.
+///
+/// The hash is computed once (XXH64 of the UTF-8 bytes) and then used by both tiers: the memory
+/// tier hashes only these 8 bytes on every lookup instead of a long URL, and the disk tier uses it
+/// as the index's primary key and in the blob's file name. Equality still compares the full
+/// description, and the disk tier checks it on every hit, so a 64-bit collision can cost a miss
+/// but never serves the wrong variant.
+///
+/// ```swift
+/// let key = CacheKey("https://img.example/a.jpg|w=256|h=256|fmt=webp")
+/// memory.insert(bytes, forKey: key, cost: bytes.count, group: CacheGroup("https://img.example/a.jpg"))
+/// ```
+package struct CacheKey: Hashable, Sendable, CustomStringConvertible {
+    /// The canonical variant description (source URL + every output parameter + format).
+    package let variant: String
+    /// XXH64 (seed 0) of `variant`'s UTF-8 bytes.
+    package let hash: UInt64
+
+    /// Hashes `variant` once.
+    package init(_ variant: String) {
+        self.variant = variant
+        self.hash = XXHash64.hash(variant)
+    }
+
+    package static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.hash == rhs.hash && lhs.variant == rhs.variant
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
+
+    package var description: String { variant }
+}
+
+/// What a purge removes together: every variant of one source (the caller passes the canonical source URL).
+///
+/// Only the 64-bit hash is kept; a collision would purge an unrelated source too, which costs a refetch
+/// and nothing else.
+package struct CacheGroup: Hashable, Sendable {
+    /// XXH64 (seed 0) of the group's name.
+    package let hash: UInt64
+
+    /// Hashes the group's name, e.g. the canonical source URL.
+    package init(_ name: String) {
+        self.hash = XXHash64.hash(name)
+    }
+
+    /// Recreates a group from a stored hash.
+    package init(hash: UInt64) {
+        self.hash = hash
+    }
+}
