@@ -20,6 +20,8 @@ package enum CacheError: Error, Equatable, CustomStringConvertible {
     /// The index database could not be opened or had an unknown schema; it was renamed to `movedTo`
     /// and a new, empty index was created. Reported once by ``DiskCache/startupIssue``; opening succeeded.
     case indexRebuilt(reason: String, movedTo: String)
+    /// The configuration passed to an initializer was out of range.
+    case configuration(ConfigurationError)
 
     package var description: String {
         switch self {
@@ -31,6 +33,8 @@ package enum CacheError: Error, Equatable, CustomStringConvertible {
             "cache directory \(path) is locked by another DiskCache"
         case .indexRebuilt(let reason, let movedTo):
             "cache index was unreadable (\(reason)); moved to \(movedTo) and rebuilt empty"
+        case .configuration(let error):
+            "invalid cache configuration: \(error)"
         }
     }
 }
