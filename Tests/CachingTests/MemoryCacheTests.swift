@@ -178,7 +178,7 @@ struct MemoryCacheConcurrencyTests {
                 return
             }
             var generator = SystemRandomNumberGenerator()
-            for i in 0..<20_000 {
+            for i in 0..<10_000 {
                 let cost = Int.random(in: 0...5_500, using: &generator)
                 let key = "t\(thread)-\(i % 500)"
                 cache.insert([UInt8(truncatingIfNeeded: i)], forKey: key, cost: cost, group: "g\(i % 7)")
