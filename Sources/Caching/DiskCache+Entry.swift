@@ -140,5 +140,8 @@ extension DiskCache {
         package var missingBlobRowsRemoved = 0
         /// True when this call reached the last directory (the next call starts a new pass).
         package var isComplete = false
+
+        /// An empty report, for summing several calls.
+        package init() {}
     }
 }

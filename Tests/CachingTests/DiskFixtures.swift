@@ -131,3 +131,13 @@ enum DiskFixtures {
         return Array(buffer.prefix(max(0, n)))
     }
 }
+
+extension DiskFixtures {
+    static func removeFile(_ path: String) {
+        precondition(unlink(path) == 0, "unlink \(path): \(errno)")
+    }
+
+    static func makeDirectory(_ path: String) {
+        _ = mkdir(path, 0o755)
+    }
+}
