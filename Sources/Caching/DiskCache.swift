@@ -139,17 +139,9 @@ package final class DiskCache: @unchecked Sendable {
         metadata: EntryMetadata
     ) throws(CacheError) -> StoreOutcome {
         try withWriter { () throws(CacheError) in
-            var failure: CacheError?
-            let outcome = bytes.withUnsafeBytes { buffer -> StoreOutcome in
-                do throws(CacheError) {
-                    return try storeLocked(buffer, for: key, group: group, metadata: metadata)
-                } catch {
-                    failure = error
-                    return .stored
-                }
+            try withUnsafeBytes(of: bytes) { (buffer) throws(CacheError) in
+                try storeLocked(buffer, for: key, group: group, metadata: metadata)
             }
-            if let failure { throw failure }
-            return outcome
         }
     }
 
@@ -227,66 +219,33 @@ package final class DiskCache: @unchecked Sendable {
         group: CacheGroup,
         metadata: EntryMetadata
     ) throws(CacheError) -> StoreOutcome {
-        let size = bytes.count
-        guard size <= configuration.effectiveMaxEntryBytes else {
+        guard bytes.count <= configuration.effectiveMaxEntryBytes else {
             shared.rejections.add(1, ordering: .relaxed)
             _ = try removeLocked(key)
             return .tooLarge
         }
-        if shared.currentBytes.load(ordering: .relaxed) + size > configuration.maxBytes {
-            _ = try evictLocked(toBytes: min(configuration.lowWatermarkBytes, configuration.maxBytes - size))
-        }
-        let checksum = XXHash64.hash(bytes)
-        let name = BlobLayout.newFileName(keyHash: key.hash)
-        try writeBlob(bytes, named: name, keyHash: key.hash)
-        let stamp = shared.nextAccessStamp()
-        let replaced: (file: String, size: Int)?
-        do {
-            replaced = try index.transaction { () throws(CacheError) in
-                defer { index.selectExisting.reset() }
-                try index.selectExisting.bind(1, Int64(bitPattern: key.hash))
-                let old = try index.selectExisting.step() ? (file: index.selectExisting.text(0) ?? "", size: Int(index.selectExisting.int64(1))) : nil
-
-                defer { index.upsert.reset() }
-                try index.upsert.bind(1, Int64(bitPattern: key.hash))
-                try index.upsert.bind(2, key.variant)
-                try index.upsert.bind(3, Int64(bitPattern: group.hash))
-                try index.upsert.bind(4, name)
-                try index.upsert.bind(5, Int64(size))
-                try index.upsert.bind(6, Int64(bitPattern: checksum))
-                try index.upsert.bind(7, metadata.contentType)
-                try index.upsert.bind(8, metadata.etag)
-                try index.upsert.bind(9, metadata.createdAt.millisecondsSinceEpoch)
-                try index.upsert.bind(10, metadata.freshness.validatedAt.millisecondsSinceEpoch)
-                try index.upsert.bind(11, stamp)
-                try index.upsert.bind(12, metadata.freshness.expiresAt?.millisecondsSinceEpoch)
-                try index.upsert.bind(13, metadata.freshness.staleIfErrorUntil?.millisecondsSinceEpoch)
-                try index.upsert.bind(14, metadata.freshness.originETag)
-                try index.upsert.bind(15, metadata.freshness.originLastModified)
-                try index.upsert.run()
-                return old
-            }
-        } catch {
-            FileIO.removeBestEffort(shared.layout.path(ofBlob: name))
-            throw error
-        }
-        if let replaced {
-            FileIO.removeBestEffort(shared.layout.path(ofBlob: replaced.file))
-        }
-        shared.currentBytes.add(size - (replaced?.size ?? 0), ordering: .relaxed)
-        if replaced == nil { shared.currentEntries.add(1, ordering: .relaxed) }
-        shared.stores.add(1, ordering: .relaxed)
-        shared.markVerified(name)
+        try makeRoom(forBytes: bytes.count)
+        let blob = PreparedBlob(key: key, group: group, metadata: metadata, bytes: bytes)
+        let temporary = shared.layout.temporaryPath(ofBlob: blob.name)
+        try FileIO.writeNewFile(temporary, bytes, sync: true)
+        try moveIntoPlace(temporary, blob)
+        try indexStored([blob])
         return .stored
     }
 
-    /// temp file → fsync → rename into its leaf directory (created on first use).
-    private func writeBlob(_ bytes: UnsafeRawBufferPointer, named name: String, keyHash: UInt64) throws(CacheError) {
+    /// Evicts so that `bytes` more fit: down to the low watermark, or lower if `bytes` needs it.
+    func makeRoom(forBytes bytes: Int) throws(CacheError) {
+        if shared.currentBytes.load(ordering: .relaxed) + bytes > configuration.maxBytes {
+            _ = try evictLocked(toBytes: min(configuration.lowWatermarkBytes, configuration.maxBytes - bytes))
+        }
+    }
+
+    /// Renames a written temp file into its leaf directory (created on first use); removes the temp
+    /// file if that fails.
+    func moveIntoPlace(_ temporary: String, _ blob: PreparedBlob) throws(CacheError) {
         let layout = shared.layout
-        let temporary = layout.temporaryPath(ofBlob: name)
-        let final = layout.path(ofBlob: name)
-        try FileIO.writeNewFile(temporary, bytes)
-        let leaf = BlobLayout.leaf(ofKeyHash: keyHash)
+        let final = layout.path(ofBlob: blob.name)
+        let leaf = BlobLayout.leaf(ofKeyHash: blob.key.hash)
         var attempt = 0
         while true {
             do {
@@ -308,6 +267,67 @@ package final class DiskCache: @unchecked Sendable {
                 throw error
             }
         }
+    }
+
+    /// Inserts (or replaces) the rows of blobs already in place, in one `BEGIN IMMEDIATE` transaction,
+    /// then deletes the blobs they replaced and updates the counters. If the transaction fails, the new
+    /// blobs are deleted.
+    func indexStored(_ blobs: [PreparedBlob]) throws(CacheError) {
+        let replaced: [(file: String, size: Int)?]
+        do {
+            replaced = try index.transaction { () throws(CacheError) in
+                var replaced: [(file: String, size: Int)?] = []
+                replaced.reserveCapacity(blobs.count)
+                for blob in blobs {
+                    replaced.append(try upsertRow(blob, lastAccess: shared.nextAccessStamp()))
+                }
+                return replaced
+            }
+        } catch {
+            for blob in blobs { FileIO.removeBestEffort(shared.layout.path(ofBlob: blob.name)) }
+            throw error
+        }
+        for (blob, old) in zip(blobs, replaced) {
+            if let old {
+                FileIO.removeBestEffort(shared.layout.path(ofBlob: old.file))
+            } else {
+                shared.currentEntries.add(1, ordering: .relaxed)
+            }
+            shared.currentBytes.add(blob.size - (old?.size ?? 0), ordering: .relaxed)
+            shared.markVerified(blob.name)
+        }
+        shared.stores.add(blobs.count, ordering: .relaxed)
+    }
+
+    /// Reads the row being replaced (its blob must be deleted after commit) and writes the new one.
+    private func upsertRow(_ blob: PreparedBlob, lastAccess: Int64) throws(CacheError) -> (file: String, size: Int)? {
+        let keyHash = Int64(bitPattern: blob.key.hash)
+        let old: (file: String, size: Int)?
+        do {
+            defer { index.selectExisting.reset() }
+            try index.selectExisting.bind(1, keyHash)
+            old = try index.selectExisting.step()
+                ? (file: index.selectExisting.text(0) ?? "", size: Int(index.selectExisting.int64(1))) : nil
+        }
+        defer { index.upsert.reset() }
+        let metadata = blob.metadata
+        try index.upsert.bind(1, keyHash)
+        try index.upsert.bind(2, blob.key.variant)
+        try index.upsert.bind(3, Int64(bitPattern: blob.group.hash))
+        try index.upsert.bind(4, blob.name)
+        try index.upsert.bind(5, Int64(blob.size))
+        try index.upsert.bind(6, Int64(bitPattern: blob.checksum))
+        try index.upsert.bind(7, metadata.contentType)
+        try index.upsert.bind(8, metadata.etag)
+        try index.upsert.bind(9, metadata.createdAt.millisecondsSinceEpoch)
+        try index.upsert.bind(10, metadata.freshness.validatedAt.millisecondsSinceEpoch)
+        try index.upsert.bind(11, lastAccess)
+        try index.upsert.bind(12, metadata.freshness.expiresAt?.millisecondsSinceEpoch)
+        try index.upsert.bind(13, metadata.freshness.staleIfErrorUntil?.millisecondsSinceEpoch)
+        try index.upsert.bind(14, metadata.freshness.originETag)
+        try index.upsert.bind(15, metadata.freshness.originLastModified)
+        try index.upsert.run()
+        return old
     }
 
     func removeLocked(_ key: CacheKey) throws(CacheError) -> Bool {

@@ -6,6 +6,8 @@ import Glibc
 import Darwin
 #endif
 
+import CSQLite
+
 /// The syscalls the disk tier uses, each retrying `EINTR` and converting failures into
 /// ``CacheError/io(call:errno:path:)`` at this boundary (like NIO's `syscall(blocking:where:_:)`).
 enum FileIO {
@@ -45,9 +47,9 @@ enum FileIO {
         _ = unlink(path)
     }
 
-    /// Creates `path` (which must not exist), writes all of `bytes`, `fsync`s and closes it. On
-    /// failure the partial file is removed.
-    static func writeNewFile(_ path: String, _ bytes: UnsafeRawBufferPointer) throws(CacheError) {
+    /// Creates `path` (which must not exist), writes all of `bytes`, `fsync`s it if `sync`, and closes
+    /// it. On failure the partial file is removed.
+    static func writeNewFile(_ path: String, _ bytes: UnsafeRawBufferPointer, sync: Bool) throws(CacheError) {
         let fd = try syscall("open", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
         do {
             var offset = 0
@@ -57,7 +59,7 @@ enum FileIO {
                 }
                 offset += written
             }
-            try syscall("fsync", path: path) { fsync(fd) }
+            if sync { try syscall("fsync", path: path) { fsync(fd) } }
         } catch {
             close(fd)
             unlink(path)
@@ -65,6 +67,14 @@ enum FileIO {
         }
         // close after fsync reports nothing new for a regular file; EINTR must not be retried (Linux closes anyway).
         close(fd)
+    }
+
+    /// `syncfs` on the file system that holds `directory`: makes every file written there durable
+    /// with one call (one journal commit) instead of one `fsync` per file.
+    static func syncFileSystem(containing directory: String) throws(CacheError) {
+        let fd = try syscall("open", path: directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(fd) }
+        try syscall("syncfs", path: directory) { syncfs(fd) }
     }
 
     /// Opens for reading; `nil` when the file does not exist.

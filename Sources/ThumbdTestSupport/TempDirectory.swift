@@ -20,9 +20,17 @@ package final class TempDirectory: Sendable {
     package let path: String
 
     /// Creates the directory (`mkdtemp`). `prefix` helps find leftovers of a crashed run.
+    /// - Parameter preferMemory: create it in `/dev/shm` (tmpfs) when that is writable, for fixtures
+    ///   with many files (100,000 blobs take ~40 s to create and delete on ext4, ~5 s on tmpfs). Only for
+    ///   tests that do not measure the disk itself.
     /// - Throws: ``TempDirectory/CreationError`` with the `errno` when `mkdtemp` fails.
-    package init(prefix: String = "thumbd-test") throws(CreationError) {
-        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    package init(prefix: String = "thumbd-test", preferMemory: Bool = false) throws(CreationError) {
+        let base: String
+        if preferMemory && access("/dev/shm", W_OK) == 0 {
+            base = "/dev/shm"
+        } else {
+            base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        }
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw CreationError(errno: errno)
