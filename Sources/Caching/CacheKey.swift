@@ -12,11 +12,13 @@
 /// let key = CacheKey("https://img.example/a.jpg|w=256|h=256|fmt=webp")
 /// memory.insert(bytes, forKey: key, cost: bytes.count, group: CacheGroup("https://img.example/a.jpg"))
 /// ```
-package struct CacheKey: Hashable, Sendable, CustomStringConvertible {
+// `public` with `@inlinable` equality and hashing (not `package`, against STYLE.md) so that the memory
+// tier's dictionary, specialised in the app's module, can inline them; see MemoryCache.swift.
+public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The canonical variant description (source URL + every output parameter + format).
-    package let variant: String
+    public let variant: String
     /// XXH64 (seed 0) of `variant`'s UTF-8 bytes.
-    package let hash: UInt64
+    public let hash: UInt64
 
     /// Hashes `variant` once.
     package init(_ variant: String) {
@@ -24,24 +26,26 @@ package struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.hash = XXHash64.hash(variant)
     }
 
-    package static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+    @inlinable
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
         lhs.hash == rhs.hash && lhs.variant == rhs.variant
     }
 
-    package func hash(into hasher: inout Hasher) {
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
         hasher.combine(hash)
     }
 
-    package var description: String { variant }
+    public var description: String { variant }
 }
 
 /// What a purge removes together: every variant of one source (the caller passes the canonical source URL).
 ///
 /// Only the 64-bit hash is kept; a collision would purge an unrelated source too, which costs a refetch
 /// and nothing else.
-package struct CacheGroup: Hashable, Sendable {
+public struct CacheGroup: Hashable, Sendable {
     /// XXH64 (seed 0) of the group's name.
-    package let hash: UInt64
+    public let hash: UInt64
 
     /// Hashes the group's name, e.g. the canonical source URL.
     package init(_ name: String) {
@@ -51,5 +55,15 @@ package struct CacheGroup: Hashable, Sendable {
     /// Recreates a group from a stored hash.
     package init(hash: UInt64) {
         self.hash = hash
+    }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
+
+    @inlinable
+    public static func == (lhs: CacheGroup, rhs: CacheGroup) -> Bool {
+        lhs.hash == rhs.hash
     }
 }

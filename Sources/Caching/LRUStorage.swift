@@ -2,7 +2,7 @@
 
 /// The unsynchronised core of ``MemoryCache``: a hash index over a contiguous node array that carries
 /// two intrusive doubly linked lists (recency order, and membership of each purge group), plus a free
-/// list threaded through the `next` field of released nodes.
+/// list threaded through the `next` link of released slots.
 ///
 /// Why this shape: a hit must not allocate (NSCache and `Dictionary<Key, Node class>` designs retain,
 /// release and often allocate per hit); nodes addressed by `Int32` index stay in one buffer and are
@@ -11,43 +11,64 @@
 ///
 /// Invariant kept by `insert`: `totalBytes <= maxBytes` and `count <= maxEntries` at every point
 /// where the owning mutex is released, because room is made *before* the node is linked.
+@usableFromInline
 struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
-    private static var none: Int32 { -1 }
+    @inlinable static var none: Int32 { -1 }
 
-    private struct Node {
-        var key: Key?
-        var value: Value?
-        var group: Group?
-        var cost: Int = 0
+    /// Recency and group links of one slot. Kept apart from the generic payload (structure of arrays)
+    /// so list surgery is concrete code even where the generic code is not specialised (callers in other
+    /// modules), and so the links of all nodes share few cache lines.
+    @usableFromInline
+    struct Links {
         /// Towards the most recently used end; `none` at the head.
-        var prev: Int32 = -1
-        /// Towards the least recently used end; for free nodes, the next free node.
-        var next: Int32 = -1
-        var groupPrev: Int32 = -1
-        var groupNext: Int32 = -1
+        @usableFromInline var prev: Int32 = -1
+        /// Towards the least recently used end; for free slots, the next free slot.
+        @usableFromInline var next: Int32
+        @usableFromInline var groupPrev: Int32 = -1
+        @usableFromInline var groupNext: Int32 = -1
+        @usableFromInline var cost: Int = 0
+
+        @inlinable init(next: Int32 = -1) {
+            self.next = next
+        }
     }
 
-    private var nodes: ContiguousArray<Node> = []
-    private var index: [Key: Int32] = [:]
-    private var groupHeads: [Group: Int32] = [:]
-    private var head: Int32 = -1
-    private var tail: Int32 = -1
-    private var freeHead: Int32 = -1
+    /// The payload of one slot; all `nil` while the slot is free.
+    @usableFromInline
+    struct Slot {
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var group: Group?
 
-    private(set) var maxBytes: Int
-    private(set) var maxEntries: Int
-    private(set) var entryCostLimit: Int
+        @inlinable init() {
+            key = nil
+            value = nil
+            group = nil
+        }
+    }
 
-    private(set) var totalBytes = 0
-    private(set) var count = 0
-    private(set) var peakBytes = 0
-    private(set) var peakEntries = 0
-    private(set) var hits = 0
-    private(set) var misses = 0
-    private(set) var evictions = 0
-    private(set) var rejections = 0
+    @usableFromInline var links: ContiguousArray<Links> = []
+    @usableFromInline var slots: ContiguousArray<Slot> = []
+    @usableFromInline var index: [Key: Int32] = [:]
+    @usableFromInline var groupHeads: [Group: Int32] = [:]
+    @usableFromInline var head: Int32 = -1
+    @usableFromInline var tail: Int32 = -1
+    @usableFromInline var freeHead: Int32 = -1
 
-    init(maxBytes: Int, maxEntries: Int, entryCostLimit: Int) {
+    @usableFromInline var maxBytes: Int
+    @usableFromInline var maxEntries: Int
+    @usableFromInline var entryCostLimit: Int
+
+    @usableFromInline var totalBytes = 0
+    @usableFromInline var count = 0
+    @usableFromInline var peakBytes = 0
+    @usableFromInline var peakEntries = 0
+    @usableFromInline var hits = 0
+    @usableFromInline var misses = 0
+    @usableFromInline var evictions = 0
+    @usableFromInline var rejections = 0
+
+    @inlinable init(maxBytes: Int, maxEntries: Int, entryCostLimit: Int) {
         self.maxBytes = maxBytes
         self.maxEntries = maxEntries
         self.entryCostLimit = entryCostLimit
@@ -55,17 +76,17 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
 
     // MARK: - Lookup
 
-    mutating func value(forKey key: Key) -> Value? {
+    @inlinable mutating func value(forKey key: Key) -> Value? {
         guard let i = index[key] else {
             misses += 1
             return nil
         }
         hits += 1
         moveToFront(i)
-        return nodes[Int(i)].value
+        return slots[Int(i)].value
     }
 
-    func contains(_ key: Key) -> Bool {
+    @inlinable func contains(_ key: Key) -> Bool {
         index[key] != nil
     }
 
@@ -73,7 +94,7 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
 
     /// Inserts or replaces. Returns false (and drops any previous value for `key`, which is now
     /// outdated) when `cost` exceeds the per-entry limit.
-    mutating func insert(_ value: Value, forKey key: Key, cost: Int, group: Group?) -> Bool {
+    @inlinable mutating func insert(_ value: Value, forKey key: Key, cost: Int, group: Group?) -> Bool {
         precondition(cost >= 0, "MemoryCache cost must not be negative")
         if let existing = index[key] {
             remove(at: existing)
@@ -86,10 +107,10 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
             evictTail()
         }
         let i = allocateNode()
-        nodes[Int(i)].key = key
-        nodes[Int(i)].value = value
-        nodes[Int(i)].cost = cost
-        nodes[Int(i)].group = group
+        slots[Int(i)].key = key
+        slots[Int(i)].value = value
+        links[Int(i)].cost = cost
+        slots[Int(i)].group = group
         linkAtFront(i)
         if let group {
             linkIntoGroup(i, group)
@@ -102,14 +123,14 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
         return true
     }
 
-    mutating func removeValue(forKey key: Key) -> Value? {
+    @inlinable mutating func removeValue(forKey key: Key) -> Value? {
         guard let i = index[key] else { return nil }
-        let value = nodes[Int(i)].value
+        let value = slots[Int(i)].value
         remove(at: i)
         return value
     }
 
-    mutating func removeAll(inGroup group: Group) -> Int {
+    @inlinable mutating func removeAll(inGroup group: Group) -> Int {
         var removed = 0
         while let i = groupHeads[group] {
             remove(at: i)
@@ -118,12 +139,12 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
         return removed
     }
 
-    mutating func removeAll(where shouldRemove: (Key) -> Bool) -> Int {
+    @inlinable mutating func removeAll(where shouldRemove: (Key) -> Bool) -> Int {
         var removed = 0
         var i = head
         while i != Self.none {
-            let next = nodes[Int(i)].next
-            if let key = nodes[Int(i)].key, shouldRemove(key) {
+            let next = links[Int(i)].next
+            if let key = slots[Int(i)].key, shouldRemove(key) {
                 remove(at: i)
                 removed += 1
             }
@@ -132,8 +153,9 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
         return removed
     }
 
-    mutating func removeAll() {
-        nodes.removeAll()
+    @inlinable mutating func removeAll() {
+        links.removeAll()
+        slots.removeAll()
         index.removeAll()
         groupHeads.removeAll()
         head = Self.none
@@ -144,7 +166,7 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
     }
 
     /// Evicts least recently used entries until at most `bytes` remain. Returns how many were evicted.
-    mutating func trim(toBytes bytes: Int) -> Int {
+    @inlinable mutating func trim(toBytes bytes: Int) -> Int {
         var evicted = 0
         while totalBytes > max(0, bytes) {
             evictTail()
@@ -154,7 +176,7 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
     }
 
     /// Applies new limits, evicting at once until the cache fits them.
-    mutating func setLimits(maxBytes: Int, maxEntries: Int, entryCostLimit: Int) {
+    @inlinable mutating func setLimits(maxBytes: Int, maxEntries: Int, entryCostLimit: Int) {
         self.maxBytes = maxBytes
         self.maxEntries = maxEntries
         self.entryCostLimit = entryCostLimit
@@ -165,8 +187,8 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
         // whether it was set before or after they were inserted.
         var i = head
         while i != Self.none {
-            let next = nodes[Int(i)].next
-            if nodes[Int(i)].cost > entryCostLimit {
+            let next = links[Int(i)].next
+            if links[Int(i)].cost > entryCostLimit {
                 remove(at: i)
                 evictions += 1
             }
@@ -175,63 +197,65 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
     }
 
     /// Keys from most to least recently used (tests and diagnostics; O(n)).
-    func keysByRecency() -> [Key] {
+    @inlinable func keysByRecency() -> [Key] {
         var keys: [Key] = []
         keys.reserveCapacity(count)
         var i = head
         while i != Self.none {
-            if let key = nodes[Int(i)].key { keys.append(key) }
-            i = nodes[Int(i)].next
+            if let key = slots[Int(i)].key { keys.append(key) }
+            i = links[Int(i)].next
         }
         return keys
     }
 
     // MARK: - Lists
 
-    private mutating func evictTail() {
+    @inlinable mutating func evictTail() {
         precondition(tail != Self.none, "LRUStorage accounting broken: over budget with no entries")
         remove(at: tail)
         evictions += 1
     }
 
-    private mutating func allocateNode() -> Int32 {
+    @inlinable mutating func allocateNode() -> Int32 {
         if freeHead != Self.none {
             let i = freeHead
-            freeHead = nodes[Int(i)].next
+            freeHead = links[Int(i)].next
             return i
         }
-        precondition(nodes.count < Int(Int32.max), "MemoryCache holds at most Int32.max entries")
-        nodes.append(Node())
-        return Int32(nodes.count - 1)
+        precondition(links.count < Int(Int32.max), "MemoryCache holds at most Int32.max entries")
+        links.append(Links())
+        slots.append(Slot())
+        return Int32(links.count - 1)
     }
 
-    private mutating func remove(at i: Int32) {
+    @inlinable mutating func remove(at i: Int32) {
         let n = Int(i)
         unlinkFromRecency(i)
-        if let group = nodes[n].group {
+        if let group = slots[n].group {
             unlinkFromGroup(i, group)
         }
-        if let key = nodes[n].key {
+        if let key = slots[n].key {
             index.removeValue(forKey: key)
         }
-        totalBytes -= nodes[n].cost
+        totalBytes -= links[n].cost
         count -= 1
         // Drop the references now, not when the slot is reused, so memory is released promptly.
-        nodes[n] = Node(next: freeHead)
+        links[n] = Links(next: freeHead)
+        slots[n] = Slot()
         freeHead = i
     }
 
-    private mutating func moveToFront(_ i: Int32) {
+    @inlinable mutating func moveToFront(_ i: Int32) {
         guard head != i else { return }
         unlinkFromRecency(i)
         linkAtFront(i)
     }
 
-    private mutating func linkAtFront(_ i: Int32) {
-        nodes[Int(i)].prev = Self.none
-        nodes[Int(i)].next = head
+    @inlinable mutating func linkAtFront(_ i: Int32) {
+        links[Int(i)].prev = Self.none
+        links[Int(i)].next = head
         if head != Self.none {
-            nodes[Int(head)].prev = i
+            links[Int(head)].prev = i
         }
         head = i
         if tail == Self.none {
@@ -239,35 +263,35 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
         }
     }
 
-    private mutating func unlinkFromRecency(_ i: Int32) {
-        let prev = nodes[Int(i)].prev
-        let next = nodes[Int(i)].next
-        if prev != Self.none { nodes[Int(prev)].next = next } else { head = next }
-        if next != Self.none { nodes[Int(next)].prev = prev } else { tail = prev }
-        nodes[Int(i)].prev = Self.none
-        nodes[Int(i)].next = Self.none
+    @inlinable mutating func unlinkFromRecency(_ i: Int32) {
+        let prev = links[Int(i)].prev
+        let next = links[Int(i)].next
+        if prev != Self.none { links[Int(prev)].next = next } else { head = next }
+        if next != Self.none { links[Int(next)].prev = prev } else { tail = prev }
+        links[Int(i)].prev = Self.none
+        links[Int(i)].next = Self.none
     }
 
-    private mutating func linkIntoGroup(_ i: Int32, _ group: Group) {
+    @inlinable mutating func linkIntoGroup(_ i: Int32, _ group: Group) {
         let first = groupHeads[group] ?? Self.none
-        nodes[Int(i)].groupPrev = Self.none
-        nodes[Int(i)].groupNext = first
+        links[Int(i)].groupPrev = Self.none
+        links[Int(i)].groupNext = first
         if first != Self.none {
-            nodes[Int(first)].groupPrev = i
+            links[Int(first)].groupPrev = i
         }
         groupHeads[group] = i
     }
 
-    private mutating func unlinkFromGroup(_ i: Int32, _ group: Group) {
-        let prev = nodes[Int(i)].groupPrev
-        let next = nodes[Int(i)].groupNext
+    @inlinable mutating func unlinkFromGroup(_ i: Int32, _ group: Group) {
+        let prev = links[Int(i)].groupPrev
+        let next = links[Int(i)].groupNext
         if prev != Self.none {
-            nodes[Int(prev)].groupNext = next
+            links[Int(prev)].groupNext = next
         } else if next != Self.none {
             groupHeads[group] = next
         } else {
             groupHeads.removeValue(forKey: group)
         }
-        if next != Self.none { nodes[Int(next)].groupPrev = prev }
+        if next != Self.none { links[Int(next)].groupPrev = prev }
     }
 }

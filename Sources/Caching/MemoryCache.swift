@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import Synchronization
+public import Synchronization
 
 /// The memory tier: an LRU cache with a byte budget, an entry budget and a per-entry cost cap.
 ///
@@ -18,8 +18,13 @@ import Synchronization
 /// memory.insert(bytes, forKey: key, cost: bytes.count, group: CacheGroup(sourceURL))
 /// if let hit = memory.value(forKey: key) { serve(hit) }
 /// ```
-package final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let storage: Mutex<LRUStorage<Key, Group, Value>>
+// `public` (not `package`, against STYLE.md) for the type and its hot-path methods only: Swift 6.3 does not
+// inline or specialise `@inlinable package` members in another module, but does for `@inlinable public`
+// ones (two-module repro, and bench/: unspecialised, a hit cost ~500 ns of generic-metadata lookups and
+// value-witness copies). Everything else stays `package`.
+public final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Sendable, Value: Sendable>: Sendable {
+    // @usableFromInline + @inlinable: the app's module specialises the hot path for its concrete types.
+    @usableFromInline let storage: Mutex<LRUStorage<Key, Group, Value>>
 
     /// Creates an empty cache.
     /// - Throws: ``ConfigurationError`` when `configuration` is out of range.
@@ -35,12 +40,14 @@ package final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Send
     }
 
     /// The cached value for `key`, made most recently used; `nil` on a miss. Counts a hit or a miss.
-    package func value(forKey key: Key) -> Value? {
+    @inlinable
+    public func value(forKey key: Key) -> Value? {
         storage.withLock { $0.value(forKey: key) }
     }
 
     /// Whether `key` is cached, without counting or refreshing it.
-    package func contains(_ key: Key) -> Bool {
+    @inlinable
+    public func contains(_ key: Key) -> Bool {
         storage.withLock { $0.contains(key) }
     }
 
@@ -53,19 +60,22 @@ package final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Send
     /// - Returns: `false` when `cost` is above the per-entry limit: the value is not kept and any
     ///   previous value for `key` is removed (it is outdated).
     @discardableResult
-    package func insert(_ value: Value, forKey key: Key, cost: Int, group: Group? = nil) -> Bool {
+    @inlinable
+    public func insert(_ value: Value, forKey key: Key, cost: Int, group: Group? = nil) -> Bool {
         storage.withLock { $0.insert(value, forKey: key, cost: cost, group: group) }
     }
 
     /// Removes and returns the value for `key`, if any.
     @discardableResult
-    package func removeValue(forKey key: Key) -> Value? {
+    @inlinable
+    public func removeValue(forKey key: Key) -> Value? {
         storage.withLock { $0.removeValue(forKey: key) }
     }
 
     /// Removes every entry inserted with `group` (every variant of one source). Returns how many.
     @discardableResult
-    package func removeAll(inGroup group: Group) -> Int {
+    @inlinable
+    public func removeAll(inGroup group: Group) -> Int {
         storage.withLock { $0.removeAll(inGroup: group) }
     }
 
