@@ -26,16 +26,19 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.hash = XXHash64.hash(variant)
     }
 
+    /// Equal when hash and full description match (the description check rules out collisions).
     @inlinable
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
         lhs.hash == rhs.hash && lhs.variant == rhs.variant
     }
 
+    /// Feeds only the precomputed 64-bit hash: cheap for long URLs.
     @inlinable
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hash)
     }
 
+    /// The variant description.
     public var description: String { variant }
 }
 
@@ -57,11 +60,13 @@ public struct CacheGroup: Hashable, Sendable {
         self.hash = hash
     }
 
+    /// Feeds the 64-bit hash.
     @inlinable
     public func hash(into hasher: inout Hasher) {
         hasher.combine(hash)
     }
 
+    /// Equal when the hashes are.
     @inlinable
     public static func == (lhs: CacheGroup, rhs: CacheGroup) -> Bool {
         lhs.hash == rhs.hash

@@ -23,6 +23,7 @@ package enum CacheError: Error, Equatable, CustomStringConvertible {
     /// The configuration passed to an initializer was out of range.
     case configuration(ConfigurationError)
 
+    /// A one-line explanation for logs.
     package var description: String {
         switch self {
         case .io(let call, let code, let path):
@@ -53,5 +54,6 @@ package struct ConfigurationError: Error, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `key: message`.
     package var description: String { "\(key): \(message)" }
 }

@@ -32,9 +32,11 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
         return Timestamp(millisecondsSinceEpoch: millisecondsSinceEpoch + seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
+    /// Earlier instants are smaller.
     package static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch
     }
 
+    /// Milliseconds since the epoch, e.g. `1700000000000ms`.
     package var description: String { "\(millisecondsSinceEpoch)ms" }
 }
