@@ -69,7 +69,7 @@ extension DiskCache {
         written.reserveCapacity(requests.count)
         do throws(CacheError) {
             for request in requests {
-                try withUnsafeBytes(of: request.bytes) { (buffer) throws(CacheError) in
+                try withContiguousBytes(of: request.bytes) { (buffer) throws(CacheError) in
                     let blob = PreparedBlob(key: request.key, group: request.group, metadata: request.metadata, bytes: buffer)
                     let temporary = layout.temporaryPath(ofBlob: blob.name)
                     try FileIO.writeNewFile(temporary, buffer, sync: false)
@@ -116,8 +116,9 @@ struct PreparedBlob {
     }
 }
 
-/// `Array.withUnsafeBytes` with a typed error (the stdlib's is `rethrows`, which erases the type).
-func withUnsafeBytes<Result>(
+/// `Array.withUnsafeBytes` with a typed error (the stdlib's is `rethrows`, which erases the type). Not named
+/// `withUnsafeBytes(of:)`: the stdlib's global of that name would hand over the bytes of the array struct.
+func withContiguousBytes<Result>(
     of bytes: [UInt8],
     _ body: (UnsafeRawBufferPointer) throws(CacheError) -> Result
 ) throws(CacheError) -> Result {

@@ -139,7 +139,7 @@ package final class DiskCache: @unchecked Sendable {
         metadata: EntryMetadata
     ) throws(CacheError) -> StoreOutcome {
         try withWriter { () throws(CacheError) in
-            try withUnsafeBytes(of: bytes) { (buffer) throws(CacheError) in
+            try withContiguousBytes(of: bytes) { (buffer) throws(CacheError) in
                 try storeLocked(buffer, for: key, group: group, metadata: metadata)
             }
         }
