@@ -9,6 +9,7 @@ let only = arguments.count > 2 ? arguments[2] : "all"
 
 do {
     if only == "all" || only == "memory" { try Benchmarks.memory() }
+    if only == "memget" { try Benchmarks.memoryGetOnly() }
     if only == "all" || only == "checksum" { Benchmarks.checksum() }
     if only == "all" || only == "disk" { try Benchmarks.disk(base: base) }
     if only == "all" || only == "reopen" { try Benchmarks.reopen(base: base, entries: 100_000) }
