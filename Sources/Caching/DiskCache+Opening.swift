@@ -35,10 +35,11 @@ extension DiskCache {
     /// Opens the index; if that fails, moves the database (and its -wal/-shm) aside and starts empty.
     static func openIndex(
         _ layout: BlobLayout,
-        busyTimeout: Duration
+        busyTimeout: Duration,
+        verify: Bool
     ) throws(CacheError) -> (SQLiteIndex, CacheError?) {
         do {
-            return (try SQLiteIndex(path: layout.databasePath, busyTimeout: busyTimeout), nil)
+            return (try SQLiteIndex(path: layout.databasePath, busyTimeout: busyTimeout, verify: verify), nil)
         } catch {
             let suffix = ".corrupt-\(Timestamp.now().millisecondsSinceEpoch)"
             let movedTo = layout.databasePath + suffix
@@ -46,7 +47,7 @@ extension DiskCache {
                 let from = layout.databasePath + extra
                 try FileIO.syscall("rename", path: from) { rename(from, movedTo + extra) }
             }
-            let index = try SQLiteIndex(path: layout.databasePath, busyTimeout: busyTimeout)
+            let index = try SQLiteIndex(path: layout.databasePath, busyTimeout: busyTimeout, verify: false)
             return (index, .indexRebuilt(reason: error.description, movedTo: movedTo))
         }
     }

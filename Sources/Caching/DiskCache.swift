@@ -53,8 +53,8 @@ package final class DiskCache: @unchecked Sendable {
 
     /// Opens (creating if needed) the cache in `configuration.directory`.
     ///
-    /// Removes temp files left by a crash. An index that cannot be opened or has an unknown schema is
-    /// renamed to `index.sqlite.corrupt-<ms>` and replaced by an empty one; that is reported in
+    /// Removes temp files left by a crash. An index that cannot be opened, fails `PRAGMA quick_check`
+    /// (``Configuration/verifiesIndexAtOpen``) or has an unknown schema is renamed to `index.sqlite.corrupt-<ms>` and replaced by an empty one; that is reported in
     /// ``startupIssue``, and the orphaned blobs go at the next ``reconcile(maxDirectories:)``.
     /// - Throws: ``CacheError/configuration(_:)``, ``CacheError/directoryInUse(path:)`` when another
     ///   instance has the directory, or ``CacheError/io(call:errno:path:)`` when it cannot be created.
@@ -73,7 +73,8 @@ package final class DiskCache: @unchecked Sendable {
             for name in try FileIO.listDirectory(layout.temporaryDirectory) ?? [] {
                 try FileIO.removeFile("\(layout.temporaryDirectory)/\(name)")
             }
-            let (index, issue) = try Self.openIndex(layout, busyTimeout: configuration.busyTimeout)
+            let (index, issue) = try Self.openIndex(
+                layout, busyTimeout: configuration.busyTimeout, verify: configuration.verifiesIndexAtOpen)
             let totals = try index.totals()
             let shared = DiskCacheShared(
                 layout: layout,

@@ -189,6 +189,31 @@ struct DiskCacheRecoveryTests {
         #expect(DiskFixtures.blobFiles(root).count == 1)
     }
 
+    @Test func damageBehindAnIntactHeaderIsCaughtAtOpen() throws {
+        // Given an index whose first page (header and schema) is intact but whose table pages are garbage
+        let directory = try TempDirectory()
+        let root = directory.appending("cache")
+        do {
+            let cache = try DiskFixtures.cache(directory)
+            for i in 0..<200 {
+                try cache.store([UInt8(i)], for: CacheKey("k\(i)"), group: group, metadata: DiskFixtures.metadata())
+            }
+        }
+        let size = DiskFixtures.fileSize("\(root)/index.sqlite")
+        #expect(size > 4 * 4096)
+        DiskFixtures.overwrite("\(root)/index.sqlite", at: 4096, with: Array(repeating: 0xA5, count: size - 4096))
+        // When the cache opens
+        let cache = try DiskFixtures.cache(directory)
+        // Then quick_check caught it: moved aside, rebuilt empty, working
+        guard case .indexRebuilt = cache.startupIssue else {
+            Issue.record("expected indexRebuilt, got \(String(describing: cache.startupIssue))")
+            return
+        }
+        #expect(cache.statistics.currentEntries == 0)
+        try cache.store([1], for: key, group: group, metadata: DiskFixtures.metadata())
+        #expect(try cache.makeReader().read(key).hit?.bytes == [1])
+    }
+
     @Test func secondOpenOfTheSameDirectoryIsRefused() throws {
         let directory = try TempDirectory()
         let first = try DiskFixtures.cache(directory)

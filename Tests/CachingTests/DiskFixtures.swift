@@ -109,6 +109,14 @@ enum DiskFixtures {
         close(fd)
     }
 
+    /// Overwrites bytes in place from `offset`, keeping what comes before.
+    static func overwrite(_ path: String, at offset: Int, with bytes: [UInt8]) {
+        let fd = open(path, O_WRONLY)
+        precondition(fd >= 0, "open \(path): \(errno)")
+        _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        close(fd)
+    }
+
     static func truncateFile(_ path: String, to size: Int) {
         precondition(truncate(path, off_t(size)) == 0, "truncate \(path): \(errno)")
     }
