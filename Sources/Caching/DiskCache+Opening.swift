@@ -32,14 +32,16 @@ extension DiskCache {
         return fd
     }
 
-    /// Opens the index; if that fails, moves the database (and its -wal/-shm) aside and starts empty.
+    /// Opens the index and reads its totals; if either fails, moves the database (and its -wal/-shm)
+    /// aside and starts empty.
     static func openIndex(
         _ layout: BlobLayout,
         busyTimeout: Duration,
         verify: Bool
-    ) throws(CacheError) -> (SQLiteIndex, CacheError?) {
+    ) throws(CacheError) -> (SQLiteIndex, IndexTotals, CacheError?) {
         do {
-            return (try SQLiteIndex(path: layout.databasePath, busyTimeout: busyTimeout, verify: verify), nil)
+            let index = try SQLiteIndex(path: layout.databasePath, busyTimeout: busyTimeout, verify: verify)
+            return (index, try index.totals(), nil)
         } catch {
             let suffix = ".corrupt-\(Timestamp.now().millisecondsSinceEpoch)"
             let movedTo = layout.databasePath + suffix
@@ -48,7 +50,7 @@ extension DiskCache {
                 try FileIO.syscall("rename", path: from) { rename(from, movedTo + extra) }
             }
             let index = try SQLiteIndex(path: layout.databasePath, busyTimeout: busyTimeout, verify: false)
-            return (index, .indexRebuilt(reason: error.description, movedTo: movedTo))
+            return (index, IndexTotals(), .indexRebuilt(reason: error.description, movedTo: movedTo))
         }
     }
 }

@@ -73,9 +73,8 @@ package final class DiskCache: @unchecked Sendable {
             for name in try FileIO.listDirectory(layout.temporaryDirectory) ?? [] {
                 try FileIO.removeFile("\(layout.temporaryDirectory)/\(name)")
             }
-            let (index, issue) = try Self.openIndex(
+            let (index, totals, issue) = try Self.openIndex(
                 layout, busyTimeout: configuration.busyTimeout, verify: configuration.verifiesIndexAtOpen)
-            let totals = try index.totals()
             let shared = DiskCacheShared(
                 layout: layout,
                 busyTimeout: configuration.busyTimeout,

@@ -121,12 +121,12 @@ final class SQLiteIndex {
 
     /// Number of rows, total blob bytes and the newest access stamp, for the counters at open.
     /// One aggregate query over the table (no directory scan): tens of milliseconds at 100,000 rows.
-    func totals() throws(CacheError) -> (entries: Int, bytes: Int, newestAccess: Int64) {
+    func totals() throws(CacheError) -> IndexTotals {
         let statement = try PreparedStatement(
             database, sql: "SELECT count(*), coalesce(sum(size), 0), coalesce(max(last_access), 0) FROM entries")
         defer { statement.reset() }
-        guard try statement.step() else { return (0, 0, 0) }
-        return (Int(statement.int64(0)), Int(statement.int64(1)), statement.int64(2))
+        guard try statement.step() else { return IndexTotals() }
+        return IndexTotals(entries: Int(statement.int64(0)), bytes: Int(statement.int64(1)), newestAccess: statement.int64(2))
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
@@ -154,4 +154,11 @@ final class SQLiteIndex {
         defer { statement.reset() }
         return try statement.step() ? statement.text(0) : nil
     }
+}
+
+/// Row count, blob bytes and newest access stamp of an index, read once at open.
+struct IndexTotals {
+    var entries = 0
+    var bytes = 0
+    var newestAccess: Int64 = 0
 }
