@@ -45,13 +45,19 @@ extension DiskCache {
                     accepted.append(i)
                 }
             }
-            // Chunks small enough that making room for one never has to evict another of the batch.
-            let chunkBytes = max(1, configuration.maxBytes - configuration.lowWatermarkBytes, configuration.maxBytes / 2)
+            // Chunks of at most half the budget, so room for a chunk exists once older entries are evicted.
+            let chunkBytes = max(
+                1,
+                configuration.maxBytes - configuration.lowWatermarkBytes,
+                configuration.maxBytes / 2
+            )
             var start = 0
             while start < accepted.count {
                 var end = start
                 var bytes = 0
-                while end < accepted.count && (end == start || bytes + requests[accepted[end]].bytes.count <= chunkBytes) {
+                while end < accepted.count
+                    && (end == start || bytes + requests[accepted[end]].bytes.count <= chunkBytes)
+                {
                     bytes += requests[accepted[end]].bytes.count
                     end += 1
                 }
@@ -70,7 +76,12 @@ extension DiskCache {
         do throws(CacheError) {
             for request in requests {
                 try withContiguousBytes(of: request.bytes) { (buffer) throws(CacheError) in
-                    let blob = PreparedBlob(key: request.key, group: request.group, metadata: request.metadata, bytes: buffer)
+                    let blob = PreparedBlob(
+                        key: request.key,
+                        group: request.group,
+                        metadata: request.metadata,
+                        bytes: buffer
+                    )
                     let temporary = layout.temporaryPath(ofBlob: blob.name)
                     try FileIO.writeNewFile(temporary, buffer, sync: false)
                     written.append((temporary, blob))

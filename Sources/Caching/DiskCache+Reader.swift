@@ -25,11 +25,17 @@ extension DiskCache {
 
         init(shared: DiskCacheShared) throws(CacheError) {
             self.shared = shared
-            database = try SQLiteDatabase(path: shared.layout.databasePath, create: false, busyTimeout: shared.busyTimeout)
+            database = try SQLiteDatabase(
+                path: shared.layout.databasePath,
+                create: false,
+                busyTimeout: shared.busyTimeout
+            )
             // A guard, not a need: nothing here writes, and the writer owns all changes.
             try database.execute("PRAGMA query_only = 1")
             lookup = try PreparedStatement(
-                database, sql: "SELECT \(SQLiteIndex.entryColumns) FROM entries WHERE key_hash = ?1")
+                database,
+                sql: "SELECT \(SQLiteIndex.entryColumns) FROM entries WHERE key_hash = ?1"
+            )
         }
 
         /// Looks `key` up and reads its blob fully, verifying size and checksum (for promotion to memory).

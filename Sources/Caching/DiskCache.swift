@@ -54,8 +54,11 @@ package final class DiskCache: @unchecked Sendable {
     /// Opens (creating if needed) the cache in `configuration.directory`.
     ///
     /// Removes temp files left by a crash. An index that cannot be opened, fails `PRAGMA quick_check`
-    /// (``Configuration/verifiesIndexAtOpen``) or has an unknown schema is renamed to `index.sqlite.corrupt-<ms>` and replaced by an empty one; that is reported in
-    /// ``startupIssue``, and the orphaned blobs go at the next ``reconcile(maxDirectories:)``.
+    /// (``Configuration/verifiesIndexAtOpen``) or has an unknown schema is renamed to
+    /// `index.sqlite.corrupt-<ms>` and replaced by an empty one; that is reported in ``startupIssue``,
+    /// and the orphaned blobs go at the next ``reconcile(maxDirectories:)``. Reads no directory of blobs.
+    /// If the index holds more than `maxBytes` (the budget shrank between runs), the next store or
+    /// ``evictIfNeeded()`` evicts down to the low watermark.
     /// - Throws: ``CacheError/configuration(_:)``, ``CacheError/directoryInUse(path:)`` when another
     ///   instance has the directory, or ``CacheError/io(call:errno:path:)`` when it cannot be created.
     package init(configuration: Configuration) throws(CacheError) {
@@ -74,7 +77,10 @@ package final class DiskCache: @unchecked Sendable {
                 try FileIO.removeFile("\(layout.temporaryDirectory)/\(name)")
             }
             let (index, totals, issue) = try Self.openIndex(
-                layout, busyTimeout: configuration.busyTimeout, verify: configuration.verifiesIndexAtOpen)
+                layout,
+                busyTimeout: configuration.busyTimeout,
+                verify: configuration.verifiesIndexAtOpen
+            )
             let shared = DiskCacheShared(
                 layout: layout,
                 busyTimeout: configuration.busyTimeout,
@@ -197,8 +203,10 @@ package final class DiskCache: @unchecked Sendable {
         try withWriter { () throws(CacheError) in
             configuration = updated
             shared.maxBytes.store(maxBytes, ordering: .relaxed)
-            _ = try evictLocked(toBytes: shared.currentBytes.load(ordering: .relaxed) > maxBytes
-                ? configuration.lowWatermarkBytes : Int.max)
+            _ = try evictLocked(
+                toBytes: shared.currentBytes.load(ordering: .relaxed) > maxBytes
+                    ? configuration.lowWatermarkBytes : Int.max
+            )
         }
     }
 
@@ -306,7 +314,8 @@ package final class DiskCache: @unchecked Sendable {
         do {
             defer { index.selectExisting.reset() }
             try index.selectExisting.bind(1, keyHash)
-            old = try index.selectExisting.step()
+            old =
+                try index.selectExisting.step()
                 ? (file: index.selectExisting.text(0) ?? "", size: Int(index.selectExisting.int64(1))) : nil
         }
         defer { index.upsert.reset() }
@@ -351,7 +360,9 @@ package final class DiskCache: @unchecked Sendable {
 
 extension SQLiteIndex {
     /// Steps a `… RETURNING file, size` statement to the end, collecting its rows, and resets it.
-    func collectFilesAndSizes(_ statement: borrowing PreparedStatement) throws(CacheError) -> [(file: String, size: Int)] {
+    func collectFilesAndSizes(
+        _ statement: borrowing PreparedStatement
+    ) throws(CacheError) -> [(file: String, size: Int)] {
         defer { statement.reset() }
         var rows: [(file: String, size: Int)] = []
         while try statement.step() {

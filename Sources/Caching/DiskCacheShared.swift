@@ -57,7 +57,10 @@ final class DiskCacheShared: Sendable {
         while true {
             let next = max(now, current + 1)
             let (exchanged, original) = lastAccessStamp.compareExchange(
-                expected: current, desired: next, ordering: .relaxed)
+                expected: current,
+                desired: next,
+                ordering: .relaxed
+            )
             if exchanged { return next }
             current = original
         }

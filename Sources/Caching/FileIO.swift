@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CSQLite
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-import CSQLite
 
 /// The syscalls the disk tier uses, each retrying `EINTR` and converting failures into
 /// ``CacheError/io(call:errno:path:)`` at this boundary (like NIO's `syscall(blocking:where:_:)`).

@@ -119,7 +119,8 @@ struct PreparedStatement: ~Copyable {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        case let rc: throw .database(code: rc, call: "step(\(sql.prefix(60)))", message: String(cString: sqlite3_errmsg(db)))
+        case let rc:
+            throw .database(code: rc, call: "step(\(sql.prefix(60)))", message: String(cString: sqlite3_errmsg(db)))
         }
     }
 

@@ -61,7 +61,11 @@ final class SQLiteIndex {
         // The first statement that reads the file: a file that is not a database fails here (SQLITE_NOTADB).
         let mode = try Self.pragmaText(database, "PRAGMA journal_mode=WAL")
         guard mode?.lowercased() == "wal" else {
-            throw .database(code: SQLITE_ERROR, call: "PRAGMA journal_mode=WAL", message: "journal mode is \(mode ?? "nil")")
+            throw .database(
+                code: SQLITE_ERROR,
+                call: "PRAGMA journal_mode=WAL",
+                message: "journal mode is \(mode ?? "nil")"
+            )
         }
         // NORMAL in WAL mode: a transaction is durable once the WAL is synced at checkpoint; an
         // application crash loses nothing, a power loss at worst the last transactions (whose blobs
@@ -71,7 +75,11 @@ final class SQLiteIndex {
         if version == 0 {
             let tables = try Self.pragmaText(database, "SELECT count(*) FROM sqlite_master")
             guard tables == "0" else {
-                throw .database(code: SQLITE_ERROR, call: "schema check", message: "tables present but no schema version")
+                throw .database(
+                    code: SQLITE_ERROR,
+                    call: "schema check",
+                    message: "tables present but no schema version"
+                )
             }
             try database.execute("BEGIN IMMEDIATE;\n\(Self.schema)\nCOMMIT;")
         } else if version != Self.schemaVersion {
@@ -100,15 +108,25 @@ final class SQLiteIndex {
         )
         deleteKey = try PreparedStatement(database, sql: "DELETE FROM entries WHERE key_hash = ?1 RETURNING file, size")
         deleteKeyIfFile = try PreparedStatement(
-            database, sql: "DELETE FROM entries WHERE key_hash = ?1 AND file = ?2 RETURNING file, size")
+            database,
+            sql: "DELETE FROM entries WHERE key_hash = ?1 AND file = ?2 RETURNING file, size"
+        )
         deleteGroup = try PreparedStatement(
-            database, sql: "DELETE FROM entries WHERE group_hash = ?1 RETURNING file, size")
+            database,
+            sql: "DELETE FROM entries WHERE group_hash = ?1 RETURNING file, size"
+        )
         touch = try PreparedStatement(
-            database, sql: "UPDATE entries SET last_access = ?2 WHERE key_hash = ?1 AND last_access < ?2")
+            database,
+            sql: "UPDATE entries SET last_access = ?2 WHERE key_hash = ?1 AND last_access < ?2"
+        )
         oldest = try PreparedStatement(
-            database, sql: "SELECT key_hash, file, size FROM entries ORDER BY last_access LIMIT ?1")
+            database,
+            sql: "SELECT key_hash, file, size FROM entries ORDER BY last_access LIMIT ?1"
+        )
         filesInRange = try PreparedStatement(
-            database, sql: "SELECT key_hash, file FROM entries WHERE key_hash BETWEEN ?1 AND ?2")
+            database,
+            sql: "SELECT key_hash, file FROM entries WHERE key_hash BETWEEN ?1 AND ?2"
+        )
         updateFreshness = try PreparedStatement(
             database,
             sql: """
@@ -123,10 +141,16 @@ final class SQLiteIndex {
     /// One aggregate query over the table (no directory scan): tens of milliseconds at 100,000 rows.
     func totals() throws(CacheError) -> IndexTotals {
         let statement = try PreparedStatement(
-            database, sql: "SELECT count(*), coalesce(sum(size), 0), coalesce(max(last_access), 0) FROM entries")
+            database,
+            sql: "SELECT count(*), coalesce(sum(size), 0), coalesce(max(last_access), 0) FROM entries"
+        )
         defer { statement.reset() }
         guard try statement.step() else { return IndexTotals() }
-        return IndexTotals(entries: Int(statement.int64(0)), bytes: Int(statement.int64(1)), newestAccess: statement.int64(2))
+        return IndexTotals(
+            entries: Int(statement.int64(0)),
+            bytes: Int(statement.int64(1)),
+            newestAccess: statement.int64(2)
+        )
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.

@@ -29,7 +29,9 @@ package struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// This instant moved by `duration` (negative durations move it back), to millisecond precision.
     package func advanced(by duration: Duration) -> Timestamp {
         let (seconds, attoseconds) = duration.components
-        return Timestamp(millisecondsSinceEpoch: millisecondsSinceEpoch + seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        return Timestamp(
+            millisecondsSinceEpoch: millisecondsSinceEpoch + seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        )
     }
 
     /// Earlier instants are smaller.

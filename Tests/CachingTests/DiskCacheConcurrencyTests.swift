@@ -43,11 +43,23 @@ struct DiskCacheConcurrencyTests {
                 do {
                     for round in 0..<6 {
                         for (i, name) in names.enumerated() where i % 2 == round % 2 {
-                            try cache.store(Self.blob(name, version: round), for: CacheKey(name), group: CacheGroup("g"), metadata: DiskFixtures.metadata())
+                            try cache.store(
+                                Self.blob(name, version: round),
+                                for: CacheKey(name),
+                                group: CacheGroup("g"),
+                                metadata: DiskFixtures.metadata()
+                            )
                         }
-                        try cache.store(batch: names.map {
-                            DiskCache.StoreRequest(bytes: Self.blob($0, version: 100 + round), key: CacheKey($0), group: CacheGroup("g"), metadata: DiskFixtures.metadata())
-                        })
+                        try cache.store(
+                            batch: names.map {
+                                DiskCache.StoreRequest(
+                                    bytes: Self.blob($0, version: 100 + round),
+                                    key: CacheKey($0),
+                                    group: CacheGroup("g"),
+                                    metadata: DiskFixtures.metadata()
+                                )
+                            }
+                        )
                         try cache.flush()
                     }
                 } catch {
@@ -99,7 +111,12 @@ struct DiskCacheConcurrencyTests {
         try sources.store([2, 2], for: key, group: CacheGroup("a.jpg"), metadata: DiskFixtures.metadata())
         // When one of them fills up and evicts, and is purged
         for i in 0..<20 {
-            try variants.store(DiskFixtures.bytes("v\(i)", count: 100), for: CacheKey("v\(i)"), group: CacheGroup("v"), metadata: DiskFixtures.metadata())
+            try variants.store(
+                DiskFixtures.bytes("v\(i)", count: 100),
+                for: CacheKey("v\(i)"),
+                group: CacheGroup("v"),
+                metadata: DiskFixtures.metadata()
+            )
         }
         #expect(try variants.purge(group: CacheGroup("v")) > 0)
         // Then the other is untouched: its own entry, budget and counters
@@ -116,10 +133,29 @@ struct DiskCacheConcurrencyTests {
         let directory = try TempDirectory()
         let cache = try DiskFixtures.cache(directory, maxBytes: 100_000, maxEntryBytes: 1000)
         var requests = (0..<50).map {
-            DiskCache.StoreRequest(bytes: DiskFixtures.bytes("b\($0)", count: 100), key: CacheKey("b\($0)"), group: CacheGroup("g"), metadata: DiskFixtures.metadata())
+            DiskCache.StoreRequest(
+                bytes: DiskFixtures.bytes("b\($0)", count: 100),
+                key: CacheKey("b\($0)"),
+                group: CacheGroup("g"),
+                metadata: DiskFixtures.metadata()
+            )
         }
-        requests.append(DiskCache.StoreRequest(bytes: [9], key: CacheKey("b3"), group: CacheGroup("g"), metadata: DiskFixtures.metadata()))
-        requests.append(DiskCache.StoreRequest(bytes: [UInt8](repeating: 0, count: 1001), key: CacheKey("big"), group: CacheGroup("g"), metadata: DiskFixtures.metadata()))
+        requests.append(
+            DiskCache.StoreRequest(
+                bytes: [9],
+                key: CacheKey("b3"),
+                group: CacheGroup("g"),
+                metadata: DiskFixtures.metadata()
+            )
+        )
+        requests.append(
+            DiskCache.StoreRequest(
+                bytes: [UInt8](repeating: 0, count: 1001),
+                key: CacheKey("big"),
+                group: CacheGroup("g"),
+                metadata: DiskFixtures.metadata()
+            )
+        )
         let outcomes = try cache.store(batch: requests)
         #expect(outcomes.last == .tooLarge)
         #expect(outcomes.dropLast().allSatisfy { $0 == .stored })
@@ -141,9 +177,16 @@ struct DiskCacheConcurrencyTests {
             var start = 0
             while start < count {
                 let end = min(count, start + 5000)
-                try cache.store(batch: (start..<end).map {
-                    DiskCache.StoreRequest(bytes: [UInt8(truncatingIfNeeded: $0)], key: CacheKey("k\($0)"), group: CacheGroup("g\($0 % 100)"), metadata: DiskFixtures.metadata())
-                })
+                try cache.store(
+                    batch: (start..<end).map {
+                        DiskCache.StoreRequest(
+                            bytes: [UInt8(truncatingIfNeeded: $0)],
+                            key: CacheKey("k\($0)"),
+                            group: CacheGroup("g\($0 % 100)"),
+                            metadata: DiskFixtures.metadata()
+                        )
+                    }
+                )
                 start = end
             }
             #expect(cache.statistics.currentEntries == count)

@@ -50,7 +50,12 @@ struct DiskCacheRecoveryTests {
         let root = directory.appending("cache")
         do {
             let writer = try DiskFixtures.cache(directory)
-            try writer.store(DiskFixtures.bytes("a", count: 4096), for: key, group: group, metadata: DiskFixtures.metadata())
+            try writer.store(
+                DiskFixtures.bytes("a", count: 4096),
+                for: key,
+                group: group,
+                metadata: DiskFixtures.metadata()
+            )
         }
         DiskFixtures.flipByte(try #require(DiskFixtures.blobPath(root, key)), at: 10)
         // When it is opened for sendfile
@@ -228,7 +233,12 @@ struct DiskCacheRecoveryTests {
         do {
             let cache = try DiskFixtures.cache(directory)
             for i in 0..<10 {
-                try cache.store(DiskFixtures.bytes("k\(i)", count: 10 * (i + 1)), for: CacheKey("k\(i)"), group: group, metadata: DiskFixtures.metadata())
+                try cache.store(
+                    DiskFixtures.bytes("k\(i)", count: 10 * (i + 1)),
+                    for: CacheKey("k\(i)"),
+                    group: group,
+                    metadata: DiskFixtures.metadata()
+                )
             }
         }
         let cache = try DiskFixtures.cache(directory)

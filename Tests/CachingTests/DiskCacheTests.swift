@@ -54,8 +54,18 @@ struct DiskCacheTests {
         let directory = try TempDirectory()
         let cache = try DiskFixtures.cache(directory)
         let key = CacheKey("k")
-        try cache.store(DiskFixtures.bytes("v1", count: 100), for: key, group: CacheGroup("s"), metadata: DiskFixtures.metadata())
-        try cache.store(DiskFixtures.bytes("v2", count: 300), for: key, group: CacheGroup("s"), metadata: DiskFixtures.metadata())
+        try cache.store(
+            DiskFixtures.bytes("v1", count: 100),
+            for: key,
+            group: CacheGroup("s"),
+            metadata: DiskFixtures.metadata()
+        )
+        try cache.store(
+            DiskFixtures.bytes("v2", count: 300),
+            for: key,
+            group: CacheGroup("s"),
+            metadata: DiskFixtures.metadata()
+        )
         let reader = try cache.makeReader()
         #expect(try reader.read(key).hit?.bytes == DiskFixtures.bytes("v2", count: 300))
         #expect(DiskFixtures.blobFiles(directory.appending("cache")).count == 1)
@@ -81,10 +91,20 @@ struct DiskCacheTests {
         let directory = try TempDirectory()
         let cache = try DiskFixtures.cache(directory)
         for w in [64, 128, 256] {
-            try cache.store([1], for: CacheKey("a.jpg|w=\(w)"), group: CacheGroup("a.jpg"), metadata: DiskFixtures.metadata())
+            try cache.store(
+                [1],
+                for: CacheKey("a.jpg|w=\(w)"),
+                group: CacheGroup("a.jpg"),
+                metadata: DiskFixtures.metadata()
+            )
         }
         for w in [64, 128] {
-            try cache.store([2], for: CacheKey("b.jpg|w=\(w)"), group: CacheGroup("b.jpg"), metadata: DiskFixtures.metadata())
+            try cache.store(
+                [2],
+                for: CacheKey("b.jpg|w=\(w)"),
+                group: CacheGroup("b.jpg"),
+                metadata: DiskFixtures.metadata()
+            )
         }
         // When a.jpg is purged
         let removed = try cache.purge(group: CacheGroup("a.jpg"))
@@ -122,7 +142,12 @@ struct DiskCacheTests {
         let cache = try DiskFixtures.cache(directory, maxBytes: 10_000, maxEntryBytes: 1_000)
         let key = CacheKey("k")
         try cache.store([1], for: key, group: CacheGroup("s"), metadata: DiskFixtures.metadata())
-        let outcome = try cache.store([UInt8](repeating: 0, count: 1_001), for: key, group: CacheGroup("s"), metadata: DiskFixtures.metadata())
+        let outcome = try cache.store(
+            [UInt8](repeating: 0, count: 1_001),
+            for: key,
+            group: CacheGroup("s"),
+            metadata: DiskFixtures.metadata()
+        )
         #expect(outcome == .tooLarge)
         #expect(try cache.makeReader().read(key).hit == nil)
         #expect(cache.statistics.rejections == 1)
@@ -147,7 +172,12 @@ struct DiskCacheTests {
 @Suite("DiskCache eviction", .timeLimit(.minutes(1)))
 struct DiskCacheEvictionTests {
     private func store(_ cache: DiskCache, _ name: String, size: Int = 100) throws {
-        try cache.store(DiskFixtures.bytes(name, count: size), for: CacheKey(name), group: CacheGroup("s"), metadata: DiskFixtures.metadata())
+        try cache.store(
+            DiskFixtures.bytes(name, count: size),
+            for: CacheKey(name),
+            group: CacheGroup("s"),
+            metadata: DiskFixtures.metadata()
+        )
     }
 
     @Test func evictsFromTheHighWatermarkDownToTheLowOne() throws {
@@ -220,6 +250,13 @@ struct DiskCacheEvictionTests {
         #expect(cache.statistics.currentBytes == 200)
         #expect(DiskFixtures.blobFiles(directory.appending("cache")).count == 2)
         // The new per-entry limit (400 / 10) applies to later stores.
-        #expect(try cache.store([UInt8](repeating: 1, count: 41), for: CacheKey("big"), group: CacheGroup("s"), metadata: DiskFixtures.metadata()) == .tooLarge)
+        #expect(
+            try cache.store(
+                [UInt8](repeating: 1, count: 41),
+                for: CacheKey("big"),
+                group: CacheGroup("s"),
+                metadata: DiskFixtures.metadata()
+            ) == .tooLarge
+        )
     }
 }

@@ -15,7 +15,10 @@ struct DiskCacheWALTests {
         let key = CacheKey("k")
         try cache.store([1, 2, 3], for: key, group: CacheGroup("s"), metadata: DiskFixtures.metadata())
         var blocker: OpaquePointer?
-        #expect(sqlite3_open_v2(directory.appending("cache/index.sqlite"), &blocker, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+        #expect(
+            sqlite3_open_v2(directory.appending("cache/index.sqlite"), &blocker, SQLITE_OPEN_READWRITE, nil)
+                == SQLITE_OK
+        )
         defer { sqlite3_close_v2(blocker) }
         #expect(sqlite3_exec(blocker, "BEGIN EXCLUSIVE; UPDATE entries SET size = size", nil, nil, nil) == SQLITE_OK)
 

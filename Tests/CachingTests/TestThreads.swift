@@ -15,11 +15,16 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     for index in 0..<count {
         let job = Unmanaged.passRetained(ThreadJob(index: index, body: body)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            let job = Unmanaged<ThreadJob>.fromOpaque(argument!).takeRetainedValue()
-            job.body(job.index)
-            return nil
-        }, job)
+        let rc = pthread_create(
+            &thread,
+            nil,
+            { argument in
+                let job = Unmanaged<ThreadJob>.fromOpaque(argument!).takeRetainedValue()
+                job.body(job.index)
+                return nil
+            },
+            job
+        )
         precondition(rc == 0, "pthread_create failed: \(rc)")
         threads.append(thread)
     }

@@ -7,7 +7,9 @@ extension Benchmarks {
     static func metadata() -> DiskCache.EntryMetadata {
         let now = Timestamp.now()
         return DiskCache.EntryMetadata(
-            contentType: "image/webp", etag: "\"abc\"", createdAt: now,
+            contentType: "image/webp",
+            etag: "\"abc\"",
+            createdAt: now,
             freshness: DiskCache.Freshness(validatedAt: now, expiresAt: now.advanced(by: .seconds(86_400)))
         )
     }
@@ -33,12 +35,23 @@ extension Benchmarks {
         let batches = 50
         let batchTime = try clock.measure {
             for b in 0..<batches {
-                try cache.store(batch: (0..<64).map {
-                    DiskCache.StoreRequest(bytes: blob, key: CacheKey("batch-\(b)-\($0)"), group: CacheGroup("g\(b)"), metadata: metadata())
-                })
+                try cache.store(
+                    batch: (0..<64).map {
+                        DiskCache.StoreRequest(
+                            bytes: blob,
+                            key: CacheKey("batch-\(b)-\($0)"),
+                            group: CacheGroup("g\(b)"),
+                            metadata: metadata()
+                        )
+                    }
+                )
             }
         }
-        report("disk store, batches of 64 (one syncfs each), 20 KB", Double(batches * 64) / (nanoseconds(batchTime) / 1e9), "stores/s")
+        report(
+            "disk store, batches of 64 (one syncfs each), 20 KB",
+            Double(batches * 64) / (nanoseconds(batchTime) / 1e9),
+            "stores/s"
+        )
 
         // Lookups: hits on the 3,200 batch entries (page cache warm), per thread with its own reader.
         let keys = (0..<batches).flatMap { b in (0..<64).map { CacheKey("batch-\(b)-\($0)") } }
@@ -52,7 +65,9 @@ extension Benchmarks {
                             let reader = try cache.makeReader()
                             for i in 0..<lookups {
                                 let key = keys[(i &* 7 &+ t) % keys.count]
-                                let isHit = mode.hasPrefix("read") ? try reader.read(key).hit != nil : try reader.open(key).hit != nil
+                                let isHit =
+                                    mode.hasPrefix("read")
+                                    ? try reader.read(key).hit != nil : try reader.open(key).hit != nil
                                 if !isHit { failures.add(1, ordering: .relaxed) }
                             }
                         } catch {
@@ -61,7 +76,11 @@ extension Benchmarks {
                     }
                 }
                 precondition(failures.load(ordering: .relaxed) == 0, "lookups failed")
-                report("disk hit \(mode), \(threads) thread(s)", Double(lookups * threads) / (nanoseconds(elapsed) / 1e9), "lookups/s")
+                report(
+                    "disk hit \(mode), \(threads) thread(s)",
+                    Double(lookups * threads) / (nanoseconds(elapsed) / 1e9),
+                    "lookups/s"
+                )
             }
         }
         let reader = try cache.makeReader()
@@ -82,9 +101,16 @@ extension Benchmarks {
             var start = 0
             while start < entries {
                 let end = min(entries, start + 2000)
-                try cache.store(batch: (start..<end).map {
-                    DiskCache.StoreRequest(bytes: [UInt8(truncatingIfNeeded: $0)], key: CacheKey("https://images.example.com/\($0).jpg|w=256"), group: CacheGroup("\($0)"), metadata: metadata())
-                })
+                try cache.store(
+                    batch: (start..<end).map {
+                        DiskCache.StoreRequest(
+                            bytes: [UInt8(truncatingIfNeeded: $0)],
+                            key: CacheKey("https://images.example.com/\($0).jpg|w=256"),
+                            group: CacheGroup("\($0)"),
+                            metadata: metadata()
+                        )
+                    }
+                )
                 start = end
             }
         }

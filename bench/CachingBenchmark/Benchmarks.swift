@@ -19,7 +19,11 @@ enum Benchmarks {
 
     /// Runs `body(thread)` `operations` times on each of `threads` threads; returns the mean CPU
     /// nanoseconds per operation per thread (lock waits that spin count, sleeps do not).
-    static func cpuNanosecondsPerOp(threads: Int, operations: Int, _ body: @escaping @Sendable (Int, Int) -> Void) -> Double {
+    static func cpuNanosecondsPerOp(
+        threads: Int,
+        operations: Int,
+        _ body: @escaping @Sendable (Int, Int) -> Void
+    ) -> Double {
         let total = Mutex<Double>(0)
         runOnThreads(threads) { t in
             let start = threadCPUNanoseconds()
@@ -32,7 +36,9 @@ enum Benchmarks {
 
     static func memory() throws {
         let payload = [UInt8](repeating: 1, count: 16)
-        let keys = (0..<10_000).map { CacheKey("https://images.example.com/photos/\($0).jpg|w=256|h=256|fit=cover|fmt=webp") }
+        let keys = (0..<10_000).map {
+            CacheKey("https://images.example.com/photos/\($0).jpg|w=256|h=256|fit=cover|fmt=webp")
+        }
         let groups = (0..<10_000).map { CacheGroup("https://images.example.com/photos/\($0).jpg") }
         let cache = try MemoryCache<CacheKey, CacheGroup, [UInt8]>(configuration: .init())
         for i in keys.indices { cache.insert(payload, forKey: keys[i], cost: 20_000, group: groups[i]) }
@@ -51,11 +57,18 @@ enum Benchmarks {
 
         // Set with churn: 20,000 distinct keys into a cache that holds 10,000, so most inserts evict.
         let churnKeys = (0..<20_000).map { CacheKey("https://images.example.com/churn/\($0).jpg|w=128") }
-        let small = try MemoryCache<CacheKey, CacheGroup, [UInt8]>(configuration: .init(maxBytes: 10_000 * 1000, maxEntries: 10_000))
+        let small = try MemoryCache<CacheKey, CacheGroup, [UInt8]>(
+            configuration: .init(maxBytes: 10_000 * 1000, maxEntries: 10_000)
+        )
         let sets = 1_000_000
         for threads in [1, 2] {
             let ns = cpuNanosecondsPerOp(threads: threads, operations: sets) { t, i in
-                small.insert(payload, forKey: churnKeys[(i &* 13 &+ t * 5) % churnKeys.count], cost: 1000, group: groups[i % groups.count])
+                small.insert(
+                    payload,
+                    forKey: churnKeys[(i &* 13 &+ t * 5) % churnKeys.count],
+                    cost: 1000,
+                    group: groups[i % groups.count]
+                )
             }
             report("memory set (evicting), \(threads) thread(s), CPU per op", ns, "ns")
         }
@@ -75,7 +88,9 @@ enum Benchmarks {
     /// Hits only, one thread, for profiling (`perf record … CachingBenchmark /tmp memget`).
     static func memoryGetOnly() throws {
         let payload = [UInt8](repeating: 1, count: 16)
-        let keys = (0..<10_000).map { CacheKey("https://images.example.com/photos/\($0).jpg|w=256|h=256|fit=cover|fmt=webp") }
+        let keys = (0..<10_000).map {
+            CacheKey("https://images.example.com/photos/\($0).jpg|w=256|h=256|fit=cover|fmt=webp")
+        }
         let cache = try MemoryCache<CacheKey, CacheGroup, [UInt8]>(configuration: .init())
         for key in keys { cache.insert(payload, forKey: key, cost: 20_000, group: CacheGroup(key.variant)) }
         let ns = cpuNanosecondsPerOp(threads: 1, operations: 20_000_000) { _, i in
