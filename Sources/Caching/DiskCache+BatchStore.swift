@@ -23,11 +23,12 @@ extension DiskCache {
 
     /// Stores several blobs with one sync and one index transaction. Writer only.
     ///
-    /// Same crash guarantees as ``store(_:for:group:metadata:)``: every temp file is written, then one
-    /// `syncfs` makes them all durable, then each is renamed into place, then all rows are inserted in
-    /// one `BEGIN IMMEDIATE` transaction. Per-file `fsync` costs about 4 ms on ext4 (see `bench/`), which
-    /// caps single stores at a few hundred per second; the app's disk thread should drain its queue
-    /// into batches. When two requests name the same key, the later one wins.
+    /// Same crash guarantees as ``store(_:for:group:metadata:)``: every temp file is written, then made
+    /// durable (one `syncfs`, or `fsync` each: ``Configuration/batchSync``), then each is renamed into
+    /// place, then all rows are inserted in one `BEGIN IMMEDIATE` transaction. Per-file `fsync` costs
+    /// 0.5–8 ms on ext4 (see `bench/`), which caps single stores at a few hundred to two thousand per
+    /// second; the app's disk thread should drain its queue into batches. When two requests name the same key,
+    /// the later one wins.
     /// - Returns: one outcome per request, in order.
     @discardableResult
     package func store(batch requests: [StoreRequest]) throws(CacheError) -> [StoreOutcome] {
@@ -83,11 +84,13 @@ extension DiskCache {
                         bytes: buffer
                     )
                     let temporary = layout.temporaryPath(ofBlob: blob.name)
-                    try FileIO.writeNewFile(temporary, buffer, sync: false)
+                    try FileIO.writeNewFile(temporary, buffer, sync: configuration.batchSync == .eachFile)
                     written.append((temporary, blob))
                 }
             }
-            try FileIO.syncFileSystem(containing: layout.temporaryDirectory)
+            if configuration.batchSync == .fileSystem {
+                try FileIO.syncFileSystem(containing: layout.temporaryDirectory)
+            }
         } catch {
             for file in written { FileIO.removeBestEffort(file.temporary) }
             throw error

@@ -129,9 +129,17 @@ struct DiskCacheConcurrencyTests {
         #expect(sources.statistics.maxBytes == 100_000)
     }
 
-    @Test func batchStoreIndexesEverythingAndLastWriteWins() throws {
+    @Test(arguments: [DiskCache.BatchSync.fileSystem, .eachFile])
+    func batchStoreIndexesEverythingAndLastWriteWins(sync: DiskCache.BatchSync) throws {
         let directory = try TempDirectory()
-        let cache = try DiskFixtures.cache(directory, maxBytes: 100_000, maxEntryBytes: 1000)
+        let cache = try DiskCache(
+            configuration: .init(
+                directory: directory.appending("cache"),
+                maxBytes: 100_000,
+                maxEntryBytes: 1000,
+                batchSync: sync
+            )
+        )
         var requests = (0..<50).map {
             DiskCache.StoreRequest(
                 bytes: DiskFixtures.bytes("b\($0)", count: 100),
