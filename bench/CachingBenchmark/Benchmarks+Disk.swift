@@ -71,7 +71,11 @@ extension Benchmarks {
                 )
             }
         }
-        report("disk store, batches of 64 (fsync each file), 20 KB", Double(10 * 64) / (nanoseconds(perFileTime) / 1e9), "stores/s")
+        report(
+            "disk store, batches of 64 (fsync each file), 20 KB",
+            Double(10 * 64) / (nanoseconds(perFileTime) / 1e9),
+            "stores/s"
+        )
 
         // Lookups: hits on the 3,200 batch entries (page cache warm), per thread with its own reader.
         let keys = (0..<batches).flatMap { b in (0..<64).map { CacheKey("batch-\(b)-\($0)") } }
