@@ -97,6 +97,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Benchmarks (release builds: `swift run -c release CachingBenchmark`)
+
+        .executableTarget(
+            name: "CachingBenchmark",
+            dependencies: ["Caching"],
+            path: "bench/CachingBenchmark",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
 
         .target(
