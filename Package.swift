@@ -36,9 +36,13 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libvips's own pkg-config cflags carry `-pthread`, which SwiftPM refuses with a warning on every
+        // build. Its headers sit in the default include path and need only glib's include directories, which
+        // gobject-2.0 (a dependency of libvips-dev) provides without -pthread; the library itself is linked by
+        // Sources/CVips/module.modulemap.
         .systemLibrary(
             name: "CVips",
-            pkgConfig: "vips",
+            pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]
         ),
         .systemLibrary(
