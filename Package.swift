@@ -51,7 +51,14 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "CCurlShims", dependencies: ["CCurl"], cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
-        .target(name: "CVipsShims", dependencies: ["CVips"], cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
+        // Swift code reaches libvips only through these shims and never imports CVips, so the modulemap's
+        // `link` lines are not autolinked: the shim target links libvips itself.
+        .target(
+            name: "CVipsShims",
+            dependencies: ["CVips"],
+            cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
+            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]
+        ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
 
         // MARK: - Swift modules
@@ -105,7 +112,7 @@ let package = Package(
 
         .target(
             name: "ThumbdTestSupport",
-            dependencies: ["CLinuxShims"],
+            dependencies: ["CLinuxShims", "CVipsShims"],
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),
