@@ -17,7 +17,8 @@ let package = Package(
     name: "thumbd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "thumbd", targets: ["thumbd"])
+        .executable(name: "thumbd", targets: ["thumbd"]),
+        .executable(name: "thumbd-render-bench", targets: ["thumbd-render-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -105,6 +106,17 @@ let package = Package(
         .executableTarget(
             name: "thumbd",
             dependencies: ["ThumbdApp"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Benchmarks
+
+        // Render throughput against the peers' raw libvips benchmark: `swift build -c release --product
+        // thumbd-render-bench`, usage in bench/RenderBench/RenderBench.swift.
+        .executableTarget(
+            name: "thumbd-render-bench",
+            dependencies: ["Thumbnailing"],
+            path: "bench/RenderBench",
             swiftSettings: swiftSettings
         ),
 
