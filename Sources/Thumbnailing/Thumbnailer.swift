@@ -9,6 +9,12 @@ package import FoundationEssentials
 /// loop or Swift's cooperative pool. It keeps no mutable state, so one value can be shared by every render
 /// thread; libvips itself is thread-safe. It creates no threads of its own (vips concurrency is 1).
 ///
+/// Damaged sources: decoding uses libvips's `fail_on=error`, so a truncated or corrupt file fails with
+/// `ThumbnailError.decodeFailed` instead of rendering with grey or black rows. Browsers do show a partial
+/// JPEG, but a thumbnail is cached for a long time (a year by default) and would keep the damage after the
+/// origin fixes the file, while an error is not cached and the next request tries again. Mere decoder
+/// warnings (such as libjpeg's "extraneous bytes before marker") still render.
+///
 /// ```swift
 /// let thumbnailer = try Thumbnailer(configuration: .init(), vips: try Vips.initialize())
 /// let spec = try ThumbnailSpec(width: 256, height: 256, format: .auto(accepting: [.webp]))

@@ -38,6 +38,19 @@ import Thumbnailing
         }
     }
 
+    @Test func decoderWarningsStillRender() throws {
+        // Given a complete JPEG with junk between its first two segments (libjpeg: "Corrupt JPEG data: 3
+        // extraneous bytes before marker", a warning that fail_on=warning would refuse)
+        var bytes = Fixtures.bytes("progressive.jpg")
+        try #require(bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
+        let firstSegmentEnd = 4 + Int(bytes[4]) << 8 + Int(bytes[5])
+        bytes.insert(contentsOf: [0x00, 0x13, 0x37], at: firstSegmentEnd)
+        // Then fail_on=error lets it through, with the right picture
+        let thumbnail = try TestThumbnailer.make().render(bytes, spec: TestThumbnailer.spec(64, 64))
+        let image = try DecodedImage(decoding: thumbnail.bytes)
+        #expect(image.mismatch(in: Fixtures.quadrantProbes(width: 64, height: 48)) == nil)
+    }
+
     @Test(arguments: [[UInt8](), Fixtures.bytes("page.html"), Array("just text".utf8)])
     func nonImagesAreNotAnImage(_ bytes: [UInt8]) throws {
         let thumbnailer = try TestThumbnailer.make()
