@@ -62,8 +62,9 @@ package enum Fixtures {
 
     // MARK: - Other pictures
 
-    /// `grey.png` and `grey-alpha.png`: left half, right half.
+    /// `grey.png` and `grey-alpha.png`: the left half.
     package static let greyDark: UInt8 = 40
+    /// `grey.png` and `grey-alpha.png`: the right half.
     package static let greyLight: UInt8 = 200
     /// Frames of `animated.gif` / `animated.webp`, in order.
     package static let animationFrames = [red, green, blue]

@@ -4,10 +4,14 @@ import Synchronization
 
 /// An 8-bit colour, for pixel checks with a tolerance (encoders are lossy: never compare bytes).
 package struct RGB: Hashable, Sendable, CustomStringConvertible {
+    /// Red, 0...255.
     package var red: UInt8
+    /// Green, 0...255.
     package var green: UInt8
+    /// Blue, 0...255.
     package var blue: UInt8
 
+    /// The colour (red, green, blue).
     package init(_ red: UInt8, _ green: UInt8, _ blue: UInt8) {
         self.red = red
         self.green = green
@@ -24,6 +28,7 @@ package struct RGB: Hashable, Sendable, CustomStringConvertible {
         distance(to: other) <= tolerance
     }
 
+    /// `rgb(r, g, b)`.
     package var description: String { "rgb(\(red), \(green), \(blue))" }
 }
 
@@ -32,14 +37,19 @@ package struct RGB: Hashable, Sendable, CustomStringConvertible {
 package struct DecodedImage: Sendable {
     /// Media type of the encoding, e.g. `image/avif`.
     package let mimeType: String
+    /// Width in pixels.
     package let width: Int
+    /// Height in pixels (of the first page).
     package let height: Int
     /// 1 grey, 2 grey + alpha, 3 RGB, 4 RGBA.
     package let bands: Int
     /// Pages/frames in the file (1 for a still image).
     package let pageCount: Int
+    /// Whether EXIF data is present.
     package let hasEXIF: Bool
+    /// Whether XMP data is present.
     package let hasXMP: Bool
+    /// Whether an ICC profile is embedded.
     package let hasICCProfile: Bool
     /// Whether an orientation tag of any value is present.
     package let hasOrientationTag: Bool
@@ -139,5 +149,6 @@ package struct DecodedImage: Sendable {
 package struct DecodeFailure: Error, CustomStringConvertible {
     /// libvips's message.
     package let detail: String
+    /// The failure with libvips's detail.
     package var description: String { "decode failed: \(detail)" }
 }

@@ -33,11 +33,13 @@ package struct SpecError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong with it, for a 400 message.
     package let reason: String
 
+    /// An error about `field`, explained by `reason`.
     package init(field: String, reason: String) {
         self.field = field
         self.reason = reason
     }
 
+    /// `field: reason`.
     package var description: String { "\(field): \(reason)" }
 }
 
@@ -48,11 +50,13 @@ package struct ConfigurationError: Error, Hashable, Sendable, CustomStringConver
     /// What is wrong with it.
     package let reason: String
 
+    /// An error about `key`, explained by `reason`.
     package init(key: String, reason: String) {
         self.key = key
         self.reason = reason
     }
 
+    /// `key: reason`.
     package var description: String { "\(key): \(reason)" }
 }
 
@@ -61,5 +65,6 @@ package struct VipsInitializationError: Error, Hashable, Sendable, CustomStringC
     /// libvips's error text.
     package let detail: String
 
+    /// The failure with libvips's detail.
     package var description: String { "libvips initialisation failed: \(detail)" }
 }

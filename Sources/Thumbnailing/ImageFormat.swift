@@ -41,6 +41,7 @@ package enum ImageFormat: String, Hashable, Sendable, CaseIterable, CustomString
         }
     }
 
+    /// The lowercase name, e.g. `jpeg`.
     package var description: String { rawValue }
 
     /// The format whose media type is `mimeType` (case-insensitive, parameters ignored), e.g. from an

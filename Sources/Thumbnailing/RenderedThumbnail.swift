@@ -13,6 +13,7 @@ package struct RenderedThumbnail: Hashable, Sendable {
     /// The format the source was read as.
     package let sourceFormat: ImageFormat
 
+    /// A thumbnail made of `bytes` (tests and caches rebuild one from stored bytes).
     package init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int, sourceFormat: ImageFormat) {
         self.bytes = bytes
         self.format = format

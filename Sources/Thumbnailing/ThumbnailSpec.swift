@@ -109,7 +109,9 @@ package enum FormatRequest: Hashable, Sendable {
 
 /// The optional formats a client accepts (from its `Accept` header), for `FormatRequest.auto`.
 package struct AcceptedFormats: OptionSet, Hashable, Sendable {
+    /// One bit per format.
     package let rawValue: UInt8
+    /// The set with these bits.
     package init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// `image/webp`.

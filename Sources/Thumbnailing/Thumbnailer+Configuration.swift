@@ -26,6 +26,7 @@ extension Thumbnailer {
         /// libvips's default 4, for files 0.3 % larger; 0 takes 10 ms but files grow by 12 %.
         package var avifEffort = 2
 
+        /// The defaults described on each property.
         package init() {}
 
         /// Checks every value; called by `Thumbnailer.init`.

@@ -41,7 +41,10 @@ package struct Thumbnailer: Sendable {
     /// Renders one thumbnail. Blocks the calling thread for the whole job; `source` is borrowed (libvips
     /// does not copy it) and released when this returns; the output is copied once into the result.
     /// - Throws: `ThumbnailError`; the case says which step failed (see its documentation).
-    package func render(_ source: some ContiguousBytes, spec: ThumbnailSpec) throws(ThumbnailError)
+    package func render(
+        _ source: some ContiguousBytes,
+        spec: ThumbnailSpec
+    ) throws(ThumbnailError)
         -> RenderedThumbnail
     {
         let params = try parameters(for: spec)
@@ -147,7 +150,9 @@ package struct Thumbnailer: Sendable {
     /// The output format for a thumbnail without / with transparent pixels, following the negotiation rules
     /// of `FormatRequest`.
     /// - Throws: `ThumbnailError.outputFormatUnavailable` for an explicit format this thumbnailer cannot write.
-    package func outputFormats(for request: FormatRequest) throws(ThumbnailError)
+    package func outputFormats(
+        for request: FormatRequest
+    ) throws(ThumbnailError)
         -> (opaque: ImageFormat, transparent: ImageFormat)
     {
         let writable = writableFormats

@@ -87,8 +87,18 @@ import Thumbnailing
     @Test func greyStaysGrey() throws {
         let (_, image) = try TestThumbnailer.render("grey.png", TestThumbnailer.spec(32, 32, format: .exactly(.jpeg)))
         #expect(image.bands == 1)
-        #expect(image.colour(x: 4, y: 12).isClose(to: RGB(40, 40, 40), tolerance: 6))
-        #expect(image.colour(x: 28, y: 12).isClose(to: RGB(200, 200, 200), tolerance: 6))
+        #expect(
+            image.colour(x: 4, y: 12).isClose(
+                to: RGB(Fixtures.greyDark, Fixtures.greyDark, Fixtures.greyDark),
+                tolerance: 6
+            )
+        )
+        #expect(
+            image.colour(x: 28, y: 12).isClose(
+                to: RGB(Fixtures.greyLight, Fixtures.greyLight, Fixtures.greyLight),
+                tolerance: 6
+            )
+        )
     }
 
     @Test func greyAlphaBecomesPNGWithAlphaUnderAuto() throws {
@@ -100,7 +110,12 @@ import Thumbnailing
         // Then auto picks PNG, and grey and alpha are both kept
         #expect(thumbnail.format == .png)
         #expect(image.bands == 2)
-        #expect(image.colour(x: 4, y: 12).isClose(to: RGB(40, 40, 40), tolerance: 6))
+        #expect(
+            image.colour(x: 4, y: 12).isClose(
+                to: RGB(Fixtures.greyDark, Fixtures.greyDark, Fixtures.greyDark),
+                tolerance: 6
+            )
+        )
         #expect(image.alpha(x: 28, y: 12) == 0)
     }
 
