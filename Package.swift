@@ -17,7 +17,8 @@ let package = Package(
     name: "thumbd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "thumbd", targets: ["thumbd"])
+        .executable(name: "thumbd", targets: ["thumbd"]),
+        .executable(name: "thumbd-render-bench", targets: ["thumbd-render-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -36,9 +37,13 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libvips's own pkg-config cflags carry `-pthread`, which SwiftPM refuses with a warning on every
+        // build. Its headers sit in the default include path and need only glib's include directories, which
+        // gobject-2.0 (a dependency of libvips-dev) provides without -pthread; the library itself is linked by
+        // Sources/CVips/module.modulemap.
         .systemLibrary(
             name: "CVips",
-            pkgConfig: "vips",
+            pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]
         ),
         .systemLibrary(
@@ -47,7 +52,14 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "CCurlShims", dependencies: ["CCurl"], cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
-        .target(name: "CVipsShims", dependencies: ["CVips"], cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
+        // Swift code reaches libvips only through these shims and never imports CVips, so the modulemap's
+        // `link` lines are not autolinked: the shim target links libvips itself.
+        .target(
+            name: "CVipsShims",
+            dependencies: ["CVips"],
+            cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
+            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]
+        ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
 
         // MARK: - Swift modules
@@ -97,7 +109,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - Benchmarks (release builds: `swift run -c release CachingBenchmark`)
+        // MARK: - Benchmarks (release builds; see bench/README.md)
 
         .executableTarget(
             name: "CachingBenchmark",
@@ -105,12 +117,18 @@ let package = Package(
             path: "bench/CachingBenchmark",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "thumbd-render-bench",
+            dependencies: ["Thumbnailing"],
+            path: "bench/RenderBench",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: - Tests
 
         .target(
             name: "ThumbdTestSupport",
-            dependencies: ["CLinuxShims"],
+            dependencies: ["CLinuxShims", "CVipsShims"],
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),

@@ -1,7 +1,178 @@
 // SPDX-License-Identifier: Apache-2.0
-// One-call libvips jobs: every variadic, NULL-terminated option list lives here, compiled with -Wall.
+// One-call libvips jobs for thumbd. Swift cannot call libvips's variadic, NULL-terminated option lists
+// (vips_thumbnail_buffer, vips_jpegsave_buffer, ...) nor the VIPS_INIT macro, so every such call lives in
+// CVipsShims.c, compiled with -Wall -Werror (which catches a missing NULL sentinel).
+//
+// This header deliberately includes no libvips or glib header: Swift sees only plain C types, so the
+// Swift side never imports vips.h and every libvips object stays inside one C call.
+//
+// Threads: every function may be called from any thread after thumbd_vips_init() has returned, except
+// thumbd_vips_init itself (once, before any other call). libvips keeps ONE process-wide error buffer, so
+// error_detail strings may contain text from a concurrent job; they are for logs only. What failed is
+// always the returned ThumbdVipsStep.
 #pragma once
-#include <vips/vips.h>
 
-/// VIPS_INIT, which is a macro Swift cannot import. Returns 0 on success.
-int thumbd_vips_init(const char *argv0);
+#include <stddef.h>
+#include <stdint.h>
+
+/// Image formats as thumbd names them. Values are bit positions in allowed_sources masks.
+typedef enum ThumbdVipsFormat {
+    THUMBD_VIPS_FORMAT_UNKNOWN = 0,
+    THUMBD_VIPS_FORMAT_JPEG = 1,
+    THUMBD_VIPS_FORMAT_PNG = 2,
+    THUMBD_VIPS_FORMAT_WEBP = 3,
+    THUMBD_VIPS_FORMAT_GIF = 4,
+    THUMBD_VIPS_FORMAT_TIFF = 5,
+    THUMBD_VIPS_FORMAT_HEIF = 6,
+    THUMBD_VIPS_FORMAT_AVIF = 7,
+} ThumbdVipsFormat;
+
+/// How the picture is fitted into the width x height box.
+typedef enum ThumbdVipsFit {
+    THUMBD_VIPS_FIT_CONTAIN = 0,  // inside the box, aspect kept
+    THUMBD_VIPS_FIT_COVER = 1,    // fills the box, aspect kept, overflow cropped by gravity
+    THUMBD_VIPS_FIT_FILL = 2,     // exactly the box, aspect ignored
+} ThumbdVipsFit;
+
+/// Which part a cover crop keeps.
+typedef enum ThumbdVipsGravity {
+    THUMBD_VIPS_GRAVITY_CENTRE = 0,
+    THUMBD_VIPS_GRAVITY_NORTH = 1,
+    THUMBD_VIPS_GRAVITY_NORTH_EAST = 2,
+    THUMBD_VIPS_GRAVITY_EAST = 3,
+    THUMBD_VIPS_GRAVITY_SOUTH_EAST = 4,
+    THUMBD_VIPS_GRAVITY_SOUTH = 5,
+    THUMBD_VIPS_GRAVITY_SOUTH_WEST = 6,
+    THUMBD_VIPS_GRAVITY_WEST = 7,
+    THUMBD_VIPS_GRAVITY_NORTH_WEST = 8,
+    THUMBD_VIPS_GRAVITY_ATTENTION = 9,  // vips_smartcrop VIPS_INTERESTING_ATTENTION
+    THUMBD_VIPS_GRAVITY_ENTROPY = 10,   // vips_smartcrop VIPS_INTERESTING_ENTROPY
+} ThumbdVipsGravity;
+
+/// The step of a job that failed; THUMBD_VIPS_STEP_OK on success. The step, not the error text, decides
+/// how the failure is reported, because libvips's error buffer is shared by all threads.
+typedef enum ThumbdVipsStep {
+    THUMBD_VIPS_STEP_OK = 0,
+    THUMBD_VIPS_STEP_UNRECOGNISED = 1,    // no libvips loader recognises the bytes
+    THUMBD_VIPS_STEP_REFUSED_FORMAT = 2,  // recognised, but not an allowed source format
+    THUMBD_VIPS_STEP_HEADER = 3,          // allowed loader, but the header could not be read
+    THUMBD_VIPS_STEP_PIXEL_LIMIT = 4,     // width x height above max_source_pixels (nothing decoded)
+    THUMBD_VIPS_STEP_THUMBNAIL = 5,       // building the resize pipeline, rotating or cropping
+    THUMBD_VIPS_STEP_DECODE = 6,          // computing the pixels (decode + shrink): corrupt or truncated data
+    THUMBD_VIPS_STEP_SAVE = 7,            // encoding the output
+} ThumbdVipsStep;
+
+/// Everything one thumbnail job needs, passed by value.
+typedef struct ThumbdVipsThumbnailParams {
+    /// The box, in output (upright) pixels, both >= 1. The caller substitutes its own bound for an omitted
+    /// side and passes THUMBD_VIPS_FIT_CONTAIN in that case.
+    int width;
+    int height;
+    ThumbdVipsFit fit;
+    ThumbdVipsGravity gravity;  // used by THUMBD_VIPS_FIT_COVER only
+    int enlarge;                // non-zero: may upscale; zero: never upscales an axis
+    /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
+    ThumbdVipsFormat format_opaque;
+    ThumbdVipsFormat format_alpha;
+    int quality;           // 1...100, JPEG/WebP/AVIF
+    int jpeg_progressive;  // non-zero: interlaced JPEG
+    int png_compression;   // 0...9 (zlib level)
+    int webp_effort;       // 0...6
+    int avif_effort;       // 0...9
+    uint32_t allowed_sources;    // bit (1 << ThumbdVipsFormat) set for each accepted source format
+    int64_t max_source_pixels;   // width x height of the decoded page, checked before any decoding
+} ThumbdVipsThumbnailParams;
+
+/// What a job produced. Pointers are (transfer full): release each non-NULL one with thumbd_vips_free.
+typedef struct ThumbdVipsThumbnailResult {
+    void *data;       // encoded output (g_malloc'ed by libvips), NULL on failure
+    size_t length;
+    int width;        // output dimensions
+    int height;
+    ThumbdVipsFormat format;         // output format chosen
+    ThumbdVipsFormat source_format;  // UNKNOWN when not recognised
+    int source_width;                // header dimensions as stored (before orientation), 0 when unknown
+    int source_height;
+    const char *loader;  // (transfer none) static libvips loader class name, e.g. "VipsForeignLoadSvgBuffer",
+                         // or NULL when no loader recognised the bytes
+    char *error_detail;  // libvips error text for logs, or NULL
+} ThumbdVipsThumbnailResult;
+
+/// A source's header, read without decoding pixels.
+typedef struct ThumbdVipsProbeResult {
+    ThumbdVipsFormat format;
+    int width;        // as stored, one page
+    int height;
+    int orientation;  // EXIF orientation 1...8 (1 when absent)
+    int pages;        // frames / pages in the file
+    int has_alpha;
+    int has_icc_profile;
+    const char *loader;  // (transfer none) static loader class name, or NULL
+    char *error_detail;  // (transfer full) or NULL
+} ThumbdVipsProbeResult;
+
+/// A fully decoded image (first page), for tests and diagnostics: 8-bit pixels, interleaved bands.
+typedef struct ThumbdVipsDecoded {
+    ThumbdVipsFormat format;
+    int width;
+    int height;
+    int bands;
+    int pages;
+    int has_exif;
+    int has_xmp;
+    int has_icc_profile;
+    int has_orientation;  // an orientation tag other than 1 is present
+    int interlaced;       // progressive JPEG / interlaced PNG
+    unsigned char *pixels;  // (transfer full) width * height * bands bytes, or NULL
+    size_t length;
+    char *error_detail;     // (transfer full) or NULL
+} ThumbdVipsDecoded;
+
+/// Starts libvips once for the process (VIPS_INIT is a macro Swift cannot import), then applies thumbd's
+/// policy: operation cache off (every job is distinct and the cache would pin source buffers), vips
+/// concurrency 1 (parallelism comes from thumbd's render threads), every loader blocked except JPEG, PNG,
+/// WebP, GIF, HEIF/AVIF and TIFF, and every operation libvips marks untrusted blocked.
+/// Call on the main thread before any other thumbd_vips_* function. Calling it again is harmless (libvips
+/// ignores a second VIPS_INIT and the policy calls are the same). Returns 0 on success, -1 on failure with
+/// *error_detail (transfer full, may be NULL) set.
+/// - argv0: (transfer none) program name, used by libvips to find its data files.
+int thumbd_vips_init(const char *argv0, char **error_detail);
+
+/// Whether this libvips can write AVIF (heifsave with the AV1 encoder), checked by encoding a 16x16 image.
+/// Returns 1 if it can, 0 if not. Costs a few milliseconds; call once after thumbd_vips_init.
+int thumbd_vips_can_save_avif(void);
+
+/// libvips's version, e.g. "8.14.1". (transfer none): a static string.
+const char *thumbd_vips_version(void);
+
+/// One thumbnail job: find the loader, read the header, refuse it above max_source_pixels, build the
+/// shrink-on-load pipeline (vips_thumbnail_buffer, fail_on=error), decode, rotate upright, crop, convert to
+/// 8-bit sRGB (or grey), strip metadata, encode. Returns when the output is complete.
+/// - buffer: (transfer none) the encoded source, borrowed: libvips does not copy it, so it must stay valid
+///   until this function returns (it does not outlive the call). May be NULL when length is 0.
+/// - result: (out caller-allocates) zeroed by this function, then filled; free its pointers with
+///   thumbd_vips_free. Also clears the libvips error buffer before returning.
+ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
+                                     ThumbdVipsThumbnailResult *result);
+
+/// Reads a source's header (format, dimensions, orientation, pages, alpha) without decoding pixels.
+/// - buffer: (transfer none) borrowed for the duration of the call.
+/// - allowed_sources: as in ThumbdVipsThumbnailParams.
+/// - result: (out caller-allocates) zeroed, then filled; free error_detail with thumbd_vips_free.
+ThumbdVipsStep thumbd_vips_probe(const void *buffer, size_t length, uint32_t allowed_sources,
+                                 ThumbdVipsProbeResult *result);
+
+/// Decodes the first page of an image completely, for tests that check pixels and metadata of outputs.
+/// Any allowed loader; no pixel limit (use it on trusted, small images only).
+/// - buffer: (transfer none) borrowed for the duration of the call.
+/// - result: (out caller-allocates) zeroed, then filled; free pixels and error_detail with thumbd_vips_free.
+ThumbdVipsStep thumbd_vips_decode(const void *buffer, size_t length, ThumbdVipsDecoded *result);
+
+/// Releases memory handed out by these functions (g_free). NULL is allowed.
+void thumbd_vips_free(void *pointer);
+
+/// Frees libvips's per-thread state. Render worker threads call this once, just before they exit.
+void thumbd_vips_thread_shutdown(void);
+
+/// Empties libvips's process-wide error buffer.
+void thumbd_vips_error_clear(void);

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+// thumbd_vips_thumbnail: the whole render job in one C call (see CVipsShims.h for the contract).
+//
+// Pipeline, and the step reported when each part fails:
+//   1. find loader, check the allowed formats, read the header ............... UNRECOGNISED / REFUSED / HEADER
+//   2. width x height against max_source_pixels, before any decoding ........ PIXEL_LIMIT
+//   3. vips_thumbnail_buffer (shrink-on-load, fail_on=error, no_rotate) ...... THUMBNAIL (builds a lazy pipeline)
+//   4. vips_image_copy_memory: decode + shrink happen here ................... DECODE
+//   5. rotate upright, crop for cover, flatten for JPEG, 8-bit ............... THUMBNAIL
+//   6. encode with metadata stripped ......................................... SAVE
+// Rotation and cropping are done here rather than by vips_thumbnail (no_rotate, no crop) so that every pixel
+// decode happens in step 4: vips_thumbnail would otherwise decode inside its own build when it rotates or
+// smart-crops, and a truncated file would then be reported as a pipeline failure instead of a decode failure.
+// Step 5 works on a small in-memory image, so doing it ourselves costs nothing measurable.
+#include <string.h>
+
+#include "CVipsShimsInternal.h"
+
+// The box vips_thumbnail gets, in the source's stored orientation.
+typedef struct ResizeTarget {
+    int width;
+    int height;
+    VipsSize size;
+} ResizeTarget;
+
+// Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
+static ResizeTarget resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height) {
+    VipsSize size = p.enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
+    ResizeTarget target = {p.width, p.height, size};
+    switch (p.fit) {
+    case THUMBD_VIPS_FIT_CONTAIN:
+        break;
+    case THUMBD_VIPS_FIT_COVER:
+        // Fill the box: constrain the side that needs the smaller shrink and leave the other unbounded;
+        // the overflow is cropped after rotation. Same geometry as vips_thumbnail's crop mode.
+        if ((int64_t)p.width * upright_height >= (int64_t)p.height * upright_width) {
+            target.height = THUMBD_UNBOUNDED;
+        } else {
+            target.width = THUMBD_UNBOUNDED;
+        }
+        break;
+    case THUMBD_VIPS_FIT_FILL:
+        target.size = VIPS_SIZE_FORCE;
+        if (!p.enlarge) {
+            // Never upscale an axis: shrink the box, keeping its aspect, until it fits inside the source.
+            double k = 1.0;
+            k = VIPS_MIN(k, (double)upright_width / p.width);
+            k = VIPS_MIN(k, (double)upright_height / p.height);
+            target.width = VIPS_MAX(1, (int)(p.width * k + 0.5));
+            target.height = VIPS_MAX(1, (int)(p.height * k + 0.5));
+        }
+        break;
+    }
+    return target;
+}
+
+static int thumbnail_call(const void *buffer, size_t length, VipsImage **out, ResizeTarget t,
+                          const char *export_profile) {
+    // (void *): libvips's signature is not const, but it only reads the buffer (it wraps it, uncopied).
+    // fail_on=error also goes in option_string: libvips 8.14.1's thumbnail_buffer does not pass its own
+    // fail_on to the loader (only the file variant does), so a truncated JPEG would decode "successfully"
+    // with grey or black rows.
+    if (export_profile) {
+        return vips_thumbnail_buffer((void *)buffer, length, out, t.width, "height", t.height, "size", t.size,
+                                     "no_rotate", TRUE, "fail_on", VIPS_FAIL_ON_ERROR, "option_string",
+                                     "fail_on=error", "export_profile", export_profile, NULL);
+    }
+    return vips_thumbnail_buffer((void *)buffer, length, out, t.width, "height", t.height, "size", t.size,
+                                 "no_rotate", TRUE, "fail_on", VIPS_FAIL_ON_ERROR, "option_string",
+                                 "fail_on=error", NULL);
+}
+
+// Runs `call`, which reads `in` (the current image) and writes `thumbd_next`; on success the current image
+// is released and replaced by thumbd_next, on failure control goes to `failed` (with the step already set).
+#define THUMBD_REPLACE(image, call)                                                                            \
+    do {                                                                                                       \
+        VipsImage *thumbd_next = NULL;                                                                         \
+        VipsImage *in = (image);                                                                               \
+        if (call) {                                                                                            \
+            if (thumbd_next) g_object_unref(thumbd_next);                                                      \
+            goto failed;                                                                                       \
+        }                                                                                                      \
+        g_object_unref(image);                                                                                 \
+        (image) = thumbd_next;                                                                                 \
+    } while (0)
+
+static int crop_offset(int free_space, int gravity_low, int gravity_high) {
+    if (gravity_low) return 0;
+    if (gravity_high) return free_space;
+    return free_space / 2;
+}
+
+// True when the image has an alpha band with at least one pixel that is not fully opaque. Needs an 8-bit
+// image in memory (cheap then: a thumbnail-sized scan).
+static int has_transparency(VipsImage *image, int *transparent) {
+    *transparent = 0;
+    if (!vips_image_hasalpha(image)) return 0;
+    VipsImage *alpha = NULL;
+    double minimum = 255;
+    if (vips_extract_band(image, &alpha, image->Bands - 1, NULL) || vips_min(alpha, &minimum, NULL)) {
+        if (alpha) g_object_unref(alpha);
+        return -1;
+    }
+    g_object_unref(alpha);
+    *transparent = minimum < 255;
+    return 0;
+}
+
+static void *remove_field(VipsImage *image, const char *name, GValue *value, void *unused) {
+    (void)value;
+    (void)unused;
+    vips_image_remove(image, name);
+    return NULL;
+}
+
+static uint32_t read_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void write_le32(unsigned char *p, uint32_t v) {
+    p[0] = v & 0xFF;
+    p[1] = (v >> 8) & 0xFF;
+    p[2] = (v >> 16) & 0xFF;
+    p[3] = (v >> 24) & 0xFF;
+}
+
+// Removes the EXIF, XMP and ICC chunks from an extended (VP8X) WebP, in place, and clears their VP8X flags.
+// Needed because libvips 8.14.1's webpsave ignores "strip" and always writes a fresh EXIF block (resolution,
+// dimensions, orientation); fixed in 8.14.2, where this finds nothing to remove. Returns the new length; a
+// buffer that is not a well-formed WebP is returned unchanged.
+static size_t webp_strip_metadata(unsigned char *data, size_t length) {
+    if (length < 12 || memcmp(data, "RIFF", 4) || memcmp(data + 8, "WEBP", 4)) return length;
+    if (read_le32(data + 4) + 8 != length) return length;
+    size_t in = 12, out = 12;
+    unsigned char *vp8x = NULL;
+    while (in + 8 <= length) {
+        size_t chunk = 8 + (size_t)read_le32(data + in + 4);
+        chunk += chunk & 1;  // chunks are padded to an even size
+        if (chunk > length - in) return length;
+        int drop = !memcmp(data + in, "EXIF", 4) || !memcmp(data + in, "XMP ", 4) || !memcmp(data + in, "ICCP", 4);
+        if (!drop) {
+            memmove(data + out, data + in, chunk);
+            if (!memcmp(data + out, "VP8X", 4) && chunk >= 18) vp8x = data + out;
+            out += chunk;
+        }
+        in += chunk;
+    }
+    if (in != length) return length;
+    if (vp8x) vp8x[8] &= (unsigned char)~(0x20 | 0x08 | 0x04);  // ICC, EXIF, XMP flags
+    write_le32(data + 4, (uint32_t)(out - 8));
+    return out;
+}
+
+static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, void **data,
+                size_t *length) {
+    switch (format) {
+    case THUMBD_VIPS_FORMAT_JPEG:
+        return vips_jpegsave_buffer(image, data, length, "Q", p.quality, "optimize_coding", TRUE, "interlace",
+                                    p.jpeg_progressive ? TRUE : FALSE, "strip", TRUE, NULL);
+    case THUMBD_VIPS_FORMAT_PNG:
+        return vips_pngsave_buffer(image, data, length, "compression", p.png_compression, "strip", TRUE, NULL);
+    case THUMBD_VIPS_FORMAT_WEBP:
+        if (vips_webpsave_buffer(image, data, length, "Q", p.quality, "effort", p.webp_effort, "strip", TRUE,
+                                 NULL))
+            return -1;
+        *length = webp_strip_metadata(*data, *length);
+        return 0;
+    case THUMBD_VIPS_FORMAT_AVIF:
+        return vips_heifsave_buffer(image, data, length, "Q", p.quality, "compression",
+                                    VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "effort", p.avif_effort, "strip", TRUE,
+                                    NULL);
+    default:
+        vips_error("thumbd", "format %d cannot be written", (int)format);
+        return -1;
+    }
+}
+
+ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                     ThumbdVipsThumbnailResult *result) {
+    memset(result, 0, sizeof(*result));
+    VipsImage *image = NULL;
+    ThumbdVipsStep step = THUMBD_VIPS_STEP_OK;
+
+    // 1. Header.
+    step = thumbd_vips_open_header(buffer, length, p.allowed_sources, &image, &result->source_format,
+                                   &result->loader);
+    if (step != THUMBD_VIPS_STEP_OK) goto failed;
+    result->source_width = image->Xsize;
+    result->source_height = image->Ysize;  // one page: the loaders open page 0 only (n=1)
+
+    // 2. Pixel limit, before anything is decoded. Only the first page is ever decoded, so the page count
+    // does not multiply the cost.
+    if ((int64_t)image->Xsize * image->Ysize > p.max_source_pixels) {
+        vips_error("thumbd", "%dx%d exceeds the pixel limit", image->Xsize, image->Ysize);
+        step = THUMBD_VIPS_STEP_PIXEL_LIMIT;
+        goto failed;
+    }
+    int orientation = vips_image_get_orientation(image);
+    int swap = vips_image_get_orientation_swap(image) ? 1 : 0;
+    int upright_width = swap ? image->Ysize : image->Xsize;
+    int upright_height = swap ? image->Xsize : image->Ysize;
+    // Convert through ICC only when the source carries a profile. Untagged sources are taken as sRGB: an
+    // export profile would cost an sRGB -> XYZ -> sRGB round trip for nothing. CMYK is left to libvips's
+    // colourspace step, which uses the embedded (or its built-in) CMYK profile; an sRGB export on top would
+    // apply the CMYK profile to RGB pixels.
+    int use_icc = vips_image_get_typeof(image, VIPS_META_ICC_NAME) && image->Type != VIPS_INTERPRETATION_CMYK;
+    g_object_unref(image);
+    image = NULL;
+
+    // 3. The lazy shrink-on-load pipeline, sized in stored orientation (we rotate afterwards).
+    step = THUMBD_VIPS_STEP_THUMBNAIL;
+    ResizeTarget target = resize_target(p, upright_width, upright_height);
+    if (swap) {
+        int w = target.width;
+        target.width = target.height;
+        target.height = w;
+    }
+    if (thumbnail_call(buffer, length, &image, target, use_icc ? "srgb" : NULL)) goto failed;
+
+    // 4. Decode and shrink: the only place source pixels are read.
+    step = THUMBD_VIPS_STEP_DECODE;
+    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+
+    // 5. Upright, cropped, 8-bit.
+    step = THUMBD_VIPS_STEP_THUMBNAIL;
+    if (orientation != 1) {
+        // Our image is private (refcount 1), so setting the tag is safe; vips_autorot removes it again.
+        vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
+        THUMBD_REPLACE(image, vips_autorot(in, &thumbd_next, NULL));
+    }
+    if (image->BandFmt != VIPS_FORMAT_UCHAR) {
+        // vips_thumbnail already converts to 8-bit sRGB or B_W; this is a guard for odd inputs.
+        VipsInterpretation space = image->Bands < 3 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
+        THUMBD_REPLACE(image, vips_colourspace(in, &thumbd_next, space, NULL));
+        if (image->BandFmt != VIPS_FORMAT_UCHAR) THUMBD_REPLACE(image, vips_cast_uchar(in, &thumbd_next, NULL));
+    }
+    if (p.fit == THUMBD_VIPS_FIT_COVER) {
+        int crop_width = VIPS_MIN(p.width, image->Xsize);
+        int crop_height = VIPS_MIN(p.height, image->Ysize);
+        if (crop_width < image->Xsize || crop_height < image->Ysize) {
+            if (p.gravity == THUMBD_VIPS_GRAVITY_ATTENTION || p.gravity == THUMBD_VIPS_GRAVITY_ENTROPY) {
+                VipsInteresting interesting = p.gravity == THUMBD_VIPS_GRAVITY_ATTENTION
+                                                  ? VIPS_INTERESTING_ATTENTION
+                                                  : VIPS_INTERESTING_ENTROPY;
+                THUMBD_REPLACE(image, vips_smartcrop(in, &thumbd_next, crop_width, crop_height, "interesting",
+                                                     interesting, NULL));
+            } else {
+                ThumbdVipsGravity g = p.gravity;
+                int west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
+                           g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
+                int east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                           g == THUMBD_VIPS_GRAVITY_SOUTH_EAST;
+                int north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                            g == THUMBD_VIPS_GRAVITY_NORTH_WEST;
+                int south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
+                            g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
+                int left = crop_offset(image->Xsize - crop_width, west, east);
+                int top = crop_offset(image->Ysize - crop_height, north, south);
+                THUMBD_REPLACE(image,
+                               vips_extract_area(in, &thumbd_next, left, top, crop_width, crop_height, NULL));
+            }
+        }
+    }
+
+    // Output format: the caller's choice for opaque or transparent thumbnails.
+    ThumbdVipsFormat format = p.format_opaque;
+    if (p.format_alpha != p.format_opaque) {
+        int transparent = 0;
+        if (has_transparency(image, &transparent)) goto failed;
+        if (transparent) format = p.format_alpha;
+    }
+    if (format == THUMBD_VIPS_FORMAT_JPEG && vips_image_hasalpha(image)) {
+        // JPEG has no alpha: composite over white, as browsers show transparent areas on a white page.
+        VipsArrayDouble *white = vips_array_double_newv(1, 255.0);
+        VipsImage *flat = NULL;
+        int flatten_failed = vips_flatten(image, &flat, "background", white, NULL);
+        vips_area_unref(VIPS_AREA(white));
+        if (flatten_failed) goto failed;
+        g_object_unref(image);
+        image = flat;
+    }
+
+    // 6. Encode. Every metadata field (EXIF and its parsed exif-* tags, XMP, IPTC, ICC, orientation, page
+    // and loader fields) is removed first, and the savers are also asked to strip: libvips 8.14.1's webpsave
+    // ignores "strip" and would rebuild EXIF from the exif-* fields. Our image is private (refcount 1), so
+    // changing its metadata is safe; vips_image_map copes with removal while mapping.
+    vips_image_map(image, remove_field, NULL);
+    step = THUMBD_VIPS_STEP_SAVE;
+    if (save(image, format, p, &result->data, &result->length)) goto failed;
+    result->format = format;
+    result->width = image->Xsize;
+    result->height = image->Ysize;
+    g_object_unref(image);
+    vips_error_clear();
+    return THUMBD_VIPS_STEP_OK;
+
+failed:
+    if (image) g_object_unref(image);
+    g_free(result->data);
+    result->data = NULL;
+    result->length = 0;
+    result->error_detail = vips_error_buffer_copy();
+    return step;
+}

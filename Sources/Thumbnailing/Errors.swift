@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// Why a source could not be turned into a thumbnail. No HTTP here: `ThumbdApp/ErrorResponses.swift` maps
+/// each case to a status.
+///
+/// libvips has one process-wide error buffer, so the case is decided by the step that failed, never by the
+/// text; the `String` payloads are libvips's messages, meant for logs only (they may even contain a message
+/// from a concurrent job).
+package enum ThumbnailError: Error, Hashable, Sendable {
+    /// No allowed or known image loader recognises the bytes (HTML, text, an empty body, ...).
+    case notAnImage
+    /// The bytes are an image format thumbd refuses (SVG, PDF, BMP through ImageMagick, ...) or one the
+    /// configuration does not allow. The payload names it, e.g. `"svg"`, `"magick"`, `"tiff"`.
+    case unsupportedFormat(String)
+    /// The header announces more pixels than `Configuration.maxSourcePixels`; nothing was decoded.
+    case tooManyPixels(width: Int, height: Int)
+    /// The header or the pixel data is corrupt or truncated.
+    case decodeFailed(String)
+    /// Resizing, rotating or cropping failed on pixels that decoded.
+    case renderFailed(String)
+    /// The encoder failed.
+    case encodeFailed(String)
+    /// The spec asks explicitly for a format this process cannot or may not write (for example AVIF when
+    /// libheif has no AV1 encoder, or a format outside `Configuration.allowedOutputFormats`).
+    case outputFormatUnavailable(ImageFormat)
+}
+
+/// Why a `ThumbnailSpec` could not be built. `field` names the spec property; the request layer maps it to
+/// its own parameter name.
+package struct SpecError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The `ThumbnailSpec` property at fault: `width`, `height`, `quality` or `format`.
+    package let field: String
+    /// What is wrong with it, for a 400 message.
+    package let reason: String
+
+    /// An error about `field`, explained by `reason`.
+    package init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
+    /// `field: reason`.
+    package var description: String { "\(field): \(reason)" }
+}
+
+/// An invalid `Thumbnailer.Configuration` value, found by `validate()` before anything starts.
+package struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The `Thumbnailer.Configuration` property at fault, e.g. `maxSourcePixels`.
+    package let key: String
+    /// What is wrong with it.
+    package let reason: String
+
+    /// An error about `key`, explained by `reason`.
+    package init(key: String, reason: String) {
+        self.key = key
+        self.reason = reason
+    }
+
+    /// `key: reason`.
+    package var description: String { "\(key): \(reason)" }
+}
+
+/// libvips could not be started.
+package struct VipsInitializationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// libvips's error text.
+    package let detail: String
+
+    /// The failure with libvips's detail.
+    package var description: String { "libvips initialisation failed: \(detail)" }
+}

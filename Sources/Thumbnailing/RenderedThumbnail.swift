@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// An encoded thumbnail, ready to send or cache.
+package struct RenderedThumbnail: Hashable, Sendable {
+    /// The encoded image.
+    package let bytes: [UInt8]
+    /// The format of `bytes` (what `auto` resolved to).
+    package let format: ImageFormat
+    /// Output width in pixels.
+    package let width: Int
+    /// Output height in pixels.
+    package let height: Int
+    /// The format the source was read as.
+    package let sourceFormat: ImageFormat
+
+    /// A thumbnail made of `bytes` (tests and caches rebuild one from stored bytes).
+    package init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int, sourceFormat: ImageFormat) {
+        self.bytes = bytes
+        self.format = format
+        self.width = width
+        self.height = height
+        self.sourceFormat = sourceFormat
+    }
+}
+
+/// What a source's header says, read without decoding pixels (see `Thumbnailer.probe(_:)`).
+package struct ImageProbe: Hashable, Sendable {
+    /// The source format.
+    package let format: ImageFormat
+    /// Width of the upright picture (EXIF orientation applied), one page.
+    package let width: Int
+    /// Height of the upright picture, one page.
+    package let height: Int
+    /// EXIF orientation, 1...8 (1 when absent).
+    package let orientation: Int
+    /// Frames or pages in the file; only the first is ever rendered.
+    package let pageCount: Int
+    /// Whether the picture has an alpha channel (it may still be fully opaque).
+    package let hasAlpha: Bool
+    /// Whether it carries an ICC profile (converted to sRGB when rendered).
+    package let hasICCProfile: Bool
+
+    /// Pixels of one page: what `Configuration.maxSourcePixels` limits.
+    package var pixelCount: Int { width * height }
+}

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// What thumbnail to make from a source: box, fit, crop gravity, quality, upscaling and output format.
+///
+/// A spec is valid by construction: the initialiser checks every range. It is `Hashable` so that it can be
+/// part of a cache or coalescing key; pass it through `Thumbnailer.normalized(_:)` first so that equivalent
+/// specs (say, `gravity` on a `contain` fit) compare equal.
+///
+/// ```swift
+/// let spec = try ThumbnailSpec(width: 256, height: 256, fit: .cover, gravity: .attention,
+///                              format: .auto(accepting: [.webp]))
+/// ```
+package struct ThumbnailSpec: Hashable, Sendable {
+    /// The largest box side, and the bound used for an omitted side: no output side exceeds it.
+    package static let maxDimension = 4096
+    /// Valid box sides.
+    package static let dimensionRange = 1...maxDimension
+    /// Valid qualities.
+    package static let qualityRange = 1...100
+
+    /// Box width in pixels; `nil` keeps the aspect ratio from `height`.
+    package let width: Int?
+    /// Box height in pixels; `nil` keeps the aspect ratio from `width`.
+    package let height: Int?
+    /// How the picture goes into the box. With only one side given, every fit behaves as `contain`.
+    package let fit: Fit
+    /// Which part `cover` keeps; ignored by the other fits.
+    package let gravity: Gravity
+    /// Encoder quality 1...100 for JPEG, WebP and AVIF; `nil` takes `Configuration.defaultQuality`.
+    package let quality: Int?
+    /// Whether a source smaller than the box may be scaled up. Off by default: upscaling only adds bytes.
+    package let enlarge: Bool
+    /// The output format, or `auto` negotiation.
+    package let format: FormatRequest
+
+    /// Builds a spec, checking every value.
+    /// - Throws: `SpecError` naming the field when a side is out of `dimensionRange`, both sides are
+    ///   missing, the quality is out of `qualityRange`, or an explicit format cannot be written.
+    package init(
+        width: Int?,
+        height: Int?,
+        fit: Fit = .contain,
+        gravity: Gravity = .centre,
+        quality: Int? = nil,
+        enlarge: Bool = false,
+        format: FormatRequest = .auto(accepting: [])
+    ) throws(SpecError) {
+        if let width, !Self.dimensionRange.contains(width) {
+            throw SpecError(field: "width", reason: "must be \(Self.dimensionRange.lowerBound)...\(Self.maxDimension)")
+        }
+        if let height, !Self.dimensionRange.contains(height) {
+            throw SpecError(field: "height", reason: "must be \(Self.dimensionRange.lowerBound)...\(Self.maxDimension)")
+        }
+        if width == nil && height == nil {
+            throw SpecError(field: "width", reason: "width or height is required")
+        }
+        if let quality, !Self.qualityRange.contains(quality) {
+            throw SpecError(field: "quality", reason: "must be 1...100")
+        }
+        if case .exactly(let output) = format, !output.isEncodable {
+            throw SpecError(field: "format", reason: "\(output) cannot be written")
+        }
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.gravity = gravity
+        self.quality = quality
+        self.enlarge = enlarge
+        self.format = format
+    }
+}
+
+/// How a picture is fitted into the box.
+package enum Fit: String, Hashable, Sendable, CaseIterable {
+    /// Inside the box, aspect ratio kept: one side matches the box, the other is smaller or equal.
+    case contain
+    /// Fills the box, aspect ratio kept; what overflows is cropped according to the gravity.
+    case cover
+    /// Exactly the box, aspect ratio ignored (stretched). Without `enlarge`, the box is first scaled down,
+    /// keeping its own aspect, until no axis of the source would be upscaled.
+    case fill
+}
+
+/// Which part of the picture a `cover` crop keeps.
+package enum Gravity: String, Hashable, Sendable, CaseIterable {
+    case centre
+    case north
+    case northEast = "northeast"
+    case east
+    case southEast = "southeast"
+    case south
+    case southWest = "southwest"
+    case west
+    case northWest = "northwest"
+    /// libvips's attention strategy: the region with most edges, skin tones and saturated colour.
+    case attention
+    /// libvips's entropy strategy: the busiest region.
+    case entropy
+}
+
+/// The output format a request asks for.
+package enum FormatRequest: Hashable, Sendable {
+    /// This format, or `ThumbnailError.outputFormatUnavailable`.
+    case exactly(ImageFormat)
+    /// Negotiated: AVIF if accepted and writable, else WebP if accepted, else JPEG, or PNG when the
+    /// thumbnail has transparent pixels. JPEG and PNG are always acceptable.
+    case auto(accepting: AcceptedFormats)
+}
+
+/// The optional formats a client accepts (from its `Accept` header), for `FormatRequest.auto`.
+package struct AcceptedFormats: OptionSet, Hashable, Sendable {
+    /// One bit per format.
+    package let rawValue: UInt8
+    /// The set with these bits.
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// `image/webp`.
+    package static let webp = AcceptedFormats(rawValue: 1 << 0)
+    /// `image/avif`.
+    package static let avif = AcceptedFormats(rawValue: 1 << 1)
+}
+
+extension ThumbnailSpec {
+    /// For values already checked (normalisation of a valid spec).
+    init(
+        validatedWidth width: Int?,
+        height: Int?,
+        fit: Fit,
+        gravity: Gravity,
+        quality: Int?,
+        enlarge: Bool,
+        format: FormatRequest
+    ) {
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.gravity = gravity
+        self.quality = quality
+        self.enlarge = enlarge
+        self.format = format
+    }
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+import CVipsShims
+
+// Conversions between the Swift types and the C shim's plain structs and enums. Nothing here outlives a call.
+
+extension Thumbnailer {
+    /// Bit (1 << ThumbdVipsFormat) for each allowed source format.
+    var sourceMask: UInt32 {
+        configuration.allowedSourceFormats.reduce(0) { $0 | (1 << $1.vipsFormat.rawValue) }
+    }
+
+    /// The shim's parameters for `spec`: one-sided boxes become `contain` with the other side bounded by
+    /// `ThumbnailSpec.maxDimension`, so no output side can exceed it even with `enlarge`.
+    func parameters(for spec: ThumbnailSpec) throws(ThumbnailError) -> ThumbdVipsThumbnailParams {
+        let formats = try outputFormats(for: spec.format)
+        let oneSided = spec.width == nil || spec.height == nil
+        var params = ThumbdVipsThumbnailParams()
+        params.width = Int32(spec.width ?? ThumbnailSpec.maxDimension)
+        params.height = Int32(spec.height ?? ThumbnailSpec.maxDimension)
+        params.fit = oneSided ? THUMBD_VIPS_FIT_CONTAIN : spec.fit.vipsFit
+        params.gravity = spec.gravity.vipsGravity
+        params.enlarge = spec.enlarge ? 1 : 0
+        params.format_opaque = formats.opaque.vipsFormat
+        params.format_alpha = formats.transparent.vipsFormat
+        params.quality = Int32(spec.quality ?? configuration.defaultQuality)
+        params.jpeg_progressive = configuration.jpegProgressive ? 1 : 0
+        params.png_compression = Int32(configuration.pngCompression)
+        params.webp_effort = Int32(configuration.webpEffort)
+        params.avif_effort = Int32(configuration.avifEffort)
+        params.allowed_sources = sourceMask
+        params.max_source_pixels = Int64(configuration.maxSourcePixels)
+        return params
+    }
+}
+
+extension ThumbnailError {
+    /// The error for a failed shim step. `detail` is libvips's (shared, log-only) error text; `sniffed` is the
+    /// format the magic bytes suggest, used only to name a refused format.
+    init(
+        step: ThumbdVipsStep,
+        detail: UnsafePointer<CChar>?,
+        loader: UnsafePointer<CChar>?,
+        sourceFormat: ThumbdVipsFormat,
+        width: Int32,
+        height: Int32,
+        sniffed: ImageFormat?
+    ) {
+        let text = detail.map { String(cString: $0) } ?? ""
+        switch step {
+        case THUMBD_VIPS_STEP_UNRECOGNISED:
+            self = .notAnImage
+        case THUMBD_VIPS_STEP_REFUSED_FORMAT:
+            // The magic bytes name AVIF even when the whole heif family was refused before its header was read.
+            let name = sniffed ?? ImageFormat(sourceFormat)
+            self = .unsupportedFormat(name?.rawValue ?? Self.shortName(ofLoader: loader))
+        case THUMBD_VIPS_STEP_HEADER, THUMBD_VIPS_STEP_DECODE:
+            self = .decodeFailed(text)
+        case THUMBD_VIPS_STEP_PIXEL_LIMIT:
+            self = .tooManyPixels(width: Int(width), height: Int(height))
+        case THUMBD_VIPS_STEP_SAVE:
+            self = .encodeFailed(text)
+        default:
+            // THUMBD_VIPS_STEP_THUMBNAIL, or OK with a result Swift cannot represent (a shim bug).
+            self = .renderFailed(text.isEmpty ? "step \(step.rawValue)" : text)
+        }
+    }
+
+    /// "VipsForeignLoadSvgBuffer" -> "svg": a readable name for a refused loader.
+    private static func shortName(ofLoader loader: UnsafePointer<CChar>?) -> String {
+        guard let loader else { return "unknown" }
+        var name = Substring(String(cString: loader))
+        for prefix in ["VipsForeignLoad"] where name.hasPrefix(prefix) { name = name.dropFirst(prefix.count) }
+        for suffix in ["Buffer", "Source", "File"] where name.hasSuffix(suffix) { name = name.dropLast(suffix.count) }
+        return name.lowercased()
+    }
+}
+
+extension ImageFormat {
+    init?(_ format: ThumbdVipsFormat) {
+        switch format {
+        case THUMBD_VIPS_FORMAT_JPEG: self = .jpeg
+        case THUMBD_VIPS_FORMAT_PNG: self = .png
+        case THUMBD_VIPS_FORMAT_WEBP: self = .webp
+        case THUMBD_VIPS_FORMAT_GIF: self = .gif
+        case THUMBD_VIPS_FORMAT_TIFF: self = .tiff
+        case THUMBD_VIPS_FORMAT_HEIF: self = .heif
+        case THUMBD_VIPS_FORMAT_AVIF: self = .avif
+        default: return nil
+        }
+    }
+
+    var vipsFormat: ThumbdVipsFormat {
+        switch self {
+        case .jpeg: THUMBD_VIPS_FORMAT_JPEG
+        case .png: THUMBD_VIPS_FORMAT_PNG
+        case .webp: THUMBD_VIPS_FORMAT_WEBP
+        case .gif: THUMBD_VIPS_FORMAT_GIF
+        case .tiff: THUMBD_VIPS_FORMAT_TIFF
+        case .heif: THUMBD_VIPS_FORMAT_HEIF
+        case .avif: THUMBD_VIPS_FORMAT_AVIF
+        }
+    }
+}
+
+extension Fit {
+    var vipsFit: ThumbdVipsFit {
+        switch self {
+        case .contain: THUMBD_VIPS_FIT_CONTAIN
+        case .cover: THUMBD_VIPS_FIT_COVER
+        case .fill: THUMBD_VIPS_FIT_FILL
+        }
+    }
+}
+
+extension Gravity {
+    var vipsGravity: ThumbdVipsGravity {
+        switch self {
+        case .centre: THUMBD_VIPS_GRAVITY_CENTRE
+        case .north: THUMBD_VIPS_GRAVITY_NORTH
+        case .northEast: THUMBD_VIPS_GRAVITY_NORTH_EAST
+        case .east: THUMBD_VIPS_GRAVITY_EAST
+        case .southEast: THUMBD_VIPS_GRAVITY_SOUTH_EAST
+        case .south: THUMBD_VIPS_GRAVITY_SOUTH
+        case .southWest: THUMBD_VIPS_GRAVITY_SOUTH_WEST
+        case .west: THUMBD_VIPS_GRAVITY_WEST
+        case .northWest: THUMBD_VIPS_GRAVITY_NORTH_WEST
+        case .attention: THUMBD_VIPS_GRAVITY_ATTENTION
+        case .entropy: THUMBD_VIPS_GRAVITY_ENTROPY
+        }
+    }
+}

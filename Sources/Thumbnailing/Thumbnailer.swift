@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+import CVipsShims
+package import FoundationEssentials
+
+/// Turns source bytes into a thumbnail with libvips: shrink-on-load, EXIF orientation applied, ICC profiles
+/// converted to sRGB, 8-bit output, metadata stripped, first frame of animations.
+///
+/// Synchronous and blocking (tens of milliseconds): call it on a render worker thread, never on an event
+/// loop or Swift's cooperative pool. It keeps no mutable state, so one value can be shared by every render
+/// thread; libvips itself is thread-safe. It creates no threads of its own (vips concurrency is 1).
+///
+/// Damaged sources: decoding uses libvips's `fail_on=error`, so a truncated or corrupt file fails with
+/// `ThumbnailError.decodeFailed` instead of rendering with grey or black rows. Browsers do show a partial
+/// JPEG, but a thumbnail is cached for a long time (a year by default) and would keep the damage after the
+/// origin fixes the file, while an error is not cached and the next request tries again. Mere decoder
+/// warnings (such as libjpeg's "extraneous bytes before marker") still render.
+///
+/// ```swift
+/// let thumbnailer = try Thumbnailer(configuration: .init(), vips: try Vips.initialize())
+/// let spec = try ThumbnailSpec(width: 256, height: 256, format: .auto(accepting: [.webp]))
+/// let thumbnail = try thumbnailer.render(sourceBytes, spec: spec)   // on a render thread
+/// ```
+package struct Thumbnailer: Sendable {
+    /// The validated configuration.
+    package let configuration: Configuration
+    /// The libvips instance and its capabilities.
+    package let vips: Vips
+
+    /// - Throws: `ConfigurationError` when `configuration` is invalid.
+    package init(configuration: Configuration = Configuration(), vips: Vips) throws(ConfigurationError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.vips = vips
+    }
+
+    /// Output formats this thumbnailer writes: the allowed ones that libvips can write.
+    package var writableFormats: Set<ImageFormat> {
+        configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
+    }
+
+    /// Renders one thumbnail. Blocks the calling thread for the whole job; `source` is borrowed (libvips
+    /// does not copy it) and released when this returns; the output is copied once into the result.
+    /// - Throws: `ThumbnailError`; the case says which step failed (see its documentation).
+    package func render(
+        _ source: some ContiguousBytes,
+        spec: ThumbnailSpec
+    ) throws(ThumbnailError)
+        -> RenderedThumbnail
+    {
+        let params = try parameters(for: spec)
+        let outcome = source.withUnsafeBytes {
+            (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
+            var result = ThumbdVipsThumbnailResult()
+            let step = thumbd_vips_thumbnail(bytes.baseAddress, bytes.count, params, &result)
+            defer {
+                thumbd_vips_free(result.data)
+                thumbd_vips_free(result.error_detail)
+            }
+            guard step == THUMBD_VIPS_STEP_OK, let data = result.data,
+                let format = ImageFormat(result.format), let sourceFormat = ImageFormat(result.source_format)
+            else {
+                return .failure(
+                    ThumbnailError(
+                        step: step,
+                        detail: result.error_detail,
+                        loader: result.loader,
+                        sourceFormat: result.source_format,
+                        width: result.source_width,
+                        height: result.source_height,
+                        sniffed: ImageFormat.sniff(bytes)
+                    )
+                )
+            }
+            let output = [UInt8](UnsafeRawBufferPointer(start: data, count: result.length))
+            return .success(
+                RenderedThumbnail(
+                    bytes: output,
+                    format: format,
+                    width: Int(result.width),
+                    height: Int(result.height),
+                    sourceFormat: sourceFormat
+                )
+            )
+        }
+        return try outcome.get()
+    }
+
+    /// Reads format, upright dimensions, orientation, page count and alpha from the header, without
+    /// decoding pixels (microseconds to a millisecond). Does not apply `maxSourcePixels`.
+    /// - Throws: `ThumbnailError.notAnImage`, `.unsupportedFormat` or `.decodeFailed` (unreadable header).
+    package func probe(_ source: some ContiguousBytes) throws(ThumbnailError) -> ImageProbe {
+        let allowed = sourceMask
+        let outcome = source.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Result<ImageProbe, ThumbnailError> in
+            var result = ThumbdVipsProbeResult()
+            let step = thumbd_vips_probe(bytes.baseAddress, bytes.count, allowed, &result)
+            defer { thumbd_vips_free(result.error_detail) }
+            guard step == THUMBD_VIPS_STEP_OK, let format = ImageFormat(result.format) else {
+                return .failure(
+                    ThumbnailError(
+                        step: step,
+                        detail: result.error_detail,
+                        loader: result.loader,
+                        sourceFormat: result.format,
+                        width: result.width,
+                        height: result.height,
+                        sniffed: ImageFormat.sniff(bytes)
+                    )
+                )
+            }
+            let swapsSides = (5...8).contains(result.orientation)
+            return .success(
+                ImageProbe(
+                    format: format,
+                    width: Int(swapsSides ? result.height : result.width),
+                    height: Int(swapsSides ? result.width : result.height),
+                    orientation: Int(result.orientation),
+                    pageCount: Int(result.pages),
+                    hasAlpha: result.has_alpha != 0,
+                    hasICCProfile: result.has_icc_profile != 0
+                )
+            )
+        }
+        return try outcome.get()
+    }
+
+    /// The canonical form of `spec` for this thumbnailer: equivalent specs become equal, so use it in cache
+    /// and coalescing keys. Fills in the default quality, drops the gravity unless the fit is `cover`,
+    /// turns a one-sided box into `contain`, and removes from `auto` the formats this thumbnailer cannot
+    /// write. Rendering a spec or its normalised form gives the same output.
+    package func normalized(_ spec: ThumbnailSpec) -> ThumbnailSpec {
+        let oneSided = spec.width == nil || spec.height == nil
+        let fit = oneSided ? Fit.contain : spec.fit
+        var format = spec.format
+        if case .auto(var accepted) = format {
+            if !writableFormats.contains(.avif) { accepted.remove(.avif) }
+            if !writableFormats.contains(.webp) { accepted.remove(.webp) }
+            format = .auto(accepting: accepted)
+        }
+        return ThumbnailSpec(
+            validatedWidth: spec.width,
+            height: spec.height,
+            fit: fit,
+            gravity: fit == .cover ? spec.gravity : .centre,
+            quality: spec.quality ?? configuration.defaultQuality,
+            enlarge: spec.enlarge,
+            format: format
+        )
+    }
+
+    /// The output format for a thumbnail without / with transparent pixels, following the negotiation rules
+    /// of `FormatRequest`.
+    /// - Throws: `ThumbnailError.outputFormatUnavailable` for an explicit format this thumbnailer cannot write.
+    package func outputFormats(
+        for request: FormatRequest
+    ) throws(ThumbnailError)
+        -> (opaque: ImageFormat, transparent: ImageFormat)
+    {
+        let writable = writableFormats
+        switch request {
+        case .exactly(let format):
+            guard writable.contains(format) else { throw .outputFormatUnavailable(format) }
+            return (format, format)
+        case .auto(let accepted):
+            if accepted.contains(.avif) && writable.contains(.avif) { return (.avif, .avif) }
+            if accepted.contains(.webp) && writable.contains(.webp) { return (.webp, .webp) }
+            return (.jpeg, .png)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+import CVipsShims
+import Synchronization
+
+/// Proof that libvips has been started with thumbd's policy, and what it can do.
+///
+/// Obtain it once with `Vips.initialize()` on the main thread before any render thread starts, then hand
+/// it to `Thumbnailer`. The policy: operation cache off, vips concurrency 1 (parallelism comes from the
+/// render threads), only the JPEG, PNG, WebP, GIF, HEIF/AVIF and TIFF loaders allowed, and every operation
+/// libvips marks untrusted blocked (SVG, PDF, ImageMagick, ...).
+///
+/// ```swift
+/// let vips = try Vips.initialize()
+/// let thumbnailer = try Thumbnailer(configuration: config, vips: vips)
+/// // on each render thread, just before it exits:
+/// Vips.shutdownCurrentThread()
+/// ```
+package struct Vips: Hashable, Sendable {
+    /// libvips's version string, e.g. `8.14.1`.
+    package let version: String
+    /// Whether this libvips can write AVIF (libheif with an AV1 encoder). `format=auto` offers AVIF only
+    /// when this is true.
+    package let canSaveAVIF: Bool
+
+    private static let started = Mutex<Vips?>(nil)
+
+    /// Starts libvips for this process and applies thumbd's policy. Idempotent: later calls return the
+    /// first result without touching libvips.
+    /// - Parameter programName: passed to `VIPS_INIT` (libvips uses it to locate its data files).
+    /// - Throws: `VipsInitializationError` when libvips cannot start.
+    package static func initialize(programName: String = "thumbd") throws(VipsInitializationError) -> Vips {
+        try started.withLock { (started: inout Vips?) throws(VipsInitializationError) -> Vips in
+            if let started { return started }
+            var detail: UnsafeMutablePointer<CChar>?
+            let status = thumbd_vips_init(programName, &detail)
+            defer { thumbd_vips_free(detail) }
+            guard status == 0 else {
+                throw VipsInitializationError(detail: detail.map { String(cString: $0) } ?? "unknown error")
+            }
+            let vips = Vips(
+                version: String(cString: thumbd_vips_version()),
+                canSaveAVIF: thumbd_vips_can_save_avif() == 1
+            )
+            started = vips
+            return vips
+        }
+    }
+
+    /// Frees libvips's per-thread state. Every thread that rendered calls this once, right before it exits
+    /// (libvips keeps per-thread buffers that are otherwise leaked).
+    package static func shutdownCurrentThread() {
+        thumbd_vips_thread_shutdown()
+    }
+}
