@@ -192,3 +192,27 @@ import Testing
         #expect(throws: InvalidValue.self) { try Settings.HostPattern(parsing: text) }
     }
 }
+
+@Suite struct SettingsReloadTests {
+    @Test func reloadKeepsRestartKeysAndReportsThem() throws {
+        // Given running settings and a new file changing a budget, the listener and the disk path,
+        // when reloaded, then the budget changes, the restart keys keep their values and are reported.
+        let running = Settings()
+        var new = Settings()
+        new.cache.memory.maxBytes = 64 << 20
+        new.server.listen = try .init(parsing: "0.0.0.0:9000")
+        new.cache.disk.path = "/elsewhere"
+        new.log.level = .debug
+        let (applied, restartKeys) = running.reloaded(with: new)
+        #expect(applied.cache.memory.maxBytes == 64 << 20)
+        #expect(applied.log.level == .debug)
+        #expect(applied.server.listen == running.server.listen)
+        #expect(applied.cache.disk.path == running.cache.disk.path)
+        #expect(restartKeys == ["server.listen", "cache.disk.path"])
+    }
+
+    @Test func reloadWithoutChangesReportsNothing() {
+        let (applied, restartKeys) = Settings().reloaded(with: Settings())
+        #expect(applied == Settings() && restartKeys.isEmpty)
+    }
+}
