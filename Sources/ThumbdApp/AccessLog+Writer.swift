@@ -30,17 +30,25 @@ extension AccessLog {
         let bufferBytes: Int
         let flushInterval: Duration
 
-        init(format: Settings.Log.Format, fileDescriptor: Int32, shardCount: Int, bufferBytes: Int, flushInterval: Duration) {
+        init(
+            format: Settings.Log.Format,
+            fileDescriptor: Int32,
+            shardCount: Int,
+            bufferBytes: Int,
+            flushInterval: Duration
+        ) {
             self.format = format
             self.fileDescriptor = fileDescriptor
             self.bufferBytes = bufferBytes
             self.flushInterval = flushInterval
             shards = (0..<shardCount).map { _ in Shard(capacity: bufferBytes) }
-            spares = Mutex((0..<shardCount).map { _ in
-                var spare: [UInt8] = []
-                spare.reserveCapacity(bufferBytes)
-                return spare
-            })
+            spares = Mutex(
+                (0..<shardCount).map { _ in
+                    var spare: [UInt8] = []
+                    spare.reserveCapacity(bufferBytes)
+                    return spare
+                }
+            )
         }
 
         // MARK: Producers
@@ -53,8 +61,14 @@ extension AccessLog {
             let (accepted, shouldWake) = shard.state.withLock { buffer -> (Bool, Bool) in
                 guard buffer.bytes.count + bound <= capacity else { return (false, false) }
                 Self.append(
-                    format: format, method: method, path: path, status: status, bytes: bytes, duration: duration,
-                    note: note, to: &buffer.bytes
+                    format: format,
+                    method: method,
+                    path: path,
+                    status: status,
+                    bytes: bytes,
+                    duration: duration,
+                    note: note,
+                    to: &buffer.bytes
                 )
                 buffer.lines += 1
                 guard buffer.bytes.count >= capacity / 2, !buffer.wakeRequested else { return (true, false) }
@@ -106,11 +120,16 @@ extension AccessLog {
         func startWriter() {
             let context = Unmanaged.passRetained(self).toOpaque()
             var thread = pthread_t()
-            let result = pthread_create(&thread, nil, { context in
-                let core = Unmanaged<Core>.fromOpaque(context!).takeRetainedValue()
-                core.runWriter()
-                return nil
-            }, context)
+            let result = pthread_create(
+                &thread,
+                nil,
+                { context in
+                    let core = Unmanaged<Core>.fromOpaque(context!).takeRetainedValue()
+                    core.runWriter()
+                    return nil
+                },
+                context
+            )
             guard result == 0 else {
                 // No writer: lines fill the buffers and are then dropped and counted; flush() still writes.
                 Unmanaged<Core>.fromOpaque(context).release()
@@ -129,7 +148,11 @@ extension AccessLog {
 
         /// Stops the writer after a last drain; idempotent.
         func stopWriter() {
-            guard let thread = writerThread.withLock({ thread in defer { thread = nil }; return thread }) else { return }
+            let running = writerThread.withLock { thread -> pthread_t? in
+                defer { thread = nil }
+                return thread
+            }
+            guard let thread = running else { return }
             stopping.store(true, ordering: .releasing)
             wake.signal()
             pthread_join(thread, nil)

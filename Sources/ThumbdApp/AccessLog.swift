@@ -17,9 +17,13 @@ import Darwin
 /// if the writer falls behind (a slow disk or a blocked pipe), lines that do not fit are dropped and
 /// counted in `droppedLines`, and the event loop never waits.
 ///
-/// Text lines (after the timestamp, logfmt):
-/// `2026-11-22T10:00:00.123Z method=GET path=/thumb?url=x&sig=REDACTED status=200 bytes=5120 duration_ms=3.217 note=HIT-MEMORY`
-/// JSON lines: `{"time":"…","method":"GET","path":"…","status":200,"bytes":5120,"duration_ms":3.217,"note":"HIT-MEMORY"}`.
+/// A text line is logfmt after the timestamp; a JSON line is one object (each shown here on two lines):
+///
+///     2026-11-22T10:00:00.123Z method=GET path=/thumb?url=x&sig=REDACTED status=200 bytes=5120
+///         duration_ms=3.217 note=HIT-MEMORY
+///     {"time":"2026-11-22T10:00:00.123Z","method":"GET","path":"/thumb?url=x&sig=REDACTED","status":200,
+///         "bytes":5120,"duration_ms":3.217,"note":"HIT-MEMORY"}
+///
 /// The value of a `sig` query parameter is always redacted, and bytes of the path that are not printable
 /// ASCII (or are `"` or `\`) are percent-encoded, so a client cannot break or forge a line.
 ///
@@ -53,8 +57,11 @@ package final class AccessLog: Sendable {
     ) {
         let shards = shardCount > 0 ? shardCount : Self.defaultShardCount()
         core = Core(
-            format: format, fileDescriptor: fileDescriptor, shardCount: shards,
-            bufferBytes: max(bufferBytes, 4096), flushInterval: flushInterval
+            format: format,
+            fileDescriptor: fileDescriptor,
+            shardCount: shards,
+            bufferBytes: max(bufferBytes, 4096),
+            flushInterval: flushInterval
         )
         enabled = Atomic(isEnabled)
         core.startWriter()
@@ -126,8 +133,14 @@ extension AccessLog.Core {
 
     /// Appends one line, newline included.
     static func append(
-        format: Settings.Log.Format, method: String, path: String, status: Int, bytes: Int, duration: Duration,
-        note: String, to line: inout [UInt8]
+        format: Settings.Log.Format,
+        method: String,
+        path: String,
+        status: Int,
+        bytes: Int,
+        duration: Duration,
+        note: String,
+        to line: inout [UInt8]
     ) {
         switch format {
         case .text:

@@ -39,22 +39,32 @@ extension ConfigFile {
             throw SettingsError(key: path, reason: "the top level must be a mapping of sections (server:, fetch:, ...)")
         }
         let keys = Dictionary(uniqueKeysWithValues: Settings.keys.map { ($0.name, $0) })
-        let sections = Set(Settings.keys.flatMap { key in
-            key.components.indices.dropLast().map { key.components[...$0].joined(separator: ".") }
-        })
+        let sections = Set(
+            Settings.keys.flatMap { key in
+                key.components.indices.dropLast().map { key.components[...$0].joined(separator: ".") }
+            }
+        )
         try walk(mapping, prefix: [], keys: keys, sections: sections, path: path, into: &shape)
         return shape
     }
 
     private static func walk(
-        _ mapping: Node.Mapping, prefix: [String], keys: [String: Settings.Key], sections: Set<String>,
-        path: String, into shape: inout FileShape
+        _ mapping: Node.Mapping,
+        prefix: [String],
+        keys: [String: Settings.Key],
+        sections: Set<String>,
+        path: String,
+        into shape: inout FileShape
     ) throws(SettingsError) {
         for (keyNode, value) in mapping {
             let line = keyNode.mark?.line
             let source = line.map { "\(path):\($0)" } ?? path
             guard let component = keyNode.scalar?.string else {
-                throw SettingsError(key: prefix.joined(separator: "."), source: source, reason: "keys must be plain words")
+                throw SettingsError(
+                    key: prefix.joined(separator: "."),
+                    source: source,
+                    reason: "keys must be plain words"
+                )
             }
             let name = (prefix + [component]).joined(separator: ".")
             // Yams refuses duplicates within one mapping; this also catches `server.listen` written both nested
@@ -68,7 +78,11 @@ extension ConfigFile {
             } else if sections.contains(name) {
                 if value.null != nil { continue }  // `admin:` with nothing under it
                 guard let nested = value.mapping else {
-                    throw SettingsError(key: name, source: source, reason: "is a section; put its keys under it, indented")
+                    throw SettingsError(
+                        key: name,
+                        source: source,
+                        reason: "is a section; put its keys under it, indented"
+                    )
                 }
                 try walk(nested, prefix: prefix + [component], keys: keys, sections: sections, path: path, into: &shape)
             } else {
@@ -82,7 +96,10 @@ extension ConfigFile {
     }
 
     private static func checkValue(
-        _ value: Node, of key: Settings.Key, source: String, into shape: inout FileShape
+        _ value: Node,
+        of key: Settings.Key,
+        source: String,
+        into shape: inout FileShape
     ) throws(SettingsError) {
         if value.null != nil, value.scalar?.style == .plain {
             switch key.kind {
@@ -99,7 +116,11 @@ extension ConfigFile {
                 throw SettingsError(key: key.name, source: source, reason: "list items must be single values")
             }
         case (true, _):
-            throw SettingsError(key: key.name, source: source, reason: "expected a list, such as [a, b] or one '- item' per line")
+            throw SettingsError(
+                key: key.name,
+                source: source,
+                reason: "expected a list, such as [a, b] or one '- item' per line"
+            )
         case (false, .scalar):
             break
         case (false, _):

@@ -110,7 +110,11 @@ package struct ConfigFile: Sendable {
         }
         if let port = overrides.port {
             guard (0...65_535).contains(port) else {
-                throw SettingsError(key: "server.listen", source: "--port", reason: "port must be 0...65535, got \(port)")
+                throw SettingsError(
+                    key: "server.listen",
+                    source: "--port",
+                    reason: "port must be 0...65535, got \(port)"
+                )
             }
             settings.server.listen.port = port
             origins["server.listen"] = origins["server.listen"].map { "\($0), --port" } ?? "--port"
@@ -144,7 +148,8 @@ package struct ConfigFile: Sendable {
             let absoluteKey = AbsoluteConfigKey(keyPrefix + key.components)
             let content: ConfigContent?
             do {
-                content = try snapshot.value(forKey: absoluteKey, type: key.kind.isList ? .stringArray : .string).value?.content
+                content = try snapshot.value(forKey: absoluteKey, type: key.kind.isList ? .stringArray : .string).value?
+                    .content
             } catch {
                 throw SettingsError(key: key.name, source: origin(key), reason: "unreadable value: \(error)")
             }
@@ -169,7 +174,10 @@ package struct ConfigFile: Sendable {
         var names: [String: String] = [:]
         for (key, flag, value) in flags {
             guard let value else { continue }
-            values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(.string(value), isSecret: false)
+            values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(
+                .string(value),
+                isSecret: false
+            )
             names[key] = flag
         }
         let provider = InMemoryProvider(name: "flags", values: values)
@@ -223,11 +231,16 @@ package struct ConfigFile: Sendable {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else {
-                throw SettingsError(key: path, reason: "cannot read the config file: \(String(cString: strerror(errno)))")
+                throw SettingsError(
+                    key: path,
+                    reason: "cannot read the config file: \(String(cString: strerror(errno)))"
+                )
             }
             if count == 0 { return bytes }
             bytes += chunk[..<count]
-            guard bytes.count <= 1 << 20 else { throw SettingsError(key: path, reason: "config file is larger than 1 MiB") }
+            guard bytes.count <= 1 << 20 else {
+                throw SettingsError(key: path, reason: "config file is larger than 1 MiB")
+            }
         }
     }
 }

@@ -38,7 +38,8 @@ package enum LoggingRedaction {
     /// Appends `target` to `line`, passing every piece through `appendPiece` (which may escape it) except
     /// `sig` values, which become `REDACTED`. Allocation-free: the access log calls it on event-loop threads.
     static func appendRedactingSignature<Target: Collection<UInt8>>(
-        _ target: Target, to line: inout [UInt8],
+        _ target: Target,
+        to line: inout [UInt8],
         appendPiece: (inout [UInt8], Target.SubSequence) -> Void
     ) {
         guard let query = target.firstIndex(of: UInt8(ascii: "?")) else {
@@ -48,7 +49,8 @@ package enum LoggingRedaction {
         var pieceStart = target.startIndex
         var parameterStart = target.index(after: query)
         while parameterStart <= target.endIndex {
-            let parameterEnd = target[parameterStart...].firstIndex { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "#") }
+            let parameterEnd =
+                target[parameterStart...].firstIndex { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "#") }
                 ?? target.endIndex
             if let equals = target[parameterStart..<parameterEnd].firstIndex(of: UInt8(ascii: "=")),
                 isSignatureName(target[parameterStart..<equals])
@@ -72,7 +74,9 @@ package enum LoggingRedaction {
             var byte = name[index]
             index = name.index(after: index)
             if byte == UInt8(ascii: "%") {
-                guard let high = hexValue(name, index), let low = hexValue(name, name.index(index, offsetBy: 1, limitedBy: name.endIndex) ?? name.endIndex) else {
+                guard let high = hexValue(name, index),
+                    let low = hexValue(name, name.index(index, offsetBy: 1, limitedBy: name.endIndex) ?? name.endIndex)
+                else {
                     return false
                 }
                 byte = high << 4 | low

@@ -21,7 +21,8 @@ package enum LoggingSetup {
     /// - Returns: the shared level, which a config reload changes.
     @discardableResult
     package static func bootstrap(
-        _ settings: Settings.Log, sink: LoggingLineHandler.Sink = .standardError
+        _ settings: Settings.Log,
+        sink: LoggingLineHandler.Sink = .standardError
     ) -> LevelControl {
         let control = LevelControl(settings.level)
         let format = settings.format

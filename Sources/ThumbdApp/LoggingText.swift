@@ -119,7 +119,9 @@ enum LoggingText {
     /// characters escaped (so a value can never end the line or forge another key). At most 4 bytes per
     /// input byte plus 2.
     static func appendLogfmtValue(_ text: some StringProtocol, to line: inout [UInt8]) {
-        let isPlain = !text.utf8.isEmpty && text.utf8.allSatisfy { $0 > 0x20 && $0 != 0x7F && $0 != 0x22 && $0 != 0x3D && $0 != 0x5C }
+        let isPlain =
+            !text.utf8.isEmpty
+            && text.utf8.allSatisfy { $0 > 0x20 && $0 != 0x7F && $0 != 0x22 && $0 != 0x3D && $0 != 0x5C }
         guard !isPlain else {
             line.append(contentsOf: text.utf8)
             return

@@ -153,68 +153,115 @@ extension Settings.Key {
         scalar(name, .bytes, path, reload, parse: ByteSize.parse, format: ByteSize.format)
     }
 
-    static func duration(_ name: String, _ path: WritableKeyPath<Settings, Duration>, _ reload: Settings.Reload) -> Self {
+    static func duration(
+        _ name: String,
+        _ path: WritableKeyPath<Settings, Duration>,
+        _ reload: Settings.Reload
+    ) -> Self {
         scalar(name, .duration, path, reload, parse: DurationParsing.parse, format: DurationParsing.format)
     }
 
     static func integer(_ name: String, _ path: WritableKeyPath<Settings, Int>, _ reload: Settings.Reload) -> Self {
-        scalar(name, .integer, path, reload, parse: { (text) throws(InvalidValue) in
-            guard let number = WholeNumber.parse(trimmingASCIISpaces(text[...])) else {
-                throw InvalidValue("expected a whole number, got \"\(text)\"")
-            }
-            return number
-        }, format: { "\($0)" })
+        scalar(
+            name,
+            .integer,
+            path,
+            reload,
+            parse: { (text) throws(InvalidValue) in
+                guard let number = WholeNumber.parse(trimmingASCIISpaces(text[...])) else {
+                    throw InvalidValue("expected a whole number, got \"\(text)\"")
+                }
+                return number
+            },
+            format: { "\($0)" }
+        )
     }
 
     static func boolean(_ name: String, _ path: WritableKeyPath<Settings, Bool>, _ reload: Settings.Reload) -> Self {
-        scalar(name, .boolean, path, reload, parse: { (text) throws(InvalidValue) in
-            switch text.lowercased() {
-            case "true", "yes", "on", "1": return true
-            case "false", "no", "off", "0": return false
-            default: throw InvalidValue("expected true or false, got \"\(text)\"")
-            }
-        }, format: { $0 ? "true" : "false" })
+        scalar(
+            name,
+            .boolean,
+            path,
+            reload,
+            parse: { (text) throws(InvalidValue) in
+                switch text.lowercased() {
+                case "true", "yes", "on", "1": return true
+                case "false", "no", "off", "0": return false
+                default: throw InvalidValue("expected true or false, got \"\(text)\"")
+                }
+            },
+            format: { $0 ? "true" : "false" }
+        )
     }
 
     static func string(
-        _ name: String, _ path: WritableKeyPath<Settings, String>, _ reload: Settings.Reload, isSecret: Bool = false
+        _ name: String,
+        _ path: WritableKeyPath<Settings, String>,
+        _ reload: Settings.Reload,
+        isSecret: Bool = false
     ) -> Self {
         scalar(name, .string, path, reload, isSecret: isSecret, parse: { $0 }, format: { $0 })
     }
 
     static func choice<T: RawRepresentable<String> & CaseIterable>(
-        _ name: String, _ path: WritableKeyPath<Settings, T>, _ reload: Settings.Reload
+        _ name: String,
+        _ path: WritableKeyPath<Settings, T>,
+        _ reload: Settings.Reload
     ) -> Self {
         let words = T.allCases.map(\.rawValue)
-        return scalar(name, .choice(words), path, reload, parse: { (text) throws(InvalidValue) in
-            guard let value = T(rawValue: text.lowercased()) else {
-                throw InvalidValue("expected one of \(words.joined(separator: ", ")), got \"\(text)\"")
-            }
-            return value
-        }, format: { $0.rawValue })
+        return scalar(
+            name,
+            .choice(words),
+            path,
+            reload,
+            parse: { (text) throws(InvalidValue) in
+                guard let value = T(rawValue: text.lowercased()) else {
+                    throw InvalidValue("expected one of \(words.joined(separator: ", ")), got \"\(text)\"")
+                }
+                return value
+            },
+            format: { $0.rawValue }
+        )
     }
 
     static func address(
-        _ name: String, _ path: WritableKeyPath<Settings, Settings.ListenAddress>, _ reload: Settings.Reload
+        _ name: String,
+        _ path: WritableKeyPath<Settings, Settings.ListenAddress>,
+        _ reload: Settings.Reload
     ) -> Self {
         scalar(name, .address, path, reload, parse: Settings.ListenAddress.init(parsing:), format: \.description)
     }
 
     /// An address that may be empty, meaning "none" (nil).
     static func optionalAddress(
-        _ name: String, _ path: WritableKeyPath<Settings, Settings.ListenAddress?>, _ reload: Settings.Reload
+        _ name: String,
+        _ path: WritableKeyPath<Settings, Settings.ListenAddress?>,
+        _ reload: Settings.Reload
     ) -> Self {
-        scalar(name, .address, path, reload, parse: { (text) throws(InvalidValue) in
-            text.isEmpty ? nil : try Settings.ListenAddress(parsing: text)
-        }, format: { $0?.description ?? "" })
+        scalar(
+            name,
+            .address,
+            path,
+            reload,
+            parse: { (text) throws(InvalidValue) in
+                text.isEmpty ? nil : try Settings.ListenAddress(parsing: text)
+            },
+            format: { $0?.description ?? "" }
+        )
     }
 
     static func list<T>(
-        _ name: String, _ path: WritableKeyPath<Settings, [T]>, isSecret: Bool = false,
+        _ name: String,
+        _ path: WritableKeyPath<Settings, [T]>,
+        isSecret: Bool = false,
         parse: @escaping (String) throws(InvalidValue) -> T
     ) -> Self where T: CustomStringConvertible {
         Self(
-            name: name, kind: .list, reload: .reloadable, isSecret: isSecret, keyPath: path,
+            name: name,
+            kind: .list,
+            reload: .reloadable,
+            isSecret: isSecret,
+            keyPath: path,
             apply: { (settings, value) throws(InvalidValue) in
                 guard case .list(let items) = value else { throw InvalidValue("expected a list") }
                 var parsed: [T] = []
@@ -232,13 +279,20 @@ extension Settings.Key {
     }
 
     private static func scalar<T>(
-        _ name: String, _ kind: Settings.Kind, _ path: WritableKeyPath<Settings, T>, _ reload: Settings.Reload,
+        _ name: String,
+        _ kind: Settings.Kind,
+        _ path: WritableKeyPath<Settings, T>,
+        _ reload: Settings.Reload,
         isSecret: Bool = false,
         parse: @escaping (String) throws(InvalidValue) -> T,
         format: @escaping (T) -> String
     ) -> Self {
         Self(
-            name: name, kind: kind, reload: reload, isSecret: isSecret, keyPath: path,
+            name: name,
+            kind: kind,
+            reload: reload,
+            isSecret: isSecret,
+            keyPath: path,
             apply: { (settings, value) throws(InvalidValue) in
                 guard case .scalar(let text) = value else { throw InvalidValue("expected a single value, not a list") }
                 settings[keyPath: path] = try parse(text)

@@ -78,7 +78,10 @@ extension Settings {
         try check.range(\.cache.memory.maxBytes, 0...(1 << 50), "0 turns the memory tier off")
         try check.range(\.cache.memory.maxEntries, 0...1_000_000_000)
         if cache.memory.maxBytes > 0 && cache.memory.maxEntries == 0 {
-            throw check.error(\.cache.memory.maxEntries, "must be positive; set cache.memory.max_bytes to 0 to turn the tier off")
+            throw check.error(
+                \.cache.memory.maxEntries,
+                "must be positive; set cache.memory.max_bytes to 0 to turn the tier off"
+            )
         }
         if cache.disk.path.isEmpty || cache.disk.path.utf8.contains(0) {
             throw check.error(\.cache.disk.path, "must be a directory path")
@@ -94,14 +97,18 @@ extension Settings {
         // Lengths keep guessable secrets out; the values themselves are never echoed.
         if !admin.token.isEmpty {
             guard admin.token.utf8.count >= 16, admin.token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-                throw check.error(\.admin.token, "must be empty (admin routes off) or at least 16 printable characters without spaces")
+                throw check.error(
+                    \.admin.token,
+                    "must be empty (admin routes off) or at least 16 printable characters without spaces"
+                )
             }
         }
         for (index, key) in security.signingKeys.enumerated() {
             guard key.utf8.count >= 32, key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
                 throw check.error(
                     \.security.signingKeys,
-                    "item \(index + 1) must be at least 32 printable characters without spaces (e.g. openssl rand -hex 32)"
+                    "item \(index + 1) must be at least 32 printable characters without spaces "
+                        + "(e.g. openssl rand -hex 32)"
                 )
             }
         }
@@ -126,13 +133,20 @@ extension Settings {
             SettingsError(key: names[path] ?? "\(path)", reason: reason)
         }
 
-        func range(_ path: KeyPath<Settings, Int>, _ range: ClosedRange<Int>, _ note: String? = nil) throws(SettingsError) {
+        func range(
+            _ path: KeyPath<Settings, Int>,
+            _ range: ClosedRange<Int>,
+            _ note: String? = nil
+        ) throws(SettingsError) {
             let value = settings[keyPath: path]
             guard range.contains(value) else {
                 let isBytes = Settings.keys.first { $0.name == names[path] }?.kind == .bytes
                 func show(_ number: Int) -> String { isBytes ? ByteSize.format(number) : "\(number)" }
                 let suffix = note.map { " (\($0))" } ?? ""
-                throw error(path, "must be from \(show(range.lowerBound)) to \(show(range.upperBound))\(suffix), got \(show(value))")
+                throw error(
+                    path,
+                    "must be from \(show(range.lowerBound)) to \(show(range.upperBound))\(suffix), got \(show(value))"
+                )
             }
         }
 
@@ -140,16 +154,23 @@ extension Settings {
             let value = settings[keyPath: path]
             guard range.contains(value) else {
                 let show = DurationParsing.format
-                throw error(path, "must be from \(show(range.lowerBound)) to \(show(range.upperBound)), got \(show(value))")
+                throw error(
+                    path,
+                    "must be from \(show(range.lowerBound)) to \(show(range.upperBound)), got \(show(value))"
+                )
             }
         }
 
         func address(_ path: KeyPath<Settings, ListenAddress>) throws(SettingsError) {
-            do throws(InvalidValue) { try settings[keyPath: path].validate() } catch { throw self.error(path, error.reason) }
+            do throws(InvalidValue) { try settings[keyPath: path].validate() } catch {
+                throw self.error(path, error.reason)
+            }
         }
 
         func address(_ path: KeyPath<Settings, ListenAddress?>) throws(SettingsError) {
-            do throws(InvalidValue) { try settings[keyPath: path]?.validate() } catch { throw self.error(path, error.reason) }
+            do throws(InvalidValue) { try settings[keyPath: path]?.validate() } catch {
+                throw self.error(path, error.reason)
+            }
         }
     }
 }

@@ -35,7 +35,10 @@ package struct ThumbdCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Port to listen on, keeping the configured host.", valueName: "n"))
     var port: Int?
 
-    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("Disk cache directory (cache.disk.path).", valueName: "dir"))
+    @Option(
+        name: .customLong("cache-dir"),
+        help: ArgumentHelp("Disk cache directory (cache.disk.path).", valueName: "dir")
+    )
     var cacheDirectory: String?
 
     @Option(
@@ -104,7 +107,12 @@ package struct ThumbdCommand: ParsableCommand {
         ConfigFile(
             path: config,
             environment: environment,
-            overrides: ConfigFile.Overrides(listen: listen, port: port, cacheDirectory: cacheDirectory, logLevel: logLevel)
+            overrides: ConfigFile.Overrides(
+                listen: listen,
+                port: port,
+                cacheDirectory: cacheDirectory,
+                logLevel: logLevel
+            )
         )
     }
 }

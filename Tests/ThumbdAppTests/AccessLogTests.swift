@@ -22,7 +22,8 @@ import Testing
     }
 
     private func readLines(_ path: String) throws -> [Substring] {
-        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            .dropLast()
             .map { $0 }
     }
 
@@ -33,14 +34,24 @@ import Testing
         let path = files.path("access.log")
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o600)
         defer { close(fd) }
-        let accessLog = AccessLog(format: .text, fileDescriptor: fd, shardCount: 4, bufferBytes: 4 << 20, flushInterval: .milliseconds(5))
+        let accessLog = AccessLog(
+            format: .text,
+            fileDescriptor: fd,
+            shardCount: 4,
+            bufferBytes: 4 << 20,
+            flushInterval: .milliseconds(5)
+        )
         let threads = 8
         let perThread = 2_000
         try onThreads(threads) { thread in
             for index in 0..<perThread {
                 accessLog.record(
-                    method: "GET", path: "/thumb?url=https%3A%2F%2Fexample.com%2F\(thread)-\(index).jpg&w=256&sig=secret",
-                    status: 200, bytes: index, duration: .microseconds(index), note: "HIT-MEMORY"
+                    method: "GET",
+                    path: "/thumb?url=https%3A%2F%2Fexample.com%2F\(thread)-\(index).jpg&w=256&sig=secret",
+                    status: 200,
+                    bytes: index,
+                    duration: .microseconds(index),
+                    note: "HIT-MEMORY"
                 )
             }
         }
@@ -51,7 +62,13 @@ import Testing
         #expect(accessLog.writtenLines == threads * perThread)
         #expect(lines.count == threads * perThread)
         var seen = Set<String>()
-        let shape = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z method=GET path=\/thumb\?url=https%3A%2F%2Fexample\.com%2F(\d+-\d+)\.jpg&w=256&sig=REDACTED status=200 bytes=(\d+) duration_ms=(\d+)\.(\d{3}) note=HIT-MEMORY/
+        let shape =
+            #/
+            \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z
+            \ method=GET
+            \ path=/thumb\?url=https%3A%2F%2Fexample\.com%2F(\d+-\d+)\.jpg&w=256&sig=REDACTED
+            \ status=200 \ bytes=(\d+) \ duration_ms=(\d+)\.(\d{3}) \ note=HIT-MEMORY
+            /#
         for line in lines {
             guard let match = line.wholeMatch(of: shape) else {
                 Issue.record("malformed line: \(line)")
@@ -72,7 +89,13 @@ import Testing
         // and counted, and once the pipe is drained every written line arrives intact.
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
-        let accessLog = AccessLog(format: .json, fileDescriptor: ends[1], shardCount: 1, bufferBytes: 8_192, flushInterval: .milliseconds(5))
+        let accessLog = AccessLog(
+            format: .json,
+            fileDescriptor: ends[1],
+            shardCount: 1,
+            bufferBytes: 8_192,
+            flushInterval: .milliseconds(5)
+        )
         let total = 20_000
         let started = ContinuousClock.now
         for index in 0..<total {
@@ -116,7 +139,11 @@ import Testing
         defer { close(fd) }
         let accessLog = AccessLog(format: .json, fileDescriptor: fd, shardCount: 1)
         accessLog.record(
-            method: "GET", path: "/a b\"c\\d\u{1}é?SIG=x", status: 503, bytes: 12, duration: .milliseconds(1_234),
+            method: "GET",
+            path: "/a b\"c\\d\u{1}é?SIG=x",
+            status: 503,
+            bytes: 12,
+            duration: .milliseconds(1_234),
             note: "queue \"full\""
         )
         accessLog.flush()
@@ -137,12 +164,23 @@ import Testing
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o600)
         defer { close(fd) }
         let accessLog = AccessLog(format: .text, fileDescriptor: fd, shardCount: 1)
-        accessLog.record(method: "HEAD", path: "/health", status: 200, bytes: 0, duration: .microseconds(5), note: "origin said \"no\"")
+        accessLog.record(
+            method: "HEAD",
+            path: "/health",
+            status: 200,
+            bytes: 0,
+            duration: .microseconds(5),
+            note: "origin said \"no\""
+        )
         accessLog.record(method: "GET", path: "/ready", status: 503, bytes: 40, duration: .zero, note: "")
         accessLog.flush()
         let lines = try readLines(path)
         #expect(lines.count == 2)
-        #expect(lines[0].hasSuffix(#" method=HEAD path=/health status=200 bytes=0 duration_ms=0.005 note="origin said \"no\"""#))
+        #expect(
+            lines[0].hasSuffix(
+                #" method=HEAD path=/health status=200 bytes=0 duration_ms=0.005 note="origin said \"no\"""#
+            )
+        )
         #expect(lines[1].hasSuffix(" method=GET path=/ready status=503 bytes=40 duration_ms=0.000"))
     }
 

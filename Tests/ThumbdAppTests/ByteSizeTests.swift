@@ -27,7 +27,9 @@ import Testing
         #expect(try ByteSize.parse(text) == bytes)
     }
 
-    @Test(arguments: ["", "MB", "1.5GB", "-1", "10 GB B", "10XB", "10mbit", "1__0", "_10", "99999999999999999999", "9000000TiB"])
+    @Test(arguments: [
+        "", "MB", "1.5GB", "-1", "10 GB B", "10XB", "10mbit", "1__0", "_10", "99999999999999999999", "9000000TiB",
+    ])
     func refusesMalformedSizes(text: String) {
         // Given text that is not a whole size, when parsed, then an error explains it.
         #expect(throws: InvalidValue.self) { try ByteSize.parse(text) }

@@ -49,7 +49,10 @@ import Testing
     @Test func exampleConfigMarksRestartKeys() throws {
         // Given config/thumbd.yaml, then the comment above each key says [restart] exactly for restart keys.
         let url = ConfigTestFiles.repositoryRoot.appendingPathComponent("config/thumbd.yaml")
-        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOf: url, encoding: .utf8).split(
+            separator: "\n",
+            omittingEmptySubsequences: false
+        )
         var sections: [String] = []
         var comment = ""
         for line in lines {

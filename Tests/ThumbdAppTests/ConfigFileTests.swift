@@ -8,7 +8,9 @@ import Testing
 @Suite struct ConfigFileTests {
     /// Loads with `yaml` as the file (nil for none), `environment` and `overrides`.
     private func load(
-        yaml: String?, environment: [String: String] = [:], overrides: ConfigFile.Overrides = .init()
+        yaml: String?,
+        environment: [String: String] = [:],
+        overrides: ConfigFile.Overrides = .init()
     ) throws -> ConfigFile.Resolution {
         let files = try ConfigTestFiles()
         let path = try yaml.map { try files.write($0) }
@@ -17,7 +19,9 @@ import Testing
 
     /// The error loading would throw, or nil if it loads.
     private func loadError(
-        yaml: String?, environment: [String: String] = [:], overrides: ConfigFile.Overrides = .init()
+        yaml: String?,
+        environment: [String: String] = [:],
+        overrides: ConfigFile.Overrides = .init()
     ) throws -> SettingsError? {
         do {
             _ = try load(yaml: yaml, environment: environment, overrides: overrides)
@@ -56,33 +60,35 @@ import Testing
 
     @Test func readsEveryKindOfValueFromTheFile() throws {
         // Given a file with non-default values of each kind, when loaded, then each lands in its property.
-        let settings = try load(yaml: """
-            server:
-              listen: "[::1]:9000"
-              threads: 4
-              max_body_bytes: 2MiB
-              header_timeout: 500ms
-            fetch:
-              allow_private_networks: yes
-              allowed_networks: [10.1.0.0/16, "fd00::/8"]
-              allowed_hosts:
-                - example.com
-                - "*.example.org"
-            image:
-              avif: false
-            cache:
-              memory:
-                max_bytes: 1GB
-              disk:
-                path: /var/cache/thumbd
-            security:
-              signing_keys: [\(String(repeating: "a", count: 32))]
-            log:
-              level: DEBUG
-              format: json
-            metrics:
-              listen: 127.0.0.1:9100
-            """).settings
+        let settings = try load(
+            yaml: """
+                server:
+                  listen: "[::1]:9000"
+                  threads: 4
+                  max_body_bytes: 2MiB
+                  header_timeout: 500ms
+                fetch:
+                  allow_private_networks: yes
+                  allowed_networks: [10.1.0.0/16, "fd00::/8"]
+                  allowed_hosts:
+                    - example.com
+                    - "*.example.org"
+                image:
+                  avif: false
+                cache:
+                  memory:
+                    max_bytes: 1GB
+                  disk:
+                    path: /var/cache/thumbd
+                security:
+                  signing_keys: [\(String(repeating: "a", count: 32))]
+                log:
+                  level: DEBUG
+                  format: json
+                metrics:
+                  listen: 127.0.0.1:9100
+                """
+        ).settings
         #expect(settings.server.listen == .init(host: "::1", port: 9000))
         #expect(settings.server.threads == 4)
         #expect(settings.server.maxBodyBytes == 2 << 20)
@@ -185,7 +191,10 @@ import Testing
         // Given listen, cache dir and log level in file, environment and flags, then the flags win.
         let resolution = try load(
             yaml: "server:\n  listen: 127.0.0.1:1000\nlog:\n  level: error\n",
-            environment: ["THUMBD_SERVER_LISTEN": "127.0.0.1:2000", "THUMBD_CACHE_DISK_PATH": "/env", "THUMBD_LOG_LEVEL": "warning"],
+            environment: [
+                "THUMBD_SERVER_LISTEN": "127.0.0.1:2000", "THUMBD_CACHE_DISK_PATH": "/env",
+                "THUMBD_LOG_LEVEL": "warning",
+            ],
             overrides: .init(listen: "127.0.0.2:3000", cacheDirectory: "/flag", logLevel: "debug")
         )
         #expect(resolution.settings.server.listen == .init(host: "127.0.0.2", port: 3000))
@@ -196,7 +205,9 @@ import Testing
 
     @Test func portFlagKeepsTheConfiguredHost() throws {
         let resolution = try load(
-            yaml: nil, environment: ["THUMBD_SERVER_LISTEN": "[::1]:8080"], overrides: .init(port: 9001)
+            yaml: nil,
+            environment: ["THUMBD_SERVER_LISTEN": "[::1]:8080"],
+            overrides: .init(port: 9001)
         )
         #expect(resolution.settings.server.listen == .init(host: "::1", port: 9001))
         #expect(try loadError(yaml: nil, overrides: .init(port: 70_000))?.key == "server.listen")
@@ -205,7 +216,9 @@ import Testing
     @Test func listsFromTheEnvironmentAreCommaSeparated() throws {
         let settings = try load(
             yaml: "fetch:\n  allowed_hosts: [a.example]\n",
-            environment: ["THUMBD_FETCH_ALLOWED_HOSTS": "example.com, *.example.org", "THUMBD_FETCH_ALLOWED_NETWORKS": ""]
+            environment: [
+                "THUMBD_FETCH_ALLOWED_HOSTS": "example.com, *.example.org", "THUMBD_FETCH_ALLOWED_NETWORKS": "",
+            ]
         ).settings
         #expect(settings.fetch.allowedHosts.map(\.description) == ["example.com", "*.example.org"])
         #expect(settings.fetch.allowedNetworks.isEmpty)
@@ -233,7 +246,10 @@ import Testing
             yaml += String(repeating: "  ", count: components.count - 1) + components.last! + ": \"not valid!\"\n"
             let error = try loadError(yaml: yaml)
             #expect(error?.key == key.name, "for \(key.name)")
-            #expect(error?.source?.hasSuffix(":\(components.count)") == true, "for \(key.name): \(String(describing: error))")
+            #expect(
+                error?.source?.hasSuffix(":\(components.count)") == true,
+                "for \(key.name): \(String(describing: error))"
+            )
         }
     }
 

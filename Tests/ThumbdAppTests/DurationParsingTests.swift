@@ -26,7 +26,9 @@ import Testing
         #expect(try DurationParsing.parse(text) == duration)
     }
 
-    @Test(arguments: ["", "10", "s", "10 s", "1.5s", "-1s", "10S", "10sec", "1w", "30s1m", "1s1s", "10s5", "99999999999999999d"])
+    @Test(arguments: [
+        "", "10", "s", "10 s", "1.5s", "-1s", "10S", "10sec", "1w", "30s1m", "1s1s", "10s5", "99999999999999999d",
+    ])
     func refusesMalformedDurations(text: String) {
         // Given text without a unit, with an unknown unit or units out of order, when parsed, then it is refused.
         #expect(throws: InvalidValue.self) { try DurationParsing.parse(text) }
@@ -34,7 +36,8 @@ import Testing
 
     static let formatted: [(Duration, String)] = [
         (.zero, "0"), (.milliseconds(500), "500ms"), (.seconds(10), "10s"), (.seconds(60), "1m"),
-        (.seconds(90), "1m30s"), (.seconds(86_400), "1d"), (.seconds(31_536_000), "365d"), (.milliseconds(1_500), "1s500ms"),
+        (.seconds(90), "1m30s"), (.seconds(86_400), "1d"), (.seconds(31_536_000), "365d"),
+        (.milliseconds(1_500), "1s500ms"),
     ]
 
     @Test(arguments: formatted)

@@ -41,13 +41,21 @@ import Testing
         let lines = capture.lines
         #expect(lines.count == 1)
         let line = try #require(lines.first)
-        #expect(line.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info thumbd: listening address="two words" port=8080/) != nil, "\(line)")
+        #expect(
+            line.wholeMatch(
+                of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info thumbd: listening address="two words" port=8080/
+            ) != nil,
+            "\(line)"
+        )
     }
 
     @Test func jsonLinesAreOneObjectEach() throws {
         let capture = try Capture()
         let logger = capture.logger(format: .json)
-        logger.warning("slow \"origin\"\nsecond line", metadata: ["ms": "1500", "message": "shadowed", "list": ["a", "b"]])
+        logger.warning(
+            "slow \"origin\"\nsecond line",
+            metadata: ["ms": "1500", "message": "shadowed", "list": ["a", "b"]]
+        )
         let lines = capture.lines
         #expect(lines.count == 1)
         let line = try #require(lines.first)
@@ -68,7 +76,9 @@ import Testing
             let logger = capture.logger(format: format)
             logger.error(
                 "bad request /thumb?url=a&sig=SECRETSIG&w=1",
-                metadata: ["authorization": "Bearer SECRETTOKEN", "Token": "SECRETTOKEN2", "target": "/thumb?sig=SECRETSIG2"]
+                metadata: [
+                    "authorization": "Bearer SECRETTOKEN", "Token": "SECRETTOKEN2", "target": "/thumb?sig=SECRETSIG2",
+                ]
             )
             let output = capture.lines.joined(separator: "\n")
             #expect(capture.lines.count == 1)
@@ -81,7 +91,10 @@ import Testing
 
     @Test func textMessagesCannotForgeLines() throws {
         let capture = try Capture()
-        capture.logger(format: .text).info("one\n2026-01-01T00:00:00.000Z critical thumbd: forged", metadata: ["k": "v\nx"])
+        capture.logger(format: .text).info(
+            "one\n2026-01-01T00:00:00.000Z critical thumbd: forged",
+            metadata: ["k": "v\nx"]
+        )
         #expect(capture.lines.count == 1)
     }
 
@@ -132,7 +145,10 @@ import Testing
         ("/thumb?url=x&sig=abc#frag", "/thumb?url=x&sig=REDACTED#frag"),
         ("/thumb?signature=abc&xsig=1&sigs=2", "/thumb?signature=abc&xsig=1&sigs=2"),
         ("/sig=abc", "/sig=abc"),
-        ("/thumb?url=https%3A%2F%2Fa%2F%3Fsig%3D1&sig=abc&sig=def", "/thumb?url=https%3A%2F%2Fa%2F%3Fsig%3D1&sig=REDACTED&sig=REDACTED"),
+        (
+            "/thumb?url=https%3A%2F%2Fa%2F%3Fsig%3D1&sig=abc&sig=def",
+            "/thumb?url=https%3A%2F%2Fa%2F%3Fsig%3D1&sig=REDACTED&sig=REDACTED"
+        ),
     ])
     func redactsSignatureParameters(target: String, redacted: String) {
         #expect(LoggingRedaction.redactingSignature(in: target) == redacted)

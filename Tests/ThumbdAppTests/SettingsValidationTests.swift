@@ -48,7 +48,10 @@ import Testing
         ("admin.token", { $0.admin.token = "short" }),
         ("admin.token", { $0.admin.token = "has a space in it, long enough" }),
         ("security.signing_keys", { $0.security.signingKeys = ["too-short"] }),
-        ("security.signing_keys", { $0.security.signingKeys = [String(repeating: "k", count: 32), String(repeating: "k", count: 32)] }),
+        (
+            "security.signing_keys",
+            { $0.security.signingKeys = [String(repeating: "k", count: 32), String(repeating: "k", count: 32)] }
+        ),
         ("metrics.listen", { $0.metrics.listen = .init(host: "127.0.0.1", port: 8080) }),
         ("metrics.listen", { $0.metrics.listen = .init(host: "example.org", port: 9090) }),
     ]
@@ -139,7 +142,10 @@ import Testing
         #expect(address.description == text)
     }
 
-    @Test(arguments: ["8080", ":8080", "localhost:8080", "::1:8080", "[::1]8080", "[::1]", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "1.2.3:80", "[fe80::1%eth0]:80"])
+    @Test(arguments: [
+        "8080", ":8080", "localhost:8080", "::1:8080", "[::1]8080", "[::1]", "127.0.0.1:", "127.0.0.1:65536",
+        "127.0.0.1:-1", "1.2.3:80", "[fe80::1%eth0]:80",
+    ])
     func refusesBadListenAddresses(text: String) {
         #expect(throws: InvalidValue.self) { try Settings.ListenAddress(parsing: text) }
     }
@@ -187,7 +193,9 @@ import Testing
         #expect(address.matches("::1") && !address.matches("::2"))
     }
 
-    @Test(arguments: ["", "*", "*.", "a.*.com", "exa mple.com", "-bad.com", "bücher.de", "*.10.0.0.1", "http://example.com"])
+    @Test(arguments: [
+        "", "*", "*.", "a.*.com", "exa mple.com", "-bad.com", "bücher.de", "*.10.0.0.1", "http://example.com",
+    ])
     func refusesBadHostPatterns(text: String) {
         #expect(throws: InvalidValue.self) { try Settings.HostPattern(parsing: text) }
     }

@@ -9,14 +9,16 @@ import Testing
         // Given a file, an environment variable and a flag, when --check-config runs, then it exits 0 and
         // its YAML, read as a config file, gives the same settings (secrets aside), with sources noted.
         let files = try ConfigTestFiles()
-        let path = try files.write("""
+        let path = try files.write(
+            """
             fetch:
               allowed_hosts: ["*.example.com", example.org]
               user_agent: "true"
             cache:
               memory:
                 max_bytes: 300MiB
-            """)
+            """
+        )
         let command = try ThumbdCommand.parse(["--check-config", "--config", path, "--port", "9999"])
         let environment = ["THUMBD_LOG_FORMAT": "json", "THUMBD_ADMIN_TOKEN": "s3cr3t-t0ken-value"]
         let report = command.checkConfigReport(environment: environment)
@@ -24,7 +26,10 @@ import Testing
         let expected = try command.configFile(environment: environment).load()
 
         for key in Settings.keys {
-            #expect(report.output.contains("  \(key.components.last!): ") || report.output.contains("\n\(key.name): "), "missing \(key.name)")
+            #expect(
+                report.output.contains("  \(key.components.last!): ") || report.output.contains("\n\(key.name): "),
+                "missing \(key.name)"
+            )
         }
         #expect(!report.output.contains("s3cr3t-t0ken-value"))
         #expect(report.output.contains("listen: 127.0.0.1:9999  # --port"))
