@@ -128,7 +128,7 @@ extension AccessLog.Core {
     /// Upper bound of the bytes `append` writes for these fields, checked before writing so that a buffer
     /// never grows (growth would allocate on the event loop).
     static func lineBound(method: String, path: String, note: String) -> Int {
-        160 + 3 * method.utf8.count + 3 * path.utf8.count + 6 * note.utf8.count
+        200 + 3 * method.utf8.count + 3 * path.utf8.count + 6 * note.utf8.count
     }
 
     /// Appends one line, newline included.
@@ -146,9 +146,9 @@ extension AccessLog.Core {
         case .text:
             LoggingText.appendTimestamp(to: &line)
             line.append(contentsOf: " method=".utf8)
-            appendURLSafe(method.utf8[...], to: &line)
+            appendURLSafe(method, to: &line)
             line.append(contentsOf: " path=".utf8)
-            LoggingRedaction.appendRedactingSignature(path.utf8, to: &line) { appendURLSafe($1, to: &$0) }
+            appendRedactedTarget(path, to: &line)
             line.append(contentsOf: " status=".utf8)
             LoggingText.appendDecimal(status, to: &line)
             line.append(contentsOf: " bytes=".utf8)
@@ -163,9 +163,9 @@ extension AccessLog.Core {
             line.append(contentsOf: #"{"time":""#.utf8)
             LoggingText.appendTimestamp(to: &line)
             line.append(contentsOf: #"","method":""#.utf8)
-            appendURLSafe(method.utf8[...], to: &line)
+            appendURLSafe(method, to: &line)
             line.append(contentsOf: #"","path":""#.utf8)
-            LoggingRedaction.appendRedactingSignature(path.utf8, to: &line) { appendURLSafe($1, to: &$0) }
+            appendRedactedTarget(path, to: &line)
             line.append(contentsOf: #"","status":"#.utf8)
             LoggingText.appendDecimal(status, to: &line)
             line.append(contentsOf: #","bytes":"#.utf8)
@@ -182,20 +182,36 @@ extension AccessLog.Core {
         line.append(UInt8(ascii: "\n"))
     }
 
-    /// Appends bytes, percent-encoding everything that is not printable ASCII and `"`, `\` and space, so
-    /// the result needs no quoting in either format (and the request target keeps its URL meaning).
-    static func appendURLSafe(_ bytes: Substring.UTF8View, to line: inout [UInt8]) {
-        for byte in bytes {
-            if byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                line.append(byte)
-            } else {
-                line.append(UInt8(ascii: "%"))
-                let digits: StaticString = "0123456789ABCDEF"
-                digits.withUTF8Buffer { digits in
-                    line.append(digits[Int(byte >> 4)])
-                    line.append(digits[Int(byte & 0x0F)])
-                }
+    /// Appends the request target with `sig` values redacted, URL-safe (see `appendURLSafe`).
+    static func appendRedactedTarget(_ target: String, to line: inout [UInt8]) {
+        LoggingText.withUTF8(target) { bytes in
+            LoggingRedaction.appendRedactingSignature(bytes, to: &line) { line, piece in
+                appendURLSafe(piece, to: &line)
             }
+        }
+    }
+
+    /// Appends `text`, percent-encoding everything that is not printable ASCII and `"`, `\` and space, so
+    /// the result needs no quoting in either format (and a request target keeps its URL meaning).
+    static func appendURLSafe(_ text: String, to line: inout [UInt8]) {
+        LoggingText.withUTF8(text) { appendURLSafe($0[...], to: &line) }
+    }
+
+    /// Byte version of `appendURLSafe(_:to:)`.
+    static func appendURLSafe(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, to line: inout [UInt8]) {
+        LoggingText.appendEscaping(bytes, to: &line, isPlain: isURLSafe, escape: appendPercentEncoded)
+    }
+
+    private static func isURLSafe(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+    }
+
+    private static func appendPercentEncoded(_ byte: UInt8, _ line: inout [UInt8]) {
+        let digits: StaticString = "0123456789ABCDEF"
+        digits.withUTF8Buffer { digits in
+            line.append(UInt8(ascii: "%"))
+            line.append(digits[Int(byte >> 4)])
+            line.append(digits[Int(byte & 0x0F)])
         }
     }
 }

@@ -24,7 +24,9 @@ package enum LoggingRedaction {
         guard target.utf8.contains(UInt8(ascii: "?")) else { return target }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(target.utf8.count)
-        appendRedactingSignature(target.utf8, to: &bytes) { bytes, slice in bytes.append(contentsOf: slice) }
+        LoggingText.withUTF8(target) { target in
+            appendRedactingSignature(target, to: &bytes) { bytes, slice in bytes.append(contentsOf: slice) }
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -7,9 +7,20 @@ import Darwin
 #endif
 
 /// Byte-level building blocks shared by the diagnostic log handler and the access log: timestamps, numbers
-/// and escaped text appended in place to a `[UInt8]` line, so that a line with reserved capacity is built
-/// without allocating.
+/// and escaped text appended in place to a `[UInt8]` line.
+///
+/// The access log calls these on event-loop threads, so they avoid per-byte `Array.append` (each one checks
+/// uniqueness and capacity): digits are formatted into a stack buffer and appended at once, and text is
+/// scanned through its contiguous UTF-8 and appended in runs of bytes that need no escaping.
 enum LoggingText {
+    /// Calls `body` with the UTF-8 bytes of `text`, without copying a native string.
+    @inline(__always)
+    static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return copy.withUTF8(body)
+    }
+
     // MARK: - Timestamps
 
     /// Appends the current UTC time as `2026-11-22T10:00:00.123Z` (24 bytes).
@@ -36,54 +47,46 @@ enum LoggingText {
         let month = Int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9)
         let year = Int(yearOfEra + era * 400 + (month <= 2 ? 1 : 0))
 
-        appendPadded(year, width: 4, to: &line)
-        line.append(UInt8(ascii: "-"))
-        appendPadded(month, width: 2, to: &line)
-        line.append(UInt8(ascii: "-"))
-        appendPadded(day, width: 2, to: &line)
-        line.append(UInt8(ascii: "T"))
-        appendPadded(secondOfDay / 3_600, width: 2, to: &line)
-        line.append(UInt8(ascii: ":"))
-        appendPadded(secondOfDay / 60 % 60, width: 2, to: &line)
-        line.append(UInt8(ascii: ":"))
-        appendPadded(secondOfDay % 60, width: 2, to: &line)
-        line.append(UInt8(ascii: "."))
-        appendPadded(milliseconds, width: 3, to: &line)
-        line.append(UInt8(ascii: "Z"))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
+            func put(_ value: Int, at offset: Int, width: Int) {
+                var rest = max(0, value)
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    text[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+            }
+            put(year, at: 0, width: 4)
+            text[4] = UInt8(ascii: "-")
+            put(month, at: 5, width: 2)
+            text[7] = UInt8(ascii: "-")
+            put(day, at: 8, width: 2)
+            text[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3_600, at: 11, width: 2)
+            text[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, at: 14, width: 2)
+            text[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, at: 17, width: 2)
+            text[19] = UInt8(ascii: ".")
+            put(milliseconds, at: 20, width: 3)
+            text[23] = UInt8(ascii: "Z")
+            line.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     // MARK: - Numbers
 
-    /// Appends a non-negative number with leading zeros to `width` digits.
-    static func appendPadded(_ value: Int, width: Int, to line: inout [UInt8]) {
-        let value = max(0, value)
-        var divisor = 1
-        for _ in 1..<max(1, width) { divisor *= 10 }
-        while divisor > value && divisor > 1 {
-            line.append(UInt8(ascii: "0"))
-            divisor /= 10
-        }
-        appendDecimal(value, to: &line)
-    }
-
     /// Appends a decimal integer without going through `String`.
     static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
-        if value < 0 {
-            line.append(UInt8(ascii: "-"))
-            appendDecimal(UInt(value.magnitude), to: &line)
-        } else {
-            appendDecimal(UInt(value), to: &line)
-        }
-    }
-
-    private static func appendDecimal(_ value: UInt, to line: inout [UInt8]) {
-        var divisor: UInt = 1
-        while value / divisor >= 10 { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            line.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 { line.append(UInt8(ascii: "-")) }
+            line.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
@@ -92,70 +95,101 @@ enum LoggingText {
         let (seconds, attoseconds) = duration.components
         let microseconds = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
         appendDecimal(Int(microseconds / 1_000), to: &line)
-        line.append(UInt8(ascii: "."))
-        appendPadded(Int(microseconds % 1_000), width: 3, to: &line)
+        let fraction = Int(microseconds % 1_000)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4) { text in
+            text[0] = UInt8(ascii: ".")
+            text[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 100)
+            text[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 10 % 10)
+            text[3] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10)
+            line.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     // MARK: - Text
 
+    /// Appends `bytes`, copying runs of bytes for which `isPlain` holds at once and passing each other byte
+    /// to `escape`.
+    @inline(__always)
+    static func appendEscaping<Bytes: Collection<UInt8>>(
+        _ bytes: Bytes,
+        to line: inout [UInt8],
+        isPlain: (UInt8) -> Bool,
+        escape: (UInt8, inout [UInt8]) -> Void
+    ) where Bytes.SubSequence: Collection<UInt8> {
+        var runStart = bytes.startIndex
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if !isPlain(byte) {
+                line.append(contentsOf: bytes[runStart..<index])
+                escape(byte, &line)
+                runStart = bytes.index(after: index)
+            }
+            index = bytes.index(after: index)
+        }
+        line.append(contentsOf: bytes[runStart..<index])
+    }
+
     /// Appends `text` as the contents of a JSON string (without the quotes): `"`, `\` and control
     /// characters escaped, other UTF-8 as is. At most 6 bytes per input byte.
-    static func appendJSONEscaped(_ text: some StringProtocol, to line: inout [UInt8]) {
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): line.append(UInt8(ascii: "\\")); line.append(byte)
-            case UInt8(ascii: "\\"): line.append(UInt8(ascii: "\\")); line.append(byte)
-            case UInt8(ascii: "\n"): line.append(UInt8(ascii: "\\")); line.append(UInt8(ascii: "n"))
-            case UInt8(ascii: "\t"): line.append(UInt8(ascii: "\\")); line.append(UInt8(ascii: "t"))
-            case 0..<0x20, 0x7F:
-                line.append(contentsOf: "\\u00".utf8)
-                appendHex(byte, to: &line)
-            default: line.append(byte)
-            }
-        }
+    static func appendJSONEscaped(_ text: String, to line: inout [UInt8]) {
+        withUTF8(text) { appendJSONEscaped($0, to: &line) }
+    }
+
+    /// Byte version of `appendJSONEscaped(_:to:)`.
+    static func appendJSONEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to line: inout [UInt8]) {
+        appendEscaping(bytes, to: &line, isPlain: isPlainInQuotes, escape: escapeForJSON)
     }
 
     /// Appends a logfmt value: as is when it is a plain token, else double-quoted with `"`, `\` and control
     /// characters escaped (so a value can never end the line or forge another key). At most 4 bytes per
     /// input byte plus 2.
-    static func appendLogfmtValue(_ text: some StringProtocol, to line: inout [UInt8]) {
-        let isPlain =
-            !text.utf8.isEmpty
-            && text.utf8.allSatisfy { $0 > 0x20 && $0 != 0x7F && $0 != 0x22 && $0 != 0x3D && $0 != 0x5C }
-        guard !isPlain else {
-            line.append(contentsOf: text.utf8)
-            return
+    static func appendLogfmtValue(_ text: String, to line: inout [UInt8]) {
+        withUTF8(text) { bytes in
+            guard !bytes.isEmpty,
+                !bytes.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: "=") || !isPlainInQuotes($0) })
+            else {
+                line.append(UInt8(ascii: "\""))
+                appendEscaping(bytes, to: &line, isPlain: isPlainInQuotes, escape: escapeForLogfmt)
+                line.append(UInt8(ascii: "\""))
+                return
+            }
+            line.append(contentsOf: bytes)
         }
-        line.append(UInt8(ascii: "\""))
-        appendQuotedContents(text, to: &line)
-        line.append(UInt8(ascii: "\""))
     }
 
     /// Appends text for a human-readable line, escaping only what would break the line: `\n`, `\t` and
     /// other control characters. At most 4 bytes per input byte.
-    static func appendMessage(_ text: some StringProtocol, to line: inout [UInt8]) {
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\n"): line.append(UInt8(ascii: "\\")); line.append(UInt8(ascii: "n"))
-            case UInt8(ascii: "\t"): line.append(UInt8(ascii: "\\")); line.append(UInt8(ascii: "t"))
-            case 0..<0x20, 0x7F:
-                line.append(contentsOf: "\\x".utf8)
-                appendHex(byte, to: &line)
-            default: line.append(byte)
-            }
+    static func appendMessage(_ text: String, to line: inout [UInt8]) {
+        withUTF8(text) { bytes in
+            appendEscaping(bytes, to: &line, isPlain: { $0 >= 0x20 && $0 != 0x7F }, escape: escapeForLogfmt)
         }
     }
 
-    private static func appendQuotedContents(_ text: some StringProtocol, to line: inout [UInt8]) {
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): line.append(UInt8(ascii: "\\")); line.append(byte)
-            case UInt8(ascii: "\n"): line.append(UInt8(ascii: "\\")); line.append(UInt8(ascii: "n"))
-            case 0..<0x20, 0x7F:
-                line.append(contentsOf: "\\x".utf8)
-                appendHex(byte, to: &line)
-            default: line.append(byte)
-            }
+    /// Whether a byte can stand as is inside a JSON or logfmt quoted string.
+    private static func isPlainInQuotes(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte != 0x7F
+    }
+
+    private static func escapeForJSON(_ byte: UInt8, _ line: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): line.append(UInt8(ascii: "\\")); line.append(byte)
+        case UInt8(ascii: "\n"): line.append(contentsOf: #"\n"#.utf8)
+        case UInt8(ascii: "\t"): line.append(contentsOf: #"\t"#.utf8)
+        default:
+            line.append(contentsOf: #"\u00"#.utf8)
+            appendHex(byte, to: &line)
+        }
+    }
+
+    private static func escapeForLogfmt(_ byte: UInt8, _ line: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): line.append(UInt8(ascii: "\\")); line.append(byte)
+        case UInt8(ascii: "\n"): line.append(contentsOf: #"\n"#.utf8)
+        case UInt8(ascii: "\t"): line.append(contentsOf: #"\t"#.utf8)
+        default:
+            line.append(contentsOf: #"\x"#.utf8)
+            appendHex(byte, to: &line)
         }
     }
 
