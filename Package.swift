@@ -28,6 +28,9 @@ let package = Package(
             from: "1.4.0",
             traits: [.defaults, "YAML", "Reloading"]
         ),
+        // Already in the graph through swift-configuration's YAML trait; ConfigFile walks the YAML tree with it
+        // to reject unknown keys, which swift-configuration does not detect.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // MARK: - C libraries and shims
@@ -100,6 +103,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+
+extension Settings {
+    /// Checks every section: ranges, address formats, and the rules that tie keys together
+    /// (`fetch.connect_timeout` ≤ `fetch.timeout`, `cache.min_ttl` ≤ `cache.default_ttl` ≤ `cache.max_ttl`, ...).
+    ///
+    /// Parsing already rejected malformed text; this catches values that parse but make no sense, including
+    /// values set in code. The first problem found is thrown.
+    ///
+    /// - Throws: `SettingsError` naming the key and why.
+    package func validate() throws(SettingsError) {
+        let check = Check(settings: self)
+        try validateServer(check)
+        try validateFetch(check)
+        try validateImage(check)
+        try validateCache(check)
+        try validateSecrets(check)
+        try check.address(\.metrics.listen)
+        if let metrics = metrics.listen, metrics == server.listen, metrics.port != 0 {
+            throw check.error(\.metrics.listen, "is the same as server.listen; leave it empty to serve /metrics there")
+        }
+    }
+
+    private func validateServer(_ check: Check) throws(SettingsError) {
+        try check.address(\.server.listen)
+        try check.range(\.server.threads, 0...1024, "0 means one per CPU core")
+        try check.range(\.server.maxConnections, 1...1_000_000)
+        try check.range(\.server.maxBodyBytes, 0...(1 << 30))
+        try check.duration(\.server.headerTimeout, .milliseconds(1)...(.seconds(3_600)))
+        try check.duration(\.server.idleTimeout, .milliseconds(1)...(.seconds(86_400)))
+        try check.duration(\.server.writeTimeout, .milliseconds(1)...(.seconds(3_600)))
+        try check.duration(\.server.shutdownTimeout, .zero...(.seconds(3_600)))
+    }
+
+    private func validateFetch(_ check: Check) throws(SettingsError) {
+        try check.duration(\.fetch.timeout, .milliseconds(1)...(.seconds(3_600)))
+        try check.duration(\.fetch.connectTimeout, .milliseconds(1)...(.seconds(3_600)))
+        if fetch.connectTimeout > fetch.timeout {
+            throw check.error(
+                \.fetch.connectTimeout,
+                "must not exceed fetch.timeout (\(DurationParsing.format(fetch.timeout))), "
+                    + "got \(DurationParsing.format(fetch.connectTimeout))"
+            )
+        }
+        try check.range(\.fetch.maxRedirects, 0...20)
+        try check.range(\.fetch.maxSourceBytes, 1...(1 << 32))
+        try check.range(\.fetch.maxPerHost, 1...10_000)
+        let agent = fetch.userAgent
+        guard !agent.isEmpty, agent.utf8.count <= 256, agent.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw check.error(\.fetch.userAgent, "must be 1 to 256 printable ASCII characters")
+        }
+    }
+
+    private func validateImage(_ check: Check) throws(SettingsError) {
+        try check.range(\.image.renderThreads, 0...1024, "0 means one per CPU core")
+        try check.range(\.image.queueLimit, 0...1_000_000)
+        try check.range(\.image.maxSourcePixels, 1...(1 << 40))
+        try check.range(\.image.defaultQuality, 1...100)
+    }
+
+    private func validateCache(_ check: Check) throws(SettingsError) {
+        let day = Duration.seconds(86_400)
+        try check.duration(\.cache.clientMaxAge, .zero...(day * 3_650))
+        try check.duration(\.cache.minTTL, .zero...(day * 3_650))
+        try check.duration(\.cache.maxTTL, .seconds(1)...(day * 3_650))
+        if cache.minTTL > cache.maxTTL {
+            throw check.error(\.cache.minTTL, "must not exceed cache.max_ttl (\(DurationParsing.format(cache.maxTTL)))")
+        }
+        if cache.defaultTTL < cache.minTTL || cache.defaultTTL > cache.maxTTL {
+            throw check.error(
+                \.cache.defaultTTL,
+                "must be between cache.min_ttl (\(DurationParsing.format(cache.minTTL))) and cache.max_ttl "
+                    + "(\(DurationParsing.format(cache.maxTTL))), got \(DurationParsing.format(cache.defaultTTL))"
+            )
+        }
+        try check.duration(\.cache.staleIfError, .zero...(day * 365))
+        try check.duration(\.cache.negativeTTL, .zero...(day * 365))
+        try check.range(\.cache.memory.maxBytes, 0...(1 << 50), "0 turns the memory tier off")
+        try check.range(\.cache.memory.maxEntries, 0...1_000_000_000)
+        if cache.memory.maxBytes > 0 && cache.memory.maxEntries == 0 {
+            throw check.error(
+                \.cache.memory.maxEntries,
+                "must be positive; set cache.memory.max_bytes to 0 to turn the tier off"
+            )
+        }
+        if cache.disk.path.isEmpty || cache.disk.path.utf8.contains(0) {
+            throw check.error(\.cache.disk.path, "must be a directory path")
+        }
+        try check.range(\.cache.disk.maxBytes, 1...(1 << 60))
+        try check.range(\.cache.disk.sourcesMaxBytes, 0...(1 << 60))
+        if cache.keepsSources && cache.disk.sourcesMaxBytes == 0 {
+            throw check.error(\.cache.disk.sourcesMaxBytes, "must be positive while cache.sources is true")
+        }
+    }
+
+    private func validateSecrets(_ check: Check) throws(SettingsError) {
+        // Lengths keep guessable secrets out; the values themselves are never echoed.
+        if !admin.token.isEmpty {
+            guard admin.token.utf8.count >= 16, admin.token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw check.error(
+                    \.admin.token,
+                    "must be empty (admin routes off) or at least 16 printable characters without spaces"
+                )
+            }
+        }
+        for (index, key) in security.signingKeys.enumerated() {
+            guard key.utf8.count >= 32, key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw check.error(
+                    \.security.signingKeys,
+                    "item \(index + 1) must be at least 32 printable characters without spaces "
+                        + "(e.g. openssl rand -hex 32)"
+                )
+            }
+        }
+        if Set(security.signingKeys).count != security.signingKeys.count {
+            throw check.error(\.security.signingKeys, "lists the same key twice")
+        }
+    }
+
+    /// Range checks that name the key of the property they check.
+    private struct Check {
+        let settings: Settings
+        let names: [PartialKeyPath<Settings>: String]
+
+        init(settings: Settings) {
+            self.settings = settings
+            var names: [PartialKeyPath<Settings>: String] = [:]
+            for key in Settings.keys { names[key.keyPath] = key.name }
+            self.names = names
+        }
+
+        func error(_ path: PartialKeyPath<Settings>, _ reason: String) -> SettingsError {
+            SettingsError(key: names[path] ?? "\(path)", reason: reason)
+        }
+
+        func range(
+            _ path: KeyPath<Settings, Int>,
+            _ range: ClosedRange<Int>,
+            _ note: String? = nil
+        ) throws(SettingsError) {
+            let value = settings[keyPath: path]
+            guard range.contains(value) else {
+                let isBytes = Settings.keys.first { $0.name == names[path] }?.kind == .bytes
+                func show(_ number: Int) -> String { isBytes ? ByteSize.format(number) : "\(number)" }
+                let suffix = note.map { " (\($0))" } ?? ""
+                throw error(
+                    path,
+                    "must be from \(show(range.lowerBound)) to \(show(range.upperBound))\(suffix), got \(show(value))"
+                )
+            }
+        }
+
+        func duration(_ path: KeyPath<Settings, Duration>, _ range: ClosedRange<Duration>) throws(SettingsError) {
+            let value = settings[keyPath: path]
+            guard range.contains(value) else {
+                let show = DurationParsing.format
+                throw error(
+                    path,
+                    "must be from \(show(range.lowerBound)) to \(show(range.upperBound)), got \(show(value))"
+                )
+            }
+        }
+
+        func address(_ path: KeyPath<Settings, ListenAddress>) throws(SettingsError) {
+            do throws(InvalidValue) { try settings[keyPath: path].validate() } catch {
+                throw self.error(path, error.reason)
+            }
+        }
+
+        func address(_ path: KeyPath<Settings, ListenAddress?>) throws(SettingsError) {
+            do throws(InvalidValue) { try settings[keyPath: path]?.validate() } catch {
+                throw self.error(path, error.reason)
+            }
+        }
+    }
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package import Logging
+
+/// The whole configuration of thumbd: plain values with the built-in defaults.
+///
+/// `ConfigFile` fills it from the YAML file, `THUMBD_*` environment variables and command-line flags
+/// (in that order of precedence, lowest first), then calls `validate()`. Nothing starts until that
+/// succeeds. The composition root maps each section onto the per-module `Configuration` types.
+///
+/// Sizes are in bytes (`...Bytes`), durations are `Duration`, and counts of threads use `0` for "one
+/// per CPU core". The YAML key of each property is its snake_case name under its section
+/// (`cache.memory.maxBytes` is `cache.memory.max_bytes`); `Settings.keys` lists them all.
+///
+/// ```swift
+/// var settings = Settings()
+/// settings.server.listen = try Settings.ListenAddress(parsing: "127.0.0.1:0")
+/// settings.fetch.allowsPrivateNetworks = true
+/// try settings.validate()
+/// ```
+package struct Settings: Sendable, Equatable {
+    /// The HTTP listener and connection limits (`server.*`).
+    package var server = Server()
+    /// Fetching source images from origins (`fetch.*`).
+    package var fetch = Fetch()
+    /// Rendering thumbnails (`image.*`).
+    package var image = Image()
+    /// Response caching headers and the two cache tiers (`cache.*`).
+    package var cache = Cache()
+    /// The admin routes (`admin.*`).
+    package var admin = Admin()
+    /// URL signing (`security.*`).
+    package var security = Security()
+    /// Diagnostic and access logging (`log.*`).
+    package var log = Log()
+    /// The Prometheus endpoint (`metrics.*`).
+    package var metrics = Metrics()
+
+    /// The built-in defaults, suitable for a local development run.
+    package init() {}
+
+    /// `server.*`: the HTTP/1.1 listener.
+    package struct Server: Sendable, Equatable {
+        /// Address and port to listen on (`127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`; port 0 picks a free one).
+        package var listen = ListenAddress(host: "127.0.0.1", port: 8080)
+        /// Number of event-loop threads; 0 means one per CPU core.
+        package var threads = 0
+        /// Open client connections at which accepting pauses.
+        package var maxConnections = 10_000
+        /// Largest accepted request body; larger ones get 413.
+        package var maxBodyBytes = 1 << 20
+        /// Time allowed to receive a complete request head (defeats slowloris).
+        package var headerTimeout: Duration = .seconds(10)
+        /// Time an idle keep-alive connection is kept open.
+        package var idleTimeout: Duration = .seconds(60)
+        /// Time a response write may make no progress before the connection is closed.
+        package var writeTimeout: Duration = .seconds(30)
+        /// On SIGTERM/SIGINT, time in-flight requests get to finish before the process exits.
+        package var shutdownTimeout: Duration = .seconds(10)
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `fetch.*`: the origin fetch layer.
+    package struct Fetch: Sendable, Equatable {
+        /// Total time for one origin transfer, including redirects and a slow body.
+        package var timeout: Duration = .seconds(10)
+        /// Time to establish the TCP (and TLS) connection to an origin.
+        package var connectTimeout: Duration = .seconds(3)
+        /// Redirects followed per fetch (0 = none).
+        package var maxRedirects = 5
+        /// Largest source image accepted, enforced while streaming (413 beyond).
+        package var maxSourceBytes = 25_000_000
+        /// Concurrent transfers per origin host; more wait in a queue.
+        package var maxPerHost = 16
+        /// When false (the default), origins on loopback, private, link-local and other internal addresses are
+        /// refused after DNS resolution (SSRF protection).
+        package var allowsPrivateNetworks = false
+        /// Internal networks allowed anyway while `allowsPrivateNetworks` is false (`10.1.0.0/16`).
+        package var allowedNetworks: [IPNetwork] = []
+        /// If not empty, only these origin hosts are fetched (`example.com`, `*.example.com`).
+        package var allowedHosts: [HostPattern] = []
+        /// The `User-Agent` sent to origins.
+        package var userAgent = "thumbd"
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `image.*`: the libvips render pool.
+    package struct Image: Sendable, Equatable {
+        /// Render threads; 0 means one per CPU core.
+        package var renderThreads = 0
+        /// Renders waiting for a thread before new ones are refused with 503.
+        package var queueLimit = 64
+        /// Largest source image, in pixels (width × height), checked from the header before decoding (422 beyond).
+        package var maxSourcePixels = 50_000_000
+        /// Encoder quality when the request has no `q` (1–100).
+        package var defaultQuality = 80
+        /// Whether `format=auto` may answer AVIF to clients that accept it.
+        package var isAVIFEnabled = true
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `cache.*`: client caching headers, freshness rules and the two tiers.
+    package struct Cache: Sendable, Equatable {
+        /// `Cache-Control: max-age` sent to clients with every thumbnail.
+        package var clientMaxAge: Duration = .seconds(365 * 86_400)
+        /// Freshness of a stored thumbnail when the origin sent no caching headers.
+        package var defaultTTL: Duration = .seconds(86_400)
+        /// Lower clamp for the origin's freshness lifetime.
+        package var minTTL: Duration = .seconds(60)
+        /// Upper clamp for the origin's freshness lifetime.
+        package var maxTTL: Duration = .seconds(30 * 86_400)
+        /// How long past expiry a stale entry is still served when revalidation fails.
+        package var staleIfError: Duration = .seconds(86_400)
+        /// How long an origin 404 is remembered (0 = not cached).
+        package var negativeTTL: Duration = .seconds(60)
+        /// Whether source originals are also kept on disk, so new sizes of a known source need no fetch.
+        package var keepsSources = true
+        /// The memory tier.
+        package var memory = Memory()
+        /// The disk tier.
+        package var disk = Disk()
+
+        /// The defaults.
+        package init() {}
+
+        /// `cache.memory.*`: the in-process LRU.
+        package struct Memory: Sendable, Equatable {
+            /// Byte budget (encoded bytes); 0 turns the memory tier off.
+            package var maxBytes = 256_000_000
+            /// Entry budget.
+            package var maxEntries = 100_000
+
+            /// The defaults.
+            package init() {}
+        }
+
+        /// `cache.disk.*`: blob files indexed by SQLite.
+        package struct Disk: Sendable, Equatable {
+            /// Directory of the blob files and the index (created if missing). `--cache-dir` overrides it.
+            package var path = "./var/cache"
+            /// Byte budget for thumbnails on disk.
+            package var maxBytes = 10_000_000_000
+            /// Separate byte budget for source originals (used when `keepsSources` is true).
+            package var sourcesMaxBytes = 2_000_000_000
+
+            /// The defaults.
+            package init() {}
+        }
+    }
+
+    /// `admin.*`: the cache and prefetch admin routes.
+    package struct Admin: Sendable, Equatable {
+        /// Bearer token for the admin routes; empty turns the admin routes off (they answer 404).
+        package var token = ""
+
+        /// Whether the admin routes exist at all.
+        package var isEnabled: Bool { !token.isEmpty }
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `security.*`: signed URLs.
+    package struct Security: Sendable, Equatable {
+        /// HMAC-SHA256 keys (the UTF-8 bytes of each string), newest first. A request signed with any of them is
+        /// accepted; new signatures use the first. Empty means /thumb needs no signature.
+        package var signingKeys: [String] = []
+
+        /// Whether /thumb requires `sig=`.
+        package var requiresSignature: Bool { !signingKeys.isEmpty }
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `log.*`: diagnostics on stderr, access log on stdout.
+    package struct Log: Sendable, Equatable {
+        /// Lowest level of diagnostic messages written.
+        package var level: Logger.Level = .info
+        /// Line format of both the diagnostic and the access log.
+        package var format: Format = .text
+        /// Whether one access-log line is written per request.
+        package var isAccessLogEnabled = true
+
+        /// The defaults.
+        package init() {}
+
+        /// The line format of log output.
+        package enum Format: String, Sendable, Equatable, CaseIterable {
+            /// `2026-11-22T10:00:00.123Z info thumbd: message key=value`.
+            case text
+            /// One JSON object per line.
+            case json
+        }
+    }
+
+    /// `metrics.*`: the Prometheus endpoint.
+    package struct Metrics: Sendable, Equatable {
+        /// Separate address for `GET /metrics`; nil serves it on `server.listen`.
+        package var listen: ListenAddress?
+
+        /// The defaults.
+        package init() {}
+    }
+}

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package import ArgumentParser
+import Foundation
+import Logging
+
+/// The `thumbd` command line: `thumbd [--config FILE] [--listen HOST:PORT] [--port N] [--cache-dir DIR]
+/// [--log-level LEVEL] [--check-config]`.
+///
+/// It loads the settings (`ConfigFile`: defaults < file < `THUMBD_*` environment < these flags), then either
+/// prints them (`--check-config`) or bootstraps logging and runs `ThumbdService`. A configuration error exits
+/// with status 78 (`EX_CONFIG`) and one line naming the key and why. Subcommands such as `sign` attach
+/// to `configuration.subcommands`; running `thumbd` without one serves.
+package struct ThumbdCommand: ParsableCommand {
+    /// Command name, help text and (later) subcommands.
+    package static let configuration = CommandConfiguration(
+        commandName: "thumbd",
+        abstract: "A caching HTTP image proxy: GET /thumb?url=<image URL>&w=256&h=256.",
+        discussion: """
+            Settings come from built-in defaults, then the YAML file (--config, else $THUMBD_CONFIG, else none), \
+            then THUMBD_* environment variables (THUMBD_SERVER_LISTEN, THUMBD_CACHE_MEMORY_MAX_BYTES, ...), \
+            then these flags. See docs/configuration.md for every key.
+            """
+    )
+
+    /// Exit status for an invalid configuration (`EX_CONFIG` from sysexits.h).
+    package static let configurationErrorStatus: Int32 = 78
+
+    @Option(name: .long, help: ArgumentHelp("YAML configuration file.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("Address to listen on, overriding server.listen.", valueName: "host:port"))
+    var listen: String?
+
+    @Option(name: .long, help: ArgumentHelp("Port to listen on, keeping the configured host.", valueName: "n"))
+    var port: Int?
+
+    @Option(
+        name: .customLong("cache-dir"),
+        help: ArgumentHelp("Disk cache directory (cache.disk.path).", valueName: "dir")
+    )
+    var cacheDirectory: String?
+
+    @Option(
+        name: .customLong("log-level"),
+        help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (log.level).", valueName: "level")
+    )
+    var logLevel: String?
+
+    @Flag(name: .customLong("check-config"), help: "Print the effective configuration and exit (non-zero if invalid).")
+    var checkConfig = false
+
+    /// Creates an unparsed command (argument parser requirement).
+    package init() {}
+
+    /// Rejects flag combinations that have no single meaning.
+    package func validate() throws {
+        if listen != nil && port != nil {
+            throw ValidationError("give either --listen HOST:PORT or --port N, not both")
+        }
+    }
+
+    /// Loads the settings, then checks or serves.
+    package func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        if checkConfig {
+            let report = checkConfigReport(environment: environment)
+            // The effective values go to stdout (to be piped or diffed); an error goes to stderr.
+            let output = report.status == 0 ? FileHandle.standardOutput : FileHandle.standardError
+            output.write(Data(report.output.utf8))
+            if report.status != 0 { throw ExitCode(report.status) }
+            return
+        }
+        let settings: Settings
+        do {
+            settings = try configFile(environment: environment).load()
+        } catch {
+            FileHandle.standardError.write(Data("thumbd: configuration error: \(error)\n".utf8))
+            throw ExitCode(Self.configurationErrorStatus)
+        }
+        LoggingSetup.bootstrap(settings.log)
+        let logger = Logger(label: "thumbd")
+        try ThumbdService.run(settings: settings, logger: logger)
+    }
+
+    /// The text `--check-config` prints and its exit status: the effective values of every key (0), or the
+    /// configuration error (78).
+    ///
+    /// - Parameter environment: the variables to read `THUMBD_*` from.
+    package func checkConfigReport(environment: [String: String]) -> (output: String, status: Int32) {
+        let file = configFile(environment: environment)
+        do {
+            let resolution = try file.resolve()
+            let header = """
+                # thumbd effective configuration. Sources, lowest precedence first: built-in defaults, \
+                \(file.path ?? "no config file"), THUMBD_* environment, command-line flags.
+                # Values not from the defaults name their source. Secrets are never printed.
+                """
+            return (header + "\n\n" + resolution.settings.checkConfigText(origins: resolution.origins), 0)
+        } catch {
+            return ("thumbd: configuration error: \(error)\n", Self.configurationErrorStatus)
+        }
+    }
+
+    /// The configuration sources these flags select.
+    package func configFile(environment: [String: String]) -> ConfigFile {
+        ConfigFile(
+            path: config,
+            environment: environment,
+            overrides: ConfigFile.Overrides(
+                listen: listen,
+                port: port,
+                cacheDirectory: cacheDirectory,
+                logLevel: logLevel
+            )
+        )
+    }
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Testing
+
+@testable import ThumbdApp
+
+@Suite struct ThumbdCommandTests {
+    @Test func checkConfigPrintsEveryKeyAndParsesBackToTheSameSettings() throws {
+        // Given a file, an environment variable and a flag, when --check-config runs, then it exits 0 and
+        // its YAML, read as a config file, gives the same settings (secrets aside), with sources noted.
+        let files = try ConfigTestFiles()
+        let path = try files.write(
+            """
+            fetch:
+              allowed_hosts: ["*.example.com", example.org]
+              user_agent: "true"
+            cache:
+              memory:
+                max_bytes: 300MiB
+            """
+        )
+        let command = try ThumbdCommand.parse(["--check-config", "--config", path, "--port", "9999"])
+        let environment = ["THUMBD_LOG_FORMAT": "json", "THUMBD_ADMIN_TOKEN": "s3cr3t-t0ken-value"]
+        let report = command.checkConfigReport(environment: environment)
+        #expect(report.status == 0)
+        let expected = try command.configFile(environment: environment).load()
+
+        for key in Settings.keys {
+            #expect(
+                report.output.contains("  \(key.components.last!): ") || report.output.contains("\n\(key.name): "),
+                "missing \(key.name)"
+            )
+        }
+        #expect(!report.output.contains("s3cr3t-t0ken-value"))
+        #expect(report.output.contains("listen: 127.0.0.1:9999  # --port"))
+        #expect(report.output.contains("format: json  # THUMBD_LOG_FORMAT"))
+        #expect(report.output.contains("max_bytes: 300MiB  # \(path):6"))
+
+        let printed = try files.write(report.output, named: "printed.yaml")
+        var reread = try ConfigFile(path: printed, environment: ["THUMBD_ADMIN_TOKEN": "s3cr3t-t0ken-value"]).load()
+        reread.admin.token = expected.admin.token
+        #expect(reread == expected)
+    }
+
+    @Test func checkConfigFailsNamingTheKey() throws {
+        let files = try ConfigTestFiles()
+        let path = try files.write("image:\n  default_quality: 0\n")
+        let report = try ThumbdCommand.parse(["--check-config", "--config", path]).checkConfigReport(environment: [:])
+        #expect(report.status == ThumbdCommand.configurationErrorStatus)
+        #expect(report.output.contains("image.default_quality (\(path):2): must be from 1 to 100, got 0"))
+    }
+
+    @Test func checkConfigUsesTheConfigVariableWithoutAFlag() throws {
+        let files = try ConfigTestFiles()
+        let path = try files.write("server:\n  threads: 7\n")
+        let report = try ThumbdCommand.parse(["--check-config"]).checkConfigReport(environment: ["THUMBD_CONFIG": path])
+        #expect(report.status == 0)
+        #expect(report.output.contains("threads: 7  # \(path):2"))
+    }
+
+    @Test func listenAndPortTogetherAreRefused() {
+        #expect(throws: (any Error).self) { try ThumbdCommand.parse(["--listen", "127.0.0.1:1", "--port", "2"]) }
+    }
+
+    @Test func flagsMapToTheirKeys() throws {
+        let command = try ThumbdCommand.parse(["--listen", "[::1]:81", "--cache-dir", "/tmp/c", "--log-level", "trace"])
+        let settings = try command.configFile(environment: [:]).load()
+        #expect(settings.server.listen == .init(host: "::1", port: 81))
+        #expect(settings.cache.disk.path == "/tmp/c")
+        #expect(settings.log.level == .trace)
+    }
+}
