@@ -8,11 +8,12 @@ import Glibc
 /// The stdlib `Mutex` has no condition variable, and `WorkerPool` threads must block (they are
 /// our own OS threads, never the cooperative pool). Both pthread objects live in heap memory
 /// that never moves, as POSIX requires.
-final class ConditionLock: @unchecked Sendable {  // Sendable: all state is guarded by `mutex` itself.
+package final class ConditionLock: @unchecked Sendable {  // Sendable: all state is guarded by `mutex` itself.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    /// Creates an unlocked lock.
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -28,16 +29,21 @@ final class ConditionLock: @unchecked Sendable {  // Sendable: all state is guar
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    /// Locks the mutex.
+    package func lock() { pthread_mutex_lock(mutex) }
+    /// Unlocks the mutex.
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Atomically unlocks, sleeps until signalled, and locks again. Callers loop on their predicate.
-    func wait() { pthread_cond_wait(condition, mutex) }
+    package func wait() { pthread_cond_wait(condition, mutex) }
 
-    func signal() { pthread_cond_signal(condition) }
-    func broadcast() { pthread_cond_broadcast(condition) }
+    /// Wakes one waiter.
+    package func signal() { pthread_cond_signal(condition) }
+    /// Wakes every waiter.
+    package func broadcast() { pthread_cond_broadcast(condition) }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    /// Runs `body` with the mutex held.
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock()
         defer { unlock() }
         return try body()

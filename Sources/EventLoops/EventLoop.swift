@@ -226,3 +226,31 @@ package final class EventLoop: @unchecked Sendable {
         wake()
     }
 }
+
+extension EventLoop {
+    /// Runs `body` on the loop and blocks the calling thread until it has run; returns its result.
+    ///
+    /// For set-up and tear-down from ordinary threads (server start, tests). Must not be called on
+    /// this loop (it would deadlock) nor on the cooperative pool.
+    /// - Throws: whatever `body` throws.
+    package func runAndWait<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) throws -> Result {
+        precondition(!inEventLoop, "runAndWait called on its own loop")
+        let slot = ResultSlot<Result>()
+        execute {
+            let outcome = Swift.Result { try body() }
+            slot.lock.withLock { slot.result = outcome }
+            slot.lock.broadcast()
+        }
+        slot.lock.lock()
+        while slot.result == nil { slot.lock.wait() }
+        let outcome = slot.result!
+        slot.lock.unlock()
+        return try outcome.get()
+    }
+}
+
+/// A one-shot result handed from a loop to a waiting thread.
+private final class ResultSlot<Value: Sendable>: @unchecked Sendable {  // Sendable: `result` is guarded by `lock`.
+    let lock = ConditionLock()
+    var result: Swift.Result<Value, any Error>?
+}

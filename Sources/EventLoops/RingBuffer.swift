@@ -39,6 +39,16 @@ package struct RingBuffer<Element> {
         return element
     }
 
+    /// Removes and returns the newest element, or `nil` when empty.
+    package mutating func popLast() -> Element? {
+        guard count > 0 else { return nil }
+        let index = (head + count - 1) % storage.count
+        let element = storage[index]
+        storage[index] = nil
+        count -= 1
+        return element
+    }
+
     /// Removes every element, keeping the storage.
     package mutating func removeAll() {
         while popFirst() != nil {}

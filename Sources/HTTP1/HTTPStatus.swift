@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// A response status: the three-digit code and its reason phrase.
+package struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
+    /// The status code, 100...999 (the server writes exactly three digits).
+    package let code: Int
+    /// The reason phrase written on the status line.
+    package let reasonPhrase: String
+
+    /// Creates a status. The reason phrase must not contain CR or LF (it is checked when written).
+    package init(code: Int, reasonPhrase: String) {
+        precondition((100...999).contains(code), "status code must have three digits")
+        self.code = code
+        self.reasonPhrase = reasonPhrase
+    }
+
+    package var description: String { "\(code) \(reasonPhrase)" }
+
+    /// Whether a response with this status may carry a body (not 1xx, 204 or 304).
+    package var allowsBody: Bool { code >= 200 && code != 204 && code != 304 }
+
+    package static let `continue` = HTTPStatus(code: 100, reasonPhrase: "Continue")
+    package static let ok = HTTPStatus(code: 200, reasonPhrase: "OK")
+    package static let noContent = HTTPStatus(code: 204, reasonPhrase: "No Content")
+    package static let notModified = HTTPStatus(code: 304, reasonPhrase: "Not Modified")
+    package static let badRequest = HTTPStatus(code: 400, reasonPhrase: "Bad Request")
+    package static let forbidden = HTTPStatus(code: 403, reasonPhrase: "Forbidden")
+    package static let notFound = HTTPStatus(code: 404, reasonPhrase: "Not Found")
+    package static let methodNotAllowed = HTTPStatus(code: 405, reasonPhrase: "Method Not Allowed")
+    package static let requestTimeout = HTTPStatus(code: 408, reasonPhrase: "Request Timeout")
+    package static let contentTooLarge = HTTPStatus(code: 413, reasonPhrase: "Content Too Large")
+    package static let uriTooLong = HTTPStatus(code: 414, reasonPhrase: "URI Too Long")
+    package static let expectationFailed = HTTPStatus(code: 417, reasonPhrase: "Expectation Failed")
+    package static let unprocessableContent = HTTPStatus(code: 422, reasonPhrase: "Unprocessable Content")
+    package static let requestHeaderFieldsTooLarge = HTTPStatus(
+        code: 431, reasonPhrase: "Request Header Fields Too Large")
+    package static let internalServerError = HTTPStatus(code: 500, reasonPhrase: "Internal Server Error")
+    package static let notImplemented = HTTPStatus(code: 501, reasonPhrase: "Not Implemented")
+    package static let badGateway = HTTPStatus(code: 502, reasonPhrase: "Bad Gateway")
+    package static let serviceUnavailable = HTTPStatus(code: 503, reasonPhrase: "Service Unavailable")
+    package static let gatewayTimeout = HTTPStatus(code: 504, reasonPhrase: "Gateway Timeout")
+    package static let httpVersionNotSupported = HTTPStatus(code: 505, reasonPhrase: "HTTP Version Not Supported")
+}
