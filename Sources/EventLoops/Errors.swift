@@ -36,6 +36,12 @@ extension WorkerPool {
         /// How many jobs that queue held when the job was refused.
         package let queueDepth: Int
 
+        /// Creates the error.
+        package init(priority: Priority, queueDepth: Int) {
+            self.priority = priority
+            self.queueDepth = queueDepth
+        }
+
         /// Human-readable summary for logs.
         package var description: String { "worker pool overloaded (\(priority) queue holds \(queueDepth))" }
     }

@@ -233,6 +233,7 @@ extension EventLoop {
     /// For set-up and tear-down from ordinary threads (server start, tests). Must not be called on
     /// this loop (it would deadlock) nor on the cooperative pool.
     /// - Throws: whatever `body` throws.
+    @discardableResult
     package func runAndWait<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) throws -> Result {
         precondition(!inEventLoop, "runAndWait called on its own loop")
         let slot = ResultSlot<Result>()

@@ -55,6 +55,12 @@ package final class WorkerPool: Sendable {
         package var interactive: Int
         /// Jobs waiting in the background queue.
         package var background: Int
+
+        /// Creates a snapshot.
+        package init(interactive: Int, background: Int) {
+            self.interactive = interactive
+            self.background = background
+        }
     }
 
     private final class State: @unchecked Sendable {  // Sendable: every field is guarded by `lock`.
