@@ -81,7 +81,10 @@ extension Connection {
         /// Bytes of a not yet complete request arrived.
         package mutating func bytesReceived(now: Instant) {
             switch reading {
-            case .awaitingRequest: reading = .receivingHead(since: now)
+            case .awaitingRequest(let since, let isFirst):
+                // The first request's head must be complete within the timeout from accept (as in
+                // nginx), so a connection cannot reset its clock by sending one byte late.
+                reading = .receivingHead(since: isFirst ? since : now)
             case .receivingBody: reading = .receivingBody(lastProgress: now)
             case .receivingHead, .stopped: break
             }
