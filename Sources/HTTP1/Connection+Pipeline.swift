@@ -55,6 +55,7 @@ extension Connection {
             PendingResponse(
                 kind: .error, method: .other("-"), version: .http1_1, keepAlive: false, startedAt: loop.now,
                 request: nil, response: .error(status), closeAfter: true))
+        closesAfterError = true
         state.outputQueued()
     }
 
@@ -62,6 +63,7 @@ extension Connection {
         let index = Int(sequence - firstSequence)
         pipeline[index].response = response
         pipeline[index].closeAfter = true
+        closesAfterError = true
         state.outputQueued()
     }
 

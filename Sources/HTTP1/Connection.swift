@@ -41,6 +41,8 @@ package final class Connection: EventLoopSelectable {
     private var timer: TimerID?
     private var timerDeadline: LoopInstant?
     private var lingerDeadline: LoopInstant?
+    /// The last response answers a request that was not (fully) read: close with a linger.
+    var closesAfterError = false
 
     /// Pipelined requests waiting for answers before reading pauses.
     static let maxPipelinedRequests = 32
@@ -205,7 +207,11 @@ package final class Connection: EventLoopSelectable {
         case .respondAndClose(let status):
             enqueueError(status)
         case .close:
-            close(linger: !state.isPeerGone)
+            if state.isPeerGone {
+                close(linger: false)
+            } else {
+                close(linger: closesAfterError || !inputIsDrained())
+            }
         case .abort:
             abandonUnanswered(from: firstSequence)
             close(linger: false)
@@ -284,6 +290,21 @@ package final class Connection: EventLoopSelectable {
         } else {
             finalClose()
         }
+    }
+
+    /// Reads and discards what the client already sent (a few KiB at most) so a plain close sends
+    /// FIN, not RST. Returns `false` if input is still arriving, which calls for a linger instead.
+    private func inputIsDrained() -> Bool {
+        var budget = 4
+        while budget > 0 {
+            let space = input.prepareForRead(minimum: 4096)
+            input.consume(input.count)
+            let n = Glibc.read(fd, space.baseAddress!, space.count)
+            if n == 0 { return true }
+            if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK }
+            budget -= 1
+        }
+        return false
     }
 
     private func drainWhileLingering() {

@@ -74,7 +74,13 @@ struct ServerLifecycleTests {
         let client = try server.client(receiveBufferBytes: 4096)
         // 16 MiB cannot fit in the socket buffers, so the server's writes stall.
         try client.send("GET /big?n=16777216 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let head = try client.readRaw(count: 17, chunk: 17)
+        #expect(String(decoding: head, as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
+        #expect(server.server.connectionCount == 1)
+        let stalled = ContinuousClock.now
+        // The client stops reading here; the server must give up on it.
         #expect(waitUntil(timeout: .seconds(10)) { server.server.connectionCount == 0 })
+        #expect(ContinuousClock.now - stalled >= .milliseconds(250))
     }
 
     // MARK: Slow reader, files
