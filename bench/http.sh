@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# HTTP server benchmark: our server answering a fixed 10 KB in-memory body vs. nginx serving the
+# same 10 KB file (bench/nginx.conf), with `wrk -t2 -c64 -d10s --latency` on loopback, alternating,
+# twice each. Prints req/s, p50 and p99 per run and the ratio of the means.
+#   bench/http.sh                      (env: DURATION=10s CONNECTIONS=64 ROUNDS=2 THREADS=2)
+# Results (raw wrk output, summary) go to bench/results/<UTC time>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+duration="${DURATION:-10s}"
+connections="${CONNECTIONS:-64}"
+rounds="${ROUNDS:-2}"
+threads="${THREADS:-2}"
+out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$out/nginx/www" "$out/nginx/tmp"
+for tool in wrk nginx python3; do command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }; done
+
+echo "== release build"
+THUMBD_BENCH=1 swift build -c release --scratch-path .build-bench --product thumbd-httpbench 2>&1 | grep -v "prohibited flag" | tail -1
+
+# The same 10 KB for both servers (deterministic bytes).
+python3 -c "import sys; sys.stdout.buffer.write(bytes((i * 31 + (i >> 8)) & 0xFF for i in range(10240)))" > "$out/nginx/www/10k.bin"
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+nginx -p "$root/$out/nginx/" -c "$root/bench/nginx.conf" &
+pids+=($!)
+.build-bench/release/thumbd-httpbench --port 18051 --threads "$threads" --body "$out/nginx/www/10k.bin" > "$out/thumbd.log" 2>&1 &
+pids+=($!)
+
+wait_for() {
+  for _ in $(seq 1 100); do
+    if curl -fsS -o /dev/null "$1"; then return 0; fi
+    sleep 0.1
+  done
+  echo "server at $1 did not come up" >&2; exit 1
+}
+wait_for http://127.0.0.1:18050/10k.bin
+wait_for http://127.0.0.1:18051/bench
+cmp <(curl -fsS http://127.0.0.1:18050/10k.bin) <(curl -fsS http://127.0.0.1:18051/bench) || { echo "bodies differ" >&2; exit 1; }
+
+declare -A url=([thumbd]=http://127.0.0.1:18051/bench [nginx]=http://127.0.0.1:18050/10k.bin)
+echo "== wrk -t2 -c$connections -d$duration --latency, $rounds rounds, alternating"
+for round in $(seq 1 "$rounds"); do
+  for target in thumbd nginx; do
+    wrk -t2 -c"$connections" -d"$duration" --latency "${url[$target]}" > "$out/wrk-$target-$round.txt"
+    echo "   $target round $round done"
+  done
+done
+
+python3 - "$out" "$rounds" <<'PY' | tee "$out/summary.md"
+import re, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+unit = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
+def parse(path):
+    text = open(path).read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    lat = {p: float(v) * unit[u] for p, v, u in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)}
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)", text)
+    return rps, lat["50"], lat["99"], errors.group(0) if errors else ""
+rows = {t: [parse(f"{out}/wrk-{t}-{r}.txt") for r in range(1, rounds + 1)] for t in ("thumbd", "nginx")}
+print("| target | round | req/s | p50 ms | p99 ms | errors |")
+print("|---|---|---|---|---|---|")
+for t, runs in rows.items():
+    for i, (rps, p50, p99, err) in enumerate(runs, 1):
+        print(f"| {t} | {i} | {rps:,.0f} | {p50:.3f} | {p99:.3f} | {err} |")
+mean = lambda xs: sum(xs) / len(xs)
+ours, theirs = mean([r[0] for r in rows["thumbd"]]), mean([r[0] for r in rows["nginx"]])
+p99o, p99n = mean([r[2] for r in rows["thumbd"]]), mean([r[2] for r in rows["nginx"]])
+print()
+print(f"mean req/s: thumbd {ours:,.0f}, nginx {theirs:,.0f}, ratio {ours / theirs:.2f}x (target >= 1.20x)")
+print(f"mean p99: thumbd {p99o:.3f} ms, nginx {p99n:.3f} ms ({'no worse' if p99o <= p99n else 'WORSE'} than nginx)")
+PY
+echo "results in $out"
