@@ -35,18 +35,20 @@ package final class EventLoop: @unchecked Sendable {
     private let queue = Mutex(TaskQueue())
 
     // MARK: Loop-confined state
+    // Touched only on the loop thread, and handlers are called after the slot lookup has ended,
+    // so these opt out of dynamic exclusivity checks (measurable per event in profiles).
 
     private struct Slot {
         var generation: UInt32 = 0
         var handler: (any EventLoopSelectable)?
     }
-    private var slots: [Slot] = []
-    private var freeSlots: [UInt32] = []
+    @exclusivity(unchecked) private var slots: [Slot] = []
+    @exclusivity(unchecked) private var freeSlots: [UInt32] = []
     private var runningTasks: [@Sendable () -> Void] = []
-    var timers = TimerHeap()
+    @exclusivity(unchecked) var timers = TimerHeap()
 
     /// The monotonic time read when the loop last woke up. Cheap; use it for timeouts.
-    package private(set) var now = LoopInstant.now()
+    @exclusivity(unchecked) package private(set) var now = LoopInstant.now()
 
     private static let wakeToken = UInt64.max
     private static let maxEventsPerWait: Int32 = 256

@@ -18,6 +18,15 @@ package struct IOEvents: OptionSet, Sendable, Hashable {
     package static let error = IOEvents(rawValue: thumbd_epoll_err)
     /// Edge-triggered: report a readiness change once, not while the condition lasts.
     package static let edgeTriggered = IOEvents(rawValue: thumbd_epoll_et)
+    /// Any sign that the peer is gone or the socket failed: read hang-up, hang-up or error.
+    package static let anyHangup = IOEvents(rawValue: thumbd_epoll_rdhup | thumbd_epoll_hup | thumbd_epoll_err)
+    /// Anything that calls for a read: readable or any hang-up.
+    package static let anyInput = IOEvents(
+        rawValue: thumbd_epoll_in | thumbd_epoll_rdhup | thumbd_epoll_hup | thumbd_epoll_err)
+
+    /// Whether any bit of `other` is set (a plain mask test; `isDisjoint` goes through generic code).
+    @inline(__always)
+    package func containsAny(_ other: IOEvents) -> Bool { rawValue & other.rawValue != 0 }
 }
 
 /// Something registered with an ``EventLoop`` that wants to hear about readiness of its fd.

@@ -1,78 +1,104 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// A growable FIFO queue over one contiguous allocation, indexed from the front.
+/// A growable FIFO queue over one allocation, indexed from the front; single owner (`~Copyable`).
 ///
 /// Used where a `Deque` would do (task queues, per-connection pipelines) without pulling
 /// swift-collections into the lowest module. Removing from the front is O(1) and never shrinks
 /// the storage, so a queue that is filled and drained in steady state stops allocating.
-package struct RingBuffer<Element> {
-    private var storage: ContiguousArray<Element?>
-    private var head = 0
+///
+/// Everything is `@inlinable` and elements are reached through addressors, not a `_modify`
+/// coroutine, so code in other modules is specialised for its element type: HTTP1's per-request
+/// pipeline would otherwise pay for generic metadata lookups on every access (seen in profiles).
+package struct RingBuffer<Element>: ~Copyable {
+    @usableFromInline var buffer: UnsafeMutablePointer<Element>
+    @usableFromInline var capacity: Int
+    @usableFromInline var head = 0
     /// Number of elements in the queue.
-    package private(set) var count = 0
+    @usableFromInline package internal(set) var count = 0
 
     /// Creates an empty queue with room for `initialCapacity` elements before it grows.
+    @inlinable
     package init(initialCapacity: Int = 16) {
-        storage = ContiguousArray(repeating: nil, count: Swift.max(1, initialCapacity))
+        capacity = Swift.max(1, initialCapacity)
+        buffer = .allocate(capacity: capacity)
+    }
+
+    @inlinable
+    deinit {
+        for offset in 0..<count { (buffer + slot(offset)).deinitialize(count: 1) }
+        buffer.deallocate()
     }
 
     /// `true` when the queue holds nothing.
+    @inlinable
     package var isEmpty: Bool { count == 0 }
 
     /// The oldest element, if any.
-    package var first: Element? { count == 0 ? nil : storage[head] }
+    @inlinable
+    package var first: Element? { count == 0 ? nil : buffer[head] }
+
+    @inlinable
+    func slot(_ offset: Int) -> Int {
+        let index = head + offset
+        return index < capacity ? index : index - capacity
+    }
 
     /// Appends `element` at the back, doubling the storage when full.
-    package mutating func append(_ element: Element) {
-        if count == storage.count { grow() }
-        storage[(head + count) % storage.count] = element
+    @inlinable
+    package mutating func append(_ element: consuming Element) {
+        if count == capacity { grow() }
+        (buffer + slot(count)).initialize(to: element)
         count += 1
     }
 
     /// Removes and returns the oldest element, or `nil` when empty.
+    @inlinable
     package mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
-        let element = storage[head]
-        storage[head] = nil
-        head = (head + 1) % storage.count
+        let element = (buffer + head).move()
+        head = slot(1)
         count -= 1
         return element
     }
 
     /// Removes and returns the newest element, or `nil` when empty.
+    @inlinable
     package mutating func popLast() -> Element? {
         guard count > 0 else { return nil }
-        let index = (head + count - 1) % storage.count
-        let element = storage[index]
-        storage[index] = nil
         count -= 1
-        return element
+        return (buffer + slot(count)).move()
     }
 
     /// Removes every element, keeping the storage.
+    @inlinable
     package mutating func removeAll() {
         while popFirst() != nil {}
         head = 0
     }
 
     /// The element `offset` places behind the front (0 is ``first``).
+    @inlinable
     package subscript(offset: Int) -> Element {
-        get {
+        unsafeAddress {
             precondition(offset >= 0 && offset < count, "RingBuffer index out of range")
-            return storage[(head + offset) % storage.count]!
+            return UnsafePointer(buffer + slot(offset))
         }
-        set {
+        unsafeMutableAddress {
             precondition(offset >= 0 && offset < count, "RingBuffer index out of range")
-            storage[(head + offset) % storage.count] = newValue
+            return buffer + slot(offset)
         }
     }
 
-    private mutating func grow() {
-        var bigger = ContiguousArray<Element?>(repeating: nil, count: storage.count * 2)
-        for i in 0..<count {
-            bigger[i] = storage[(head + i) % storage.count]
+    @inlinable
+    mutating func grow() {
+        let newCapacity = capacity * 2
+        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        for offset in 0..<count {
+            (bigger + offset).moveInitialize(from: buffer + slot(offset), count: 1)
         }
-        storage = bigger
+        buffer.deallocate()
+        buffer = bigger
+        capacity = newCapacity
         head = 0
     }
 }

@@ -71,23 +71,25 @@ extension Connection {
 
     /// Stores a handler's answer; ignored if the connection closed, the client left, or the request
     /// was already answered. Loop thread only.
-    func deliver(_ response: HTTPResponse, sequence: UInt64) {
+    func deliver(_ response: consuming HTTPResponse, sequence: UInt64) {
         loop.preconditionInLoop()
         guard !state.isClosed, sequence >= firstSequence, sequence < nextSequence, sequence < abandonedFrom else {
             return
         }
         let index = Int(sequence - firstSequence)
         guard pipeline[index].kind == .request, pipeline[index].response == nil else { return }
-        pipeline[index].response = response
-        pipeline[index].goneHandler = nil
+        pipeline[index].response = consume response
+        if pipeline[index].goneHandler != nil { pipeline[index].goneHandler = nil }
         state.responseQueued(now: loop.now)
-        drive(read: false)
+        responseArrived()
     }
 
     /// Moves every answered slot at the front of the pipeline into the writer, in order.
     func drainPipeline() {
-        while let first = pipeline.first, let response = first.response {
-            _ = pipeline.popFirst()
+        // Checked in place and then moved out, so a slot and its response are never copied.
+        while !pipeline.isEmpty && pipeline[0].response != nil {
+            let first = pipeline.popFirst().unsafelyUnwrapped
+            let response = first.response.unsafelyUnwrapped
             firstSequence += 1
             if first.kind == .interim {
                 writer.appendContinue()

@@ -15,34 +15,41 @@ import Glibc
 /// costs no `epoll_ctl` after accept. With edge triggering a short read means the socket was
 /// drained; when reading stops early (back-pressure), `hasUnreadInput` remembers to come back.
 package final class Connection: EventLoopSelectable {
+    // Stored state is touched only on `loop`, and re-entrant paths (a handler answering
+    // synchronously, gone handlers, the access log) run only between accesses, never inside one:
+    // handlers are called after the parser/pipeline mutation that produced their request has
+    // ended. So the hot fields opt out of dynamic exclusivity checks, which cost ~3 % of the
+    // server's CPU in profiles (thread-local access sets on every field access).
     let fd: Int32
     let loop: EventLoop
     let owner: ServerLoop
-    var registration: Registration?
-    var state: StateMachine<LoopInstant>
-    var parser: RequestParser
-    var input: ReadBuffer
-    var writer = ResponseWriter()
-    var pipeline = RingBuffer<PendingResponse>(initialCapacity: 4)
+    @exclusivity(unchecked) var registration: Registration?
+    @exclusivity(unchecked) var state: StateMachine<LoopInstant>
+    @exclusivity(unchecked) var parser: RequestParser
+    @exclusivity(unchecked) var input: ReadBuffer
+    @exclusivity(unchecked) var writer = ResponseWriter()
+    @exclusivity(unchecked) var pipeline = RingBuffer<PendingResponse>(initialCapacity: 4)
     /// Sequence number of `pipeline[0]`; every slot takes one number.
-    var firstSequence: UInt64 = 0
-    var nextSequence: UInt64 = 0
+    @exclusivity(unchecked) var firstSequence: UInt64 = 0
+    @exclusivity(unchecked) var nextSequence: UInt64 = 0
     /// Slots from this sequence on were dropped because the client left.
-    var abandonedFrom: UInt64 = .max
+    @exclusivity(unchecked) var abandonedFrom: UInt64 = .max
     /// Index in `owner.connections`, for O(1) removal.
-    var tableIndex = 0
+    @exclusivity(unchecked) var tableIndex = 0
 
-    private var isDriving = false
-    private var needsAnotherPass = false
-    private var readRequested = false
-    var isReadPaused = false
-    private var hasUnreadInput = false
-    private var peerHungUp = false
-    private var timer: TimerID?
-    private var timerDeadline: LoopInstant?
-    private var lingerDeadline: LoopInstant?
+    @exclusivity(unchecked) private var isDriving = false
+    /// Inside `processInput`: answers arriving now are drained right after it, no extra pass needed.
+    @exclusivity(unchecked) private var isParsing = false
+    @exclusivity(unchecked) private var needsAnotherPass = false
+    @exclusivity(unchecked) private var readRequested = false
+    @exclusivity(unchecked) var isReadPaused = false
+    @exclusivity(unchecked) private var hasUnreadInput = false
+    @exclusivity(unchecked) private var peerHungUp = false
+    @exclusivity(unchecked) private var timer: TimerID?
+    @exclusivity(unchecked) private var timerDeadline: LoopInstant?
+    @exclusivity(unchecked) private var lingerDeadline: LoopInstant?
     /// The last response answers a request that was not (fully) read: close with a linger.
-    var closesAfterError = false
+    @exclusivity(unchecked) var closesAfterError = false
 
     /// Pipelined requests waiting for answers before reading pauses.
     static let maxPipelinedRequests = 32
@@ -70,8 +77,8 @@ package final class Connection: EventLoopSelectable {
             drainWhileLingering()
             return
         }
-        if !events.isDisjoint(with: [.readHangup, .hangup, .error]) { peerHungUp = true }
-        drive(read: !events.isDisjoint(with: [.readable, .readHangup, .hangup, .error]))
+        if events.containsAny(.anyHangup) { peerHungUp = true }
+        drive(read: events.containsAny(.anyInput))
     }
 
     /// The single place that reads, parses, drains the pipeline and writes. Re-entrant calls (a
@@ -108,6 +115,15 @@ package final class Connection: EventLoopSelectable {
         } while needsAnotherPass
         isDriving = false
         if !state.isClosed { updateTimer() }
+    }
+
+    /// A response was stored in the pipeline: write it now, or let the running pass pick it up.
+    func responseArrived() {
+        if isDriving {
+            if !isParsing { needsAnotherPass = true }
+            return
+        }
+        drive(read: false)
     }
 
     private var canRead: Bool {
@@ -153,6 +169,8 @@ package final class Connection: EventLoopSelectable {
 
     /// Parses buffered input until it runs out, reading stops, or back-pressure pauses it.
     private func processInput() {
+        isParsing = true
+        defer { isParsing = false }
         while canRead && input.count > 0 {
             let (event, consumed) = input.withUnreadBytes { parser.parse($0) }
             input.consume(consumed)

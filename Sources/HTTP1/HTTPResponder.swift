@@ -22,12 +22,13 @@ package struct HTTPResponder: Sendable {
     }
 
     /// Sends `response` for this request. Callable from any thread; only the first call counts.
-    package func respond(_ response: HTTPResponse) {
+    package func respond(_ response: consuming HTTPResponse) {
         if loop.inEventLoop {
             connection.connection.deliver(response, sequence: sequence)
         } else {
             let connection = self.connection
             let sequence = self.sequence
+            let response = copy response
             loop.execute { connection.connection.deliver(response, sequence: sequence) }
         }
     }

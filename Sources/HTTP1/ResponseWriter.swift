@@ -94,12 +94,7 @@ struct ResponseWriter: ~Copyable {
         appendByte(0x20)
         appendSafe(status.reasonPhrase)
         appendStatic("\r\n")
-        for field in response.headers where Self.isHandlerField(field) {
-            appendSafe(field.name)
-            appendStatic(": ")
-            appendSafe(field.value)
-            appendStatic("\r\n")
-        }
+        for field in response.headers { appendField(field) }
         appendStatic("Date: ")
         appendRaw(date)
         appendStatic("\r\n")
@@ -139,29 +134,39 @@ struct ResponseWriter: ~Copyable {
         return bodyCount
     }
 
-    /// Fields the server writes itself are dropped, and so is any field that could split the head.
-    private static func isHandlerField(_ field: HTTPField) -> Bool {
+    /// Writes one handler field in a single pass over its bytes. Fields the server writes itself
+    /// are dropped, and so is any field that could split the head (CR, LF or NUL in the value; a
+    /// name with controls, space or colon): the bytes already copied are rolled back.
+    private mutating func appendField(_ field: HTTPField) {
+        let mark = used
         var name = field.name
-        let reserved = name.withUTF8 { bytes -> Bool in
+        var value = field.value
+        let nameAccepted = name.withUTF8 { bytes -> Bool in
             let raw = UnsafeRawBufferPointer(bytes)
             switch raw.count {
-            case 4: return equalsIgnoringCase(raw, 0, 4, "date")
-            case 10: return equalsIgnoringCase(raw, 0, 10, "connection")
-            case 14: return equalsIgnoringCase(raw, 0, 14, "content-length")
-            case 17: return equalsIgnoringCase(raw, 0, 17, "transfer-encoding")
-            default: return false
+            case 0: return false
+            case 4: if equalsIgnoringCase(raw, 0, 4, "date") { return false }
+            case 10: if equalsIgnoringCase(raw, 0, 10, "connection") { return false }
+            case 14: if equalsIgnoringCase(raw, 0, 14, "content-length") { return false }
+            case 17: if equalsIgnoringCase(raw, 0, 17, "transfer-encoding") { return false }
+            default: break
             }
+            for byte in bytes where byte <= 0x20 || byte == 0x3A || byte == 0x7F { return false }
+            appendRaw(raw)
+            return true
         }
-        if reserved || name.isEmpty { return false }
-        return isSafe(field.name, allowSpace: false) && isSafe(field.value, allowSpace: true)
-    }
-
-    private static func isSafe(_ text: String, allowSpace: Bool) -> Bool {
-        for byte in text.utf8 {
-            if byte == 0x0D || byte == 0x0A || byte == 0 { return false }
-            if !allowSpace && (byte == 0x20 || byte == 0x3A) { return false }
+        guard nameAccepted else { return }
+        appendStatic(": ")
+        let valueAccepted = value.withUTF8 { bytes -> Bool in
+            for byte in bytes where byte == 0x0D || byte == 0x0A || byte == 0 { return false }
+            appendRaw(UnsafeRawBufferPointer(bytes))
+            return true
         }
-        return true
+        guard valueAccepted else {
+            used = mark
+            return
+        }
+        appendStatic("\r\n")
     }
 
     private mutating func appendHead(_ start: Int) {

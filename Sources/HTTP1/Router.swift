@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A route handler. Called on the connection's event loop; it must not block. It answers through
 /// the responder, now or later, from any thread.
@@ -57,7 +60,7 @@ package struct Router: Sendable {
         guard request.method.isStandard else { return .notImplemented }
         return request.withPathBytes { path -> Match in
             for route in routes where route.path.count == path.count {
-                let equal = route.path.withUnsafeBytes { $0.elementsEqual(path) }
+                let equal = route.path.withUnsafeBytes { memcmp($0.baseAddress!, path.baseAddress!, path.count) == 0 }
                 guard equal else { continue }
                 let method = request.method
                 if let found = route.handlers.first(where: { $0.method == method }) { return .handler(found.handler) }
