@@ -27,9 +27,18 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; w
 trap cleanup EXIT
 
 nginx -p "$root/$out/nginx/" -c "$root/bench/nginx.conf" &
-pids+=($!)
+nginx_pid=$!
+pids+=($nginx_pid)
 .build-bench/release/thumbd-httpbench --port 18051 --threads "$threads" --body "$out/nginx/www/10k.bin" > "$out/thumbd.log" 2>&1 &
-pids+=($!)
+thumbd_pid=$!
+pids+=($thumbd_pid)
+
+# CPU accounting in clock ticks: the server's processes (all threads), and the whole machine
+# (user+nice+system+irq+softirq+steal), so each run records how much CPU *other* processes took.
+ticks() { local total=0 f; for p in "$@"; do read -r -a f < "/proc/$p/stat"; total=$((total + f[13] + f[14])); done; echo "$total"; }
+busy() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+hz=$(getconf CLK_TCK)
+cpus=$(nproc)
 
 wait_for() {
   for _ in $(seq 1 100); do
@@ -44,16 +53,25 @@ cmp <(curl -fsS http://127.0.0.1:18050/10k.bin) <(curl -fsS http://127.0.0.1:180
 
 declare -A url=([thumbd]=http://127.0.0.1:18051/bench [nginx]=http://127.0.0.1:18050/10k.bin)
 echo "== wrk -t2 -c$connections -d$duration --latency, $rounds rounds, alternating"
+printf "target\tround\tserver_ticks\tmachine_ticks\twrk_cpu_s\twall_s\n" > "$out/cpu.tsv"
 for round in $(seq 1 "$rounds"); do
   for target in thumbd nginx; do
-    wrk -t2 -c"$connections" -d"$duration" --latency "${url[$target]}" > "$out/wrk-$target-$round.txt"
+    if [ "$target" = thumbd ]; then server_pids=("$thumbd_pid"); else server_pids=("$nginx_pid" $(pgrep -P "$nginx_pid")); fi
+    s0=$(ticks "${server_pids[@]}"); m0=$(busy)
+    /usr/bin/time -f "%U %S %e" -o "$out/time-$target-$round.txt" \
+      wrk -t2 -c"$connections" -d"$duration" --latency "${url[$target]}" > "$out/wrk-$target-$round.txt"
+    s1=$(ticks "${server_pids[@]}"); m1=$(busy)
+    read -r wu ws we < "$out/time-$target-$round.txt"
+    printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$target" "$round" $((s1 - s0)) $((m1 - m0)) \
+      "$(python3 -c "print($wu + $ws)")" "$we" >> "$out/cpu.tsv"
     echo "   $target round $round done"
   done
 done
 
-python3 - "$out" "$rounds" <<'PY' | tee "$out/summary.md"
-import re, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+python3 - "$out" "$rounds" "$hz" "$cpus" <<'PY' | tee "$out/summary.md"
+import csv, re, sys
+out, rounds, hz, cpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+cpu = {(r["target"], int(r["round"])): r for r in csv.DictReader(open(f"{out}/cpu.tsv"), delimiter="\t")}
 unit = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
 def parse(path):
     text = open(path).read()
@@ -62,16 +80,27 @@ def parse(path):
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)", text)
     return rps, lat["50"], lat["99"], errors.group(0) if errors else ""
 rows = {t: [parse(f"{out}/wrk-{t}-{r}.txt") for r in range(1, rounds + 1)] for t in ("thumbd", "nginx")}
-print("| target | round | req/s | p50 ms | p99 ms | errors |")
-print("|---|---|---|---|---|---|")
+print("| target | round | req/s | p50 ms | p99 ms | server CPU us/req | wrk CPU us/req | foreign CPU share | errors |")
+print("|---|---|---|---|---|---|---|---|---|")
+server_us = {"thumbd": [], "nginx": []}
 for t, runs in rows.items():
     for i, (rps, p50, p99, err) in enumerate(runs, 1):
-        print(f"| {t} | {i} | {rps:,.0f} | {p50:.3f} | {p99:.3f} | {err} |")
+        c = cpu[(t, i)]
+        wall = float(c["wall_s"])
+        requests = rps * wall
+        server_s = int(c["server_ticks"]) / hz
+        wrk_s = float(c["wrk_cpu_s"])
+        foreign = max(0.0, int(c["machine_ticks"]) / hz - server_s - wrk_s) / (wall * cpus)
+        server_us[t].append(server_s * 1e6 / requests)
+        print(f"| {t} | {i} | {rps:,.0f} | {p50:.3f} | {p99:.3f} | {server_s * 1e6 / requests:.2f} | "
+              f"{wrk_s * 1e6 / requests:.2f} | {foreign:.0%} | {err} |")
 mean = lambda xs: sum(xs) / len(xs)
 ours, theirs = mean([r[0] for r in rows["thumbd"]]), mean([r[0] for r in rows["nginx"]])
 p99o, p99n = mean([r[2] for r in rows["thumbd"]]), mean([r[2] for r in rows["nginx"]])
 print()
 print(f"mean req/s: thumbd {ours:,.0f}, nginx {theirs:,.0f}, ratio {ours / theirs:.2f}x (target >= 1.20x)")
 print(f"mean p99: thumbd {p99o:.3f} ms, nginx {p99n:.3f} ms ({'no worse' if p99o <= p99n else 'WORSE'} than nginx)")
+cu, cn = mean(server_us["thumbd"]), mean(server_us["nginx"])
+print(f"mean server CPU per request: thumbd {cu:.2f} us, nginx {cn:.2f} us ({cn / cu:.2f}x less for thumbd)")
 PY
 echo "results in $out"

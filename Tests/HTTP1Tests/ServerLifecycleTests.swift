@@ -83,6 +83,32 @@ struct ServerLifecycleTests {
         #expect(ContinuousClock.now - stalled >= .milliseconds(250))
     }
 
+    @Test func clientThatResetsMidResponseCostsNothing() throws {
+        let server = try TestServer()
+        for _ in 0..<5 {
+            let client = try server.client(receiveBufferBytes: 4096)
+            try client.send("GET /big?n=8388608 HTTP/1.1\r\nHost: t\r\n\r\n")
+            _ = try client.readRaw(count: 1000, chunk: 1000)
+            client.close(reset: true)
+        }
+        // The server survived the resets (EPIPE/ECONNRESET, no SIGPIPE), closed them, and serves on.
+        #expect(waitUntil { server.server.connectionCount == 0 })
+        #expect(try server.client().get("/echo?alive").text == "alive")
+    }
+
+    @Test func onlyTheFirstAnswerCounts() throws {
+        let server = try TestServer(routes: { router, _ in
+            router.add(.get, "/twice") { _, responder in
+                responder.respond(HTTPResponse(status: .ok, body: .bytes(Array("first".utf8))))
+                responder.respond(HTTPResponse(status: .ok, body: .bytes(Array("second".utf8))))
+            }
+        })
+        let client = try server.client()
+        #expect(try client.get("/twice").text == "first")
+        #expect(try client.get("/echo?next").text == "next")
+        #expect(try client.readAvailable(timeout: .milliseconds(100)).isEmpty)
+    }
+
     // MARK: Slow reader, files
 
     @Test func slowReaderGetsTheWholeLargeBodyIntact() throws {
