@@ -44,7 +44,7 @@ package struct RingBuffer<Element>: ~Copyable {
     }
 
     /// Appends `element` at the back, doubling the storage when full.
-    @inlinable
+    @inlinable @inline(__always)
     package mutating func append(_ element: consuming Element) {
         if count == capacity { grow() }
         (buffer + slot(count)).initialize(to: element)
@@ -89,7 +89,7 @@ package struct RingBuffer<Element>: ~Copyable {
         }
     }
 
-    @inlinable
+    @inlinable @inline(never)
     mutating func grow() {
         let newCapacity = capacity * 2
         let bigger = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)

@@ -28,7 +28,7 @@ extension Connection {
     // MARK: - Slots
 
     func appendSlot(for request: HTTPRequest) -> UInt64 {
-        let keepRequest = owner.shared.accessLog != nil
+        let keepRequest = accessLog != nil
         return appendSlot(
             PendingResponse(
                 kind: .request, method: request.method, version: request.version, keepAlive: request.keepAlive,
@@ -88,8 +88,8 @@ extension Connection {
     func drainPipeline() {
         // Checked in place and then moved out, so a slot and its response are never copied.
         while !pipeline.isEmpty && pipeline[0].response != nil {
-            let first = pipeline.popFirst().unsafelyUnwrapped
-            let response = first.response.unsafelyUnwrapped
+            var first = pipeline.popFirst().unsafelyUnwrapped
+            let response = first.response.take().unsafelyUnwrapped
             firstSequence += 1
             if first.kind == .interim {
                 writer.appendContinue()
@@ -98,14 +98,15 @@ extension Connection {
             let closing = first.closeAfter || !first.keepAlive || (pipeline.isEmpty && state.reading == .stopped)
             let field: ResponseWriter.ConnectionField =
                 closing ? .close : (first.version == .http1_0 ? .keepAlive : .none)
+            let status = response.status.code
+            let note = accessLog == nil ? nil : response.accessLogNote
             let bodyBytes = writer.append(
                 response, isHeadRequest: first.method == .head, connection: field, date: owner.currentDate())
-            if let accessLog = owner.shared.accessLog {
+            if let accessLog {
                 accessLog(
                     AccessLogRecord(
-                        method: first.method, path: first.request?.path ?? "-", status: response.status.code,
-                        bodyBytes: bodyBytes, duration: first.startedAt.duration(to: loop.now),
-                        note: response.accessLogNote))
+                        method: first.method, path: first.request?.path ?? "-", status: status,
+                        bodyBytes: bodyBytes, duration: first.startedAt.duration(to: loop.now), note: note))
             }
             if closing {
                 // Nothing may follow a response that announced `Connection: close`.

@@ -23,6 +23,10 @@ package final class Connection: EventLoopSelectable {
     let fd: Int32
     let loop: EventLoop
     let owner: ServerLoop
+    /// Copied from the server at accept: `let` fields of self are read without retaining, while a
+    /// path through the shared server object costs contended reference counting on every request.
+    let router: Router
+    let accessLog: (@Sendable (AccessLogRecord) -> Void)?
     @exclusivity(unchecked) var registration: Registration?
     @exclusivity(unchecked) var state: StateMachine<LoopInstant>
     @exclusivity(unchecked) var parser: RequestParser
@@ -62,6 +66,8 @@ package final class Connection: EventLoopSelectable {
         self.fd = fd
         self.owner = owner
         self.loop = owner.loop
+        router = owner.shared.router
+        accessLog = owner.shared.accessLog
         let configuration = owner.shared.configuration
         state = StateMachine(now: owner.loop.now, timeouts: configuration.timeouts)
         parser = RequestParser(limits: configuration.parserLimits)
@@ -197,7 +203,7 @@ package final class Connection: EventLoopSelectable {
         let sequence = appendSlot(for: request)
         switch state.requestReceived(now: loop.now, keepAlive: request.keepAlive) {
         case .dispatch:
-            switch owner.shared.router.match(request) {
+            switch router.match(request) {
             case .handler(let handler):
                 handler(request, HTTPResponder(loop: loop, connection: self, sequence: sequence))
             case .notFound:

@@ -85,7 +85,7 @@ struct ResponseWriter: ~Copyable {
     /// Serialises `response`'s head (and queues its body unless `isHeadRequest`).
     /// - Returns: the number of body bytes that will be sent.
     mutating func append(
-        _ response: HTTPResponse, isHeadRequest: Bool, connection: ConnectionField, date: UnsafeRawBufferPointer
+        _ response: consuming HTTPResponse, isHeadRequest: Bool, connection: ConnectionField, date: UnsafeRawBufferPointer
     ) -> Int64 {
         let start = used
         let status = response.status
