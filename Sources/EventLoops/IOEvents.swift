@@ -3,7 +3,9 @@ internal import CLinuxShims
 
 /// The epoll event bits a registration asks for or receives.
 package struct IOEvents: OptionSet, Sendable, Hashable {
+    /// The `EPOLL*` bits.
     package let rawValue: UInt32
+    /// Wraps `EPOLL*` bits.
     package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Data (or a pending connection) can be read.

@@ -78,6 +78,7 @@ package final class Connection: EventLoopSelectable {
 
     // MARK: - Events
 
+    /// Called by the loop with the socket's ready events.
     package func handleEvents(_ events: IOEvents) {
         if lingerDeadline != nil {
             drainWhileLingering()

@@ -3,6 +3,7 @@
 /// A request method. The common ones are cases so matching them costs no string; anything else
 /// that is a valid token arrives as ``other(_:)`` and is answered 501 by the ``Router``.
 package enum HTTPMethod: Hashable, Sendable, CustomStringConvertible {
+    /// The methods of RFC 9110 §9.3 (and PATCH, RFC 5789).
     case get, head, post, put, delete, options, patch, trace, connect
     /// A syntactically valid method we do not know.
     case other(String)

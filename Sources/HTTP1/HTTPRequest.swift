@@ -77,7 +77,9 @@ package struct HTTPRequestHeaders: Sendable, RandomAccessCollection {
         self.request = request
     }
 
+    /// Always 0.
     package var startIndex: Int { 0 }
+    /// The number of fields.
     package var endIndex: Int { request.fieldCount }
 
     /// The field at `position` as (name, value) strings.

@@ -19,25 +19,45 @@ package struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     /// Whether a response with this status may carry a body (not 1xx, 204 or 304).
     package var allowsBody: Bool { code >= 200 && code != 204 && code != 304 }
 
+    /// 100 Continue
     package static let `continue` = HTTPStatus(code: 100, reasonPhrase: "Continue")
+    /// 200 OK
     package static let ok = HTTPStatus(code: 200, reasonPhrase: "OK")
+    /// 204 No Content
     package static let noContent = HTTPStatus(code: 204, reasonPhrase: "No Content")
+    /// 304 Not Modified
     package static let notModified = HTTPStatus(code: 304, reasonPhrase: "Not Modified")
+    /// 400 Bad Request
     package static let badRequest = HTTPStatus(code: 400, reasonPhrase: "Bad Request")
+    /// 403 Forbidden
     package static let forbidden = HTTPStatus(code: 403, reasonPhrase: "Forbidden")
+    /// 404 Not Found
     package static let notFound = HTTPStatus(code: 404, reasonPhrase: "Not Found")
+    /// 405 Method Not Allowed
     package static let methodNotAllowed = HTTPStatus(code: 405, reasonPhrase: "Method Not Allowed")
+    /// 408 Request Timeout
     package static let requestTimeout = HTTPStatus(code: 408, reasonPhrase: "Request Timeout")
+    /// 413 Content Too Large
     package static let contentTooLarge = HTTPStatus(code: 413, reasonPhrase: "Content Too Large")
+    /// 414 URI Too Long
     package static let uriTooLong = HTTPStatus(code: 414, reasonPhrase: "URI Too Long")
+    /// 417 Expectation Failed
     package static let expectationFailed = HTTPStatus(code: 417, reasonPhrase: "Expectation Failed")
+    /// 422 Unprocessable Content
     package static let unprocessableContent = HTTPStatus(code: 422, reasonPhrase: "Unprocessable Content")
+    /// 431 Request Header Fields Too Large
     package static let requestHeaderFieldsTooLarge = HTTPStatus(
         code: 431, reasonPhrase: "Request Header Fields Too Large")
+    /// 500 Internal Server Error
     package static let internalServerError = HTTPStatus(code: 500, reasonPhrase: "Internal Server Error")
+    /// 501 Not Implemented
     package static let notImplemented = HTTPStatus(code: 501, reasonPhrase: "Not Implemented")
+    /// 502 Bad Gateway
     package static let badGateway = HTTPStatus(code: 502, reasonPhrase: "Bad Gateway")
+    /// 503 Service Unavailable
     package static let serviceUnavailable = HTTPStatus(code: 503, reasonPhrase: "Service Unavailable")
+    /// 504 Gateway Timeout
     package static let gatewayTimeout = HTTPStatus(code: 504, reasonPhrase: "Gateway Timeout")
+    /// 505 HTTP Version Not Supported
     package static let httpVersionNotSupported = HTTPStatus(code: 505, reasonPhrase: "HTTP Version Not Supported")
 }
