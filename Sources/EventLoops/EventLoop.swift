@@ -17,8 +17,9 @@ import Glibc
 /// loop.execute { loop.preconditionInLoop(); print("on the loop") }
 /// ```
 package final class EventLoop: @unchecked Sendable {
-    // Sendable: `queue` is guarded by its Mutex, `threadID`/`isStopping` are atomics, and every other
-    // stored property is confined to the loop thread (checked by `preconditionInLoop` in debug).
+    // Sendable: `queuedTasks`/`wakeupPending` are guarded by `queueLock`, `threadID`/`isStopping` are
+    // atomics, and every other stored property is confined to the loop thread (checked by
+    // `preconditionInLoop` in debug).
 
     /// The loop's name, also its thread name (e.g. `http-0`).
     package let name: String
@@ -28,11 +29,12 @@ package final class EventLoop: @unchecked Sendable {
     private let threadID = Atomic<UInt>(0)
     private let isStopping = Atomic<Bool>(false)
 
-    private struct TaskQueue: ~Copyable {
-        var tasks: [@Sendable () -> Void] = []
-        var wakeupPending = false
-    }
-    private let queue = Mutex(TaskQueue())
+    // A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer cannot see the
+    // stdlib Mutex's contended (futex) path and reports false races on this, the most contended
+    // lock in the process; pthread locks it understands, at the same cost.
+    private let queueLock = ConditionLock()
+    private var queuedTasks: [@Sendable () -> Void] = []
+    private var wakeupPending = false
 
     // MARK: Loop-confined state
     // Touched only on the loop thread, and handlers are called after the slot lookup has ended,
@@ -99,12 +101,11 @@ package final class EventLoop: @unchecked Sendable {
     ///
     /// Tasks submitted after ``stop()`` are dropped (their closures are released unrun).
     package func execute(_ task: @escaping @Sendable () -> Void) {
-        let needsWakeup = queue.withLock { state -> Bool in
-            state.tasks.append(task)
-            if state.wakeupPending { return false }
-            state.wakeupPending = true
-            return true
-        }
+        queueLock.lock()
+        queuedTasks.append(task)
+        let needsWakeup = !wakeupPending
+        wakeupPending = true
+        queueLock.unlock()
         if needsWakeup { wake() }
     }
 
@@ -119,10 +120,10 @@ package final class EventLoop: @unchecked Sendable {
         _ = Glibc.read(wakeFD, &drained, 8)
         // Swap with a reusable array so steady-state hops allocate nothing; clearing the flag before
         // running lets tasks that enqueue more tasks wake the loop again.
-        queue.withLock { state in
-            swap(&state.tasks, &runningTasks)
-            state.wakeupPending = false
-        }
+        queueLock.lock()
+        swap(&queuedTasks, &runningTasks)
+        wakeupPending = false
+        queueLock.unlock()
         for task in runningTasks { task() }
         runningTasks.removeAll(keepingCapacity: true)
     }
@@ -217,7 +218,7 @@ package final class EventLoop: @unchecked Sendable {
             runDueTimers()
         }
         // Drop whatever is left so closures (and the objects they hold) are released on this thread.
-        queue.withLock { state in state.tasks.removeAll() }
+        queueLock.withLock { queuedTasks.removeAll() }
         timers.removeAll()
         for i in slots.indices { slots[i].handler = nil }
     }

@@ -201,9 +201,10 @@ package final class Connection: EventLoopSelectable {
     }
 
     private func handleRequest(_ request: HTTPRequest) {
-        let sequence = appendSlot(for: request)
-        switch state.requestReceived(now: loop.now, keepAlive: request.keepAlive) {
+        let action = state.requestReceived(now: loop.now, keepAlive: request.keepAlive)
+        switch action {
         case .dispatch:
+            let sequence = appendSlot(for: request)
             switch router.match(request) {
             case .handler(let handler):
                 handler(request, HTTPResponder(loop: loop, connection: self, sequence: sequence))
@@ -217,9 +218,10 @@ package final class Connection: EventLoopSelectable {
                 deliver(.error(.notImplemented), sequence: sequence)
             }
         case .reject(let status):
+            let sequence = appendSlot(for: request)
             rejectSlot(sequence: sequence, with: .error(status, message: "Shutting down"))
         default:
-            break
+            break  // not reading requests any more: nothing to answer
         }
     }
 
