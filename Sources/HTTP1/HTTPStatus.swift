@@ -4,14 +4,59 @@
 package struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     /// The status code, 100...999 (the server writes exactly three digits).
     package let code: Int
+    /// A reason phrase other than the standard one, if any. Standard statuses store none, so copying
+    /// a status (several times per response) touches no reference count.
+    private let customReason: String?
+
     /// The reason phrase written on the status line.
-    package let reasonPhrase: String
+    package var reasonPhrase: String { customReason ?? Self.standardReason(code) }
 
     /// Creates a status. The reason phrase must not contain CR or LF (it is checked when written).
     package init(code: Int, reasonPhrase: String) {
         precondition((100...999).contains(code), "status code must have three digits")
         self.code = code
-        self.reasonPhrase = reasonPhrase
+        customReason = reasonPhrase == Self.standardReason(code) ? nil : reasonPhrase
+    }
+
+    /// The reason phrase as a static string, when it is the standard one (no allocation, no retain).
+    var staticReason: StaticString? { customReason == nil ? Self.standardStaticReason(code) : nil }
+
+    private static func standardReason(_ code: Int) -> String {
+        standardStaticReason(code).map { "\($0)" } ?? "Status \(code)"
+    }
+
+    private static func standardStaticReason(_ code: Int) -> StaticString? {
+        switch code {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 417: "Expectation Failed"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        default: nil
+        }
     }
 
     package var description: String { "\(code) \(reasonPhrase)" }

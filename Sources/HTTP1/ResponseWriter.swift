@@ -66,7 +66,7 @@ struct ResponseWriter: ~Copyable {
 
     /// Drops everything queued (closing file regions), e.g. when the connection closes.
     mutating func discardAll() {
-        chunks.removeAll()
+        chunks.removeAll(keepingCapacity: true)
         sendIndex = 0
         sendOffset = 0
         used = 0
@@ -92,9 +92,16 @@ struct ResponseWriter: ~Copyable {
         appendStatic("HTTP/1.1 ")
         appendDecimal(status.code)
         appendByte(0x20)
-        appendSafe(status.reasonPhrase)
+        if let reason = status.staticReason {
+            appendStatic(reason)
+        } else {
+            appendReason(status.reasonPhrase)
+        }
         appendStatic("\r\n")
-        for field in response.headers { appendField(field) }
+        // Borrowed through the buffer: a `for field in` loop copies (retains) both strings per field.
+        response.headers.withUnsafeBufferPointer { fields in
+            for index in fields.indices { appendField(fields[index]) }
+        }
         appendStatic("Date: ")
         appendRaw(date)
         appendStatic("\r\n")
@@ -137,11 +144,9 @@ struct ResponseWriter: ~Copyable {
     /// Writes one handler field in a single pass over its bytes. Fields the server writes itself
     /// are dropped, and so is any field that could split the head (CR, LF or NUL in the value; a
     /// name with controls, space or colon): the bytes already copied are rolled back.
-    private mutating func appendField(_ field: HTTPField) {
+    private mutating func appendField(_ field: borrowing HTTPField) {
         let mark = used
-        var name = field.name
-        var value = field.value
-        let nameAccepted = name.withUTF8 { bytes -> Bool in
+        let nameAccepted = withUTF8(field.name) { bytes -> Bool in
             let raw = UnsafeRawBufferPointer(bytes)
             switch raw.count {
             case 0: return false
@@ -157,7 +162,7 @@ struct ResponseWriter: ~Copyable {
         }
         guard nameAccepted else { return }
         appendStatic(": ")
-        let valueAccepted = value.withUTF8 { bytes -> Bool in
+        let valueAccepted = withUTF8(field.value) { bytes -> Bool in
             for byte in bytes where byte == 0x0D || byte == 0x0A || byte == 0 { return false }
             appendRaw(UnsafeRawBufferPointer(bytes))
             return true
@@ -207,10 +212,9 @@ struct ResponseWriter: ~Copyable {
         used += bytes.count
     }
 
-    /// Appends a string that is known to hold no CR/LF (checked by the caller or by construction).
-    private mutating func appendSafe(_ text: String) {
-        var text = text
-        text.withUTF8 { appendRaw(UnsafeRawBufferPointer($0)) }
+    /// Appends a custom reason phrase, dropping CR, LF and NUL so it cannot split the head.
+    private mutating func appendReason(_ text: String) {
+        for byte in text.utf8 where byte != 0x0D && byte != 0x0A && byte != 0 { appendByte(byte) }
     }
 
     private mutating func appendDecimal(_ value: Int) {
@@ -317,4 +321,13 @@ struct ResponseWriter: ~Copyable {
             preconditionFailure("file chunks are sent with sendfile")
         }
     }
+}
+
+/// Calls `body` with the UTF-8 bytes of `text` without copying the string (`String.withUTF8` needs
+/// a `var`, and the copy costs a retain per field per response). Native strings are contiguous;
+/// others are copied once.
+@inline(__always)
+func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+    return Array(text.utf8).withUnsafeBufferPointer(body)
 }
