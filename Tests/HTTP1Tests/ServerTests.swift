@@ -106,6 +106,21 @@ struct ServerTests {
         #expect(try client.get("/echo?still-open").text == "still-open")
     }
 
+    @Test func customReasonPhraseCannotSplitTheHead() throws {
+        let server = try TestServer(routes: { router, _ in
+            router.add(.get, "/odd") { _, responder in
+                responder.respond(HTTPResponse(status: HTTPStatus(code: 299, reasonPhrase: "Odd\r\nX-Injected: 1")))
+            }
+        })
+        let client = try server.client()
+        let response = try client.get("/odd")
+        #expect(response.status == 299)
+        #expect(response.reason == "OddX-Injected: 1")
+        #expect(response.header("x-injected") == nil)
+        #expect(HTTPStatus(code: 200, reasonPhrase: "OK") == .ok)
+        #expect(HTTPStatus.notFound.reasonPhrase == "Not Found")
+    }
+
     // MARK: Routing and server errors
 
     @Test func unknownPathMethodAndWrongMethodGetJSONErrors() throws {
