@@ -42,3 +42,19 @@ import Testing
         #expect(Self.name(router.match(Self.request("POST /x"))) == "405 GET, HEAD")
     }
 }
+
+@Suite struct HTTPRequestMakeTests {
+    @Test func buildsWhatTheParserWouldHaveBuilt() throws {
+        let request = try #require(
+            HTTPRequest(method: .post, target: "/p?x=1", headers: [("Accept", "image/webp")], body: Array("hi".utf8)))
+        #expect(request.method == .post)
+        #expect(request.path == "/p")
+        #expect(request.query == "x=1")
+        #expect(request.headers["accept"] == "image/webp")
+        #expect(request.headers["host"] == "localhost")
+        #expect(request.body == Array("hi".utf8))
+        #expect(request.keepAlive)
+        #expect(HTTPRequest(method: .get, target: "no-slash") == nil)
+        #expect(HTTPRequest(method: .get, target: "/", headers: [("Bad Name", "v")]) == nil)
+    }
+}
