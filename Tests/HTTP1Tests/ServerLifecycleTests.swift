@@ -277,6 +277,26 @@ struct ServerLifecycleTests {
         #expect(throws: RawHTTPClient.ClientError.self) { try RawHTTPClient(port: server.port) }
     }
 
+    @Test func requestCompletedDuringShutdownGets503() throws {
+        let server = try TestServer()
+        let busy = try server.client()
+        let late = try server.client()
+        try busy.send("GET /later?ms=600 HTTP/1.1\r\nHost: t\r\n\r\n")  // keeps the server draining
+        try late.send("GET /echo?late HTTP/1.1\r\nHost: t\r\n")         // head not complete yet
+        usleep(50_000)
+        let http = server.server
+        let stopper = try WorkerPool(configuration: .init(threads: 1, name: "stopper"))
+        try stopper.submit { http.shutdown(timeout: .seconds(5)) }
+        usleep(100_000)
+        try late.send("\r\n")
+        let rejected = try late.readResponse(timeout: .seconds(5))
+        #expect(rejected.status == 503)
+        #expect(rejected.header("connection") == "close")
+        #expect(rejected.text == #"{"status": 503, "error": "Shutting down"}"#)
+        #expect(try busy.readResponse(timeout: .seconds(5)).status == 200)
+        stopper.shutdown()
+    }
+
     @Test func shutdownTimeoutClosesWhatDidNotFinish() throws {
         let server = try TestServer()
         let client = try server.client()
