@@ -9,16 +9,24 @@
 /// Everything is `@inlinable` and elements are reached through addressors, not a `_modify`
 /// coroutine, so code in other modules is specialised for its element type: HTTP1's per-request
 /// pipeline would otherwise pay for generic metadata lookups on every access (seen in profiles).
-package struct RingBuffer<Element>: ~Copyable {
+///
+/// `public`, against the package-only rule, on purpose: with Swift 6.3 the optimizer does not
+/// inline or specialise `@inlinable package` members in other modules (verified with a two-module
+/// package: `@inlinable package` generic methods stay generic calls, `@inlinable public` ones are
+/// specialised and inlined). Nothing outside this package can import it anyway.
+public struct RingBuffer<Element>: ~Copyable {
     @usableFromInline var buffer: UnsafeMutablePointer<Element>
     @usableFromInline var capacity: Int
     @usableFromInline var head = 0
+    @usableFromInline var storedCount = 0
+
     /// Number of elements in the queue.
-    @usableFromInline package internal(set) var count = 0
+    @inlinable
+    public var count: Int { storedCount }
 
     /// Creates an empty queue with room for `initialCapacity` elements before it grows.
     @inlinable
-    package init(initialCapacity: Int = 16) {
+    public init(initialCapacity: Int = 16) {
         capacity = Swift.max(1, initialCapacity)
         buffer = .allocate(capacity: capacity)
     }
@@ -31,11 +39,11 @@ package struct RingBuffer<Element>: ~Copyable {
 
     /// `true` when the queue holds nothing.
     @inlinable
-    package var isEmpty: Bool { count == 0 }
+    public var isEmpty: Bool { count == 0 }
 
     /// The oldest element, if any.
     @inlinable
-    package var first: Element? { count == 0 ? nil : buffer[head] }
+    public var first: Element? { count == 0 ? nil : buffer[head] }
 
     @inlinable
     func slot(_ offset: Int) -> Int {
@@ -45,40 +53,40 @@ package struct RingBuffer<Element>: ~Copyable {
 
     /// Appends `element` at the back, doubling the storage when full.
     @inlinable @inline(__always)
-    package mutating func append(_ element: consuming Element) {
+    public mutating func append(_ element: consuming Element) {
         if count == capacity { grow() }
         (buffer + slot(count)).initialize(to: element)
-        count += 1
+        storedCount += 1
     }
 
     /// Removes and returns the oldest element, or `nil` when empty.
     @inlinable
-    package mutating func popFirst() -> Element? {
+    public mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = (buffer + head).move()
         head = slot(1)
-        count -= 1
+        storedCount -= 1
         return element
     }
 
     /// Removes and returns the newest element, or `nil` when empty.
     @inlinable
-    package mutating func popLast() -> Element? {
+    public mutating func popLast() -> Element? {
         guard count > 0 else { return nil }
-        count -= 1
+        storedCount -= 1
         return (buffer + slot(count)).move()
     }
 
     /// Removes every element, keeping the storage.
     @inlinable
-    package mutating func removeAll() {
+    public mutating func removeAll() {
         while popFirst() != nil {}
         head = 0
     }
 
     /// The element `offset` places behind the front (0 is ``first``).
     @inlinable
-    package subscript(offset: Int) -> Element {
+    public subscript(offset: Int) -> Element {
         unsafeAddress {
             precondition(offset >= 0 && offset < count, "RingBuffer index out of range")
             return UnsafePointer(buffer + slot(offset))
