@@ -146,3 +146,29 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["ThumbdApp", "ThumbdTestSupport"], swiftSettings: swiftSettings),
     ]
 )
+
+// MARK: - Opt-in tools, absent from a normal build
+
+// libFuzzer target over the request parser: `fuzz/run.sh` sets THUMBD_FUZZ=1 and builds it with
+// -sanitize=fuzzer,address into its own scratch path (.build-fuzz).
+if Context.environment["THUMBD_FUZZ"] == "1" {
+    package.targets.append(.target(name: "CFuzzDriver", path: "fuzz/CFuzzDriver"))
+    package.targets.append(
+        .executableTarget(
+            name: "FuzzRequestParser",
+            dependencies: ["HTTP1", "CFuzzDriver"],
+            path: "fuzz/FuzzRequestParser",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+        ))
+}
+
+// Benchmark-only server answering a fixed in-memory body: `bench/http.sh` sets THUMBD_BENCH=1.
+if Context.environment["THUMBD_BENCH"] == "1" {
+    package.targets.append(
+        .executableTarget(
+            name: "thumbd-httpbench",
+            dependencies: ["HTTP1", "EventLoops"],
+            path: "bench/HTTPBench",
+            swiftSettings: swiftSettings
+        ))
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+internal import CLinuxShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A joinable POSIX thread running one closure.
+///
+/// Loops and workers are plain OS threads so that blocking work and epoll never touch Swift's
+/// cooperative pool. Foundation's `Thread` is avoided to keep the module free of Foundation.
+struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opaque id, safe to join from any thread.
+    private let handle: pthread_t
+
+    private final class Start {
+        let name: String
+        let body: () -> Void
+        init(name: String, body: @escaping () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    /// Starts a thread named `name` (at most 15 bytes are kept) that runs `body` and exits.
+    static func spawn(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> OSThread {
+        let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+        var handle = pthread_t()
+        let rc = pthread_create(
+            &handle, nil,
+            { argument in
+                let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+                start.name.withCString { thumbd_set_thread_name($0) }
+                start.body()
+                return nil
+            }, start)
+        guard rc == 0 else {
+            Unmanaged<Start>.fromOpaque(start).release()
+            throw SystemError(errno: rc, call: "pthread_create")
+        }
+        return OSThread(handle: handle)
+    }
+
+    /// Waits for the thread to finish.
+    func join() {
+        pthread_join(handle, nil)
+    }
+
+    /// The calling thread's pthread id as an integer, for cheap "am I on this thread" checks.
+    static var currentID: UInt { UInt(pthread_self()) }
+}
+
+/// Online processors, from `sysconf(_SC_NPROCESSORS_ONLN)`.
+func sysconfCoreCount() -> Int {
+    Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#if canImport(Glibc)
+import Glibc
+#endif
+package import EventLoops
+
+/// One response header field, in the order the handler gave it.
+package struct HTTPField: Hashable, Sendable {
+    /// Field name, e.g. `"Content-Type"`.
+    package var name: String
+    /// Field value. Fields whose name or value contains CR, LF or NUL are dropped when written.
+    package var value: String
+
+    /// Creates a field.
+    package init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A response produced by a handler. Immutable once handed to ``HTTPResponder/respond(_:)``, and
+/// `Sendable`, so it may be built on any thread.
+///
+/// The server owns framing: it writes `Content-Length`, `Connection` and `Date` itself and drops
+/// those fields (and `Transfer-Encoding`) if a handler sets them.
+///
+/// ```swift
+/// responder.respond(HTTPResponse(status: .ok, headers: [.init(name: "Content-Type", value: "text/plain")],
+///                                body: .bytes(Array("ok".utf8))))
+/// ```
+package struct HTTPResponse: Sendable {
+    /// A response body.
+    package enum Body: Sendable {
+        /// No body (`Content-Length: 0` where a body is allowed).
+        case empty
+        /// Bytes in memory; the array is shared, not copied, until the socket has taken it.
+        case bytes([UInt8])
+        /// A region of an open file, sent with `sendfile`; its descriptor closes once sent or dropped.
+        case file(FileRegion)
+
+        /// The number of body bytes (also what HEAD reports as `Content-Length`).
+        package var count: Int64 {
+            switch self {
+            case .empty: 0
+            case .bytes(let bytes): Int64(bytes.count)
+            case .file(let region): region.length
+            }
+        }
+    }
+
+    /// Status line.
+    package var status: HTTPStatus
+    /// Header fields, in order.
+    package var headers: [HTTPField]
+    /// The body.
+    package var body: Body
+    /// Passed to the access-log hook with this response (e.g. the cache outcome); never sent.
+    package var accessLogNote: String?
+
+    /// Creates a response.
+    package init(status: HTTPStatus, headers: [HTTPField] = [], body: Body = .empty, accessLogNote: String? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.accessLogNote = accessLogNote
+    }
+
+    /// The JSON error body every server-made error uses: `{"status": 404, "error": "Not Found"}`,
+    /// with `Content-Type: application/json`.
+    /// - Parameter message: short public reason; quotes and backslashes are escaped, controls dropped.
+    package static func error(_ status: HTTPStatus, message: String? = nil) -> HTTPResponse {
+        let text = message ?? status.reasonPhrase
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case _ where scalar.value < 0x20: continue
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        let json = "{\"status\": \(status.code), \"error\": \"\(escaped)\"}"
+        return HTTPResponse(status: status, headers: jsonHeaders, body: .bytes(Array(json.utf8)))
+    }
+
+    private static let jsonHeaders = [HTTPField(name: "Content-Type", value: "application/json")]
+}
+
+/// A byte range of an open file, owned: the descriptor is closed when the region is released
+/// (after the server has sent it, or when the response is dropped because the client left).
+package final class FileRegion: Sendable {
+    /// The open descriptor (owned).
+    package let fileDescriptor: Int32
+    /// Offset of the first byte to send.
+    package let offset: Int64
+    /// Number of bytes to send.
+    package let length: Int64
+
+    /// Takes ownership of `fileDescriptor`; it is closed in `deinit`.
+    package init(takingOwnershipOf fileDescriptor: Int32, offset: Int64, length: Int64) {
+        precondition(offset >= 0 && length >= 0, "FileRegion offset and length must not be negative")
+        self.fileDescriptor = fileDescriptor
+        self.offset = offset
+        self.length = length
+    }
+
+    /// Opens `path` read-only and covers the whole file. Blocking file I/O: never call on an
+    /// HTTP event loop.
+    /// - Throws: ``SystemError`` from `open` or `fstat`.
+    package static func open(path: String) throws(SystemError) -> FileRegion {
+        let fd = try syscall("open") { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        var info = stat()
+        do {
+            _ = try syscall("fstat") { fstat(fd, &info) }
+        } catch {
+            closeDescriptor(fd)
+            throw error
+        }
+        return FileRegion(takingOwnershipOf: fd, offset: 0, length: Int64(info.st_size))
+    }
+
+    deinit {
+        closeDescriptor(fileDescriptor)
+    }
+}

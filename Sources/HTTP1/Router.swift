@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A route handler. Called on the connection's event loop; it must not block. It answers through
+/// the responder, now or later, from any thread.
+package typealias HTTPHandler = @Sendable (HTTPRequest, HTTPResponder) -> Void
+
+/// Exact-path routes per method.
+///
+/// Unknown path → 404; known path, other standard method → 405 with `Allow`; a method token that
+/// is not a standard method → 501. `HEAD` falls back to the `GET` handler (the server drops the
+/// body and keeps the `Content-Length`). Paths are compared as raw bytes, without decoding or
+/// normalising.
+///
+/// The router is built once and then read by every loop thread for every request, so lookup
+/// touches no reference-counted object until the chosen handler: all paths live in one byte
+/// array and each route has a handler table indexed by method. (Iterating an array of route
+/// structs retained and released their arrays per route, contended between loops.)
+///
+/// ```swift
+/// var router = Router()
+/// router.add(.get, "/health") { _, responder in responder.respond(.init(status: .ok, body: .bytes(ok))) }
+/// ```
+package struct Router: Sendable {
+    private struct Route: Sendable {
+        var handlers: [HTTPHandler?]  // indexed by `methodIndex`
+        var allow: String
+    }
+
+    /// What ``match(_:)`` decided.
+    package enum Match: Sendable {
+        /// Call this handler.
+        case handler(HTTPHandler)
+        /// No route has this path: 404.
+        case notFound
+        /// The path exists for other methods: 405 with this `Allow` value.
+        case methodNotAllowed(allow: String)
+        /// The method is not one the server implements: 501.
+        case notImplemented
+    }
+
+    private var paths: [UInt8] = []
+    private var pathRanges: [Range<Int>] = []
+    private var routes: [Route] = []
+
+    private static let methods: [HTTPMethod] = [.get, .head, .post, .put, .delete, .options, .patch, .trace, .connect]
+
+    /// Creates an empty router.
+    package init() {}
+
+    /// Routes `method` (a standard method) on exactly `path` (raw, e.g. `"/thumb"`; the query is not
+    /// part of it). Adding the same method and path again replaces the handler.
+    package mutating func add(_ method: HTTPMethod, _ path: String, handler: @escaping HTTPHandler) {
+        guard let methodIndex = Self.methodIndex(method) else {
+            preconditionFailure("Router routes standard methods only; \(method) is answered 501")
+        }
+        let bytes = Array(path.utf8)
+        let existing = pathRanges.firstIndex { paths[$0].elementsEqual(bytes) }
+        let index: Int
+        if let existing {
+            index = existing
+        } else {
+            pathRanges.append(paths.count..<paths.count + bytes.count)
+            paths += bytes
+            routes.append(Route(handlers: Array(repeating: nil, count: Self.methods.count), allow: ""))
+            index = routes.count - 1
+        }
+        routes[index].handlers[methodIndex] = handler
+        var allowed = Self.methods.indices.filter { routes[index].handlers[$0] != nil }.map { Self.methods[$0].rawValue }
+        if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
+        routes[index].allow = allowed.sorted().joined(separator: ", ")
+    }
+
+    /// Decides how to answer `request`.
+    package func match(_ request: HTTPRequest) -> Match {
+        guard let methodIndex = Self.methodIndex(request.method) else { return .notImplemented }
+        let found = request.withPathBytes { path -> Int? in
+            paths.withUnsafeBytes { all -> Int? in
+                for (index, range) in pathRanges.enumerated() where range.count == path.count {
+                    if range.isEmpty || memcmp(all.baseAddress! + range.lowerBound, path.baseAddress!, range.count) == 0 {
+                        return index
+                    }
+                }
+                return nil
+            }
+        }
+        guard let found else { return .notFound }
+        if let handler = routes[found].handlers[methodIndex] { return .handler(handler) }
+        if methodIndex == 1, let get = routes[found].handlers[0] { return .handler(get) }  // HEAD → GET
+        return .methodNotAllowed(allow: routes[found].allow)
+    }
+
+    private static func methodIndex(_ method: HTTPMethod) -> Int? {
+        switch method {
+        case .get: 0
+        case .head: 1
+        case .post: 2
+        case .put: 3
+        case .delete: 4
+        case .options: 5
+        case .patch: 6
+        case .trace: 7
+        case .connect: 8
+        case .other: nil
+        }
+    }
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+import EventLoops
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite(.timeLimit(.minutes(1)))
+struct WorkerPoolTests {
+    /// Blocks the single worker until released, so queue contents can be inspected.
+    final class Gate: Sendable {
+        private let open = Atomic<Bool>(false)
+        let entered = Atomic<Bool>(false)
+        func wait() {
+            entered.store(true, ordering: .sequentiallyConsistent)
+            while !open.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
+        }
+        func release() { open.store(true, ordering: .sequentiallyConsistent) }
+    }
+
+    @Test func interactiveJobsRunBeforeBackgroundJobs() throws {
+        // Given one worker busy with a job
+        let pool = try WorkerPool(configuration: .init(threads: 1, name: "test"))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        let order = Recorder<String>()
+        try pool.submit { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        // When background jobs are queued before interactive ones
+        try pool.submit(priority: .background) { order.append("b1") }
+        try pool.submit(priority: .background) { order.append("b2") }
+        try pool.submit(priority: .interactive) { order.append("i1") }
+        try pool.submit(priority: .interactive) { order.append("i2") }
+        #expect(pool.queueDepth == .init(interactive: 2, background: 2))
+        gate.release()
+        // Then the interactive ones still run first, each class in FIFO order
+        #expect(waitUntil { order.count == 4 })
+        #expect(order.values == ["i1", "i2", "b1", "b2"])
+    }
+
+    @Test func fullQueueThrowsOverloadedPerClass() throws {
+        let pool = try WorkerPool(
+            configuration: .init(threads: 1, interactiveQueueCapacity: 2, backgroundQueueCapacity: 1, name: "test"))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        try pool.submit { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        try pool.submit {}
+        try pool.submit {}
+        #expect(throws: WorkerPool.Overloaded(priority: .interactive, queueDepth: 2)) { try pool.submit {} }
+        try pool.submit(priority: .background) {}
+        #expect(throws: WorkerPool.Overloaded(priority: .background, queueDepth: 1)) {
+            try pool.submit(priority: .background) {}
+        }
+        gate.release()
+        #expect(waitUntil { pool.queueDepth == .init(interactive: 0, background: 0) })
+    }
+
+    @Test func threadHooksRunOncePerThreadOnThatThread() throws {
+        let started = Recorder<Int>()
+        let exited = Recorder<Int>()
+        let pool = try WorkerPool(
+            configuration: .init(threads: 3, name: "test"),
+            onThreadStart: { started.append($0) },
+            onThreadExit: { exited.append($0) })
+        let ran = Atomic<Int>(0)
+        for _ in 0..<30 { try pool.submit { ran.add(1, ordering: .relaxed) } }
+        pool.shutdown()
+        #expect(ran.load(ordering: .relaxed) == 30)  // shutdown drains the queue first
+        #expect(started.values.sorted() == [0, 1, 2])
+        #expect(exited.values.sorted() == [0, 1, 2])
+        #expect(throws: WorkerPool.Overloaded.self) { try pool.submit {} }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct LoopBoundTests {
+    @Test func valueTravelsThroughSendableClosuresToItsLoop() throws {
+        final class Counter { var value = 0 }  // not Sendable on purpose
+        let group = try EventLoopGroup(threads: 1, name: "test")
+        defer { group.shutdown() }
+        let loop = group.next()
+        let box = try loop.runAndWait { LoopBoundBox(0, loop: loop) }
+        let bound = try loop.runAndWait { LoopBound(Counter(), loop: loop) }
+        for _ in 0..<100 {
+            loop.execute {
+                box.value += 1
+                bound.value.value += 1
+            }
+        }
+        #expect(waitUntil { (try? loop.runAndWait { box.value }) == 100 })
+        #expect(try loop.runAndWait { bound.value.value } == 100)
+    }
+}
