@@ -14,8 +14,9 @@ import Darwin
 /// file is read with swift-configuration's `YAMLSnapshot`, the environment with its
 /// `EnvironmentVariablesProvider`, the flags with an `InMemoryProvider`; every key of `Settings.keys` is
 /// then looked up in those snapshots, highest layer first. Because swift-configuration does not report keys
-/// nobody asked for, the file's YAML tree is also walked with Yams and every `THUMBD_*` variable is checked,
-/// so that a typo fails the start instead of silently leaving a default in force.
+/// nobody asked for, the file's YAML tree is also walked with Yams so that a typo fails the start instead of
+/// silently leaving a default in force; unknown `THUMBD_*` variables are reported as warnings (they may be
+/// meant for another program, see `unknownEnvironmentNames()`).
 ///
 /// Loading is synchronous and cheap (one small file), so a reload (SIGHUP, or a `ReloadingFileProvider`
 /// `watchSnapshot` update used as the trigger) calls `load()` again and gets a whole new `Settings` from one
@@ -71,7 +72,7 @@ package struct ConfigFile: Sendable {
 
     /// The settings, their validation passed.
     ///
-    /// - Throws: `SettingsError` for an unreadable or malformed file, an unknown key or `THUMBD_*` variable,
+    /// - Throws: `SettingsError` for an unreadable or malformed file, an unknown key,
     ///   a value that does not parse, or one that `Settings.validate()` refuses.
     package func load() throws(SettingsError) -> Settings {
         try resolve().settings
@@ -83,13 +84,15 @@ package struct ConfigFile: Sendable {
         package var settings: Settings
         /// For each key not left at its default: `config/thumbd.yaml:12`, `THUMBD_FETCH_TIMEOUT` or `--listen`.
         package var origins: [String: String]
+        /// Problems that do not stop the start but deserve a warning in the log (unknown `THUMBD_*` variables).
+        package var warnings: [String] = []
     }
 
     /// Like `load()`, and also says where each value came from (for `--check-config`).
     ///
     /// - Throws: `SettingsError`, as `load()`.
     package func resolve() throws(SettingsError) -> Resolution {
-        try checkEnvironmentNames()
+        let warnings = unknownEnvironmentNames()
         var layers: [Layer] = [flagLayer(), environmentLayer()]
         if let fileLayer = try fileLayer() { layers.append(fileLayer) }
 
@@ -126,7 +129,7 @@ package struct ConfigFile: Sendable {
             error.source = origins[error.key]
             throw error
         }
-        return Resolution(settings: settings, origins: origins)
+        return Resolution(settings: settings, origins: origins, warnings: warnings)
     }
 
     // MARK: - Layers
@@ -192,14 +195,21 @@ package struct ConfigFile: Sendable {
         return Layer(snapshot: provider.snapshot(), keyPrefix: ["thumbd"], nullKeys: []) { $0.environmentName }
     }
 
-    /// Every `THUMBD_*` variable must name a key (or be `THUMBD_CONFIG`), so a misspelt override fails loudly.
-    private func checkEnvironmentNames() throws(SettingsError) {
+    /// `THUMBD_*` variables that name no key (nor `THUMBD_CONFIG`), each with a suggestion when one is close.
+    ///
+    /// These are warnings, not errors: scripts and orchestrators put their own `THUMBD_*` variables in the
+    /// environment (the peers benchmark sets `THUMBD_PORT` and `THUMBD_CACHE_DIR` for its command line), and a
+    /// service must not refuse to start because of a variable meant for someone else. A misspelt override is
+    /// still named loudly at start-up and by `--check-config`.
+    private func unknownEnvironmentNames() -> [String] {
         let known = Set(Settings.keys.map(\.environmentName)).union([Self.pathVariable])
+        var warnings: [String] = []
         for name in environment.keys.sorted() where name.hasPrefix("THUMBD_") && !known.contains(name) {
-            var reason = "unknown environment variable"
-            if let suggestion = closestMatch(to: name, in: known) { reason += "; did you mean \(suggestion)?" }
-            throw SettingsError(key: name, reason: reason)
+            var warning = "\(name): unknown environment variable, ignored"
+            if let suggestion = closestMatch(to: name, in: known) { warning += "; did you mean \(suggestion)?" }
+            warnings.append(warning)
         }
+        return warnings
     }
 
     private func fileLayer() throws(SettingsError) -> Layer? {

@@ -71,15 +71,17 @@ package struct ThumbdCommand: ParsableCommand {
             if report.status != 0 { throw ExitCode(report.status) }
             return
         }
-        let settings: Settings
+        let resolution: ConfigFile.Resolution
         do {
-            settings = try configFile(environment: environment).load()
+            resolution = try configFile(environment: environment).resolve()
         } catch {
             FileHandle.standardError.write(Data("thumbd: configuration error: \(error)\n".utf8))
             throw ExitCode(Self.configurationErrorStatus)
         }
+        let settings = resolution.settings
         LoggingSetup.bootstrap(settings.log)
         let logger = Logger(label: "thumbd")
+        for warning in resolution.warnings { logger.warning("configuration: \(warning)") }
         try ThumbdService.run(settings: settings, logger: logger)
     }
 
@@ -96,7 +98,8 @@ package struct ThumbdCommand: ParsableCommand {
                 \(file.path ?? "no config file"), THUMBD_* environment, command-line flags.
                 # Values not from the defaults name their source. Secrets are never printed.
                 """
-            return (header + "\n\n" + resolution.settings.checkConfigText(origins: resolution.origins), 0)
+            let warnings = resolution.warnings.map { "# warning: \($0)\n" }.joined()
+            return (header + "\n" + warnings + "\n" + resolution.settings.checkConfigText(origins: resolution.origins), 0)
         } catch {
             return ("thumbd: configuration error: \(error)\n", Self.configurationErrorStatus)
         }

@@ -166,11 +166,16 @@ import Testing
         }
     }
 
-    @Test func unknownEnvironmentVariableIsRejected() throws {
-        // Given a misspelt THUMBD_ variable, when loaded, then the error names it and suggests the real one.
-        let error = try loadError(yaml: nil, environment: ["THUMBD_FETCH_TIMOUT": "5s", "HOME": "/root"])
-        #expect(error?.key == "THUMBD_FETCH_TIMOUT")
-        #expect(error?.reason.contains("THUMBD_FETCH_TIMEOUT") == true)
+    @Test func unknownEnvironmentVariableIsAWarning() throws {
+        // Given a misspelt THUMBD_ variable and one meant for another program, when loaded, then loading
+        // succeeds with the defaults and each is named in a warning, the typo with the real name suggested.
+        let environment = ["THUMBD_FETCH_TIMOUT": "5s", "THUMBD_PORT": "18040", "HOME": "/root"]
+        let resolution = try ConfigFile(path: nil, environment: environment).resolve()
+        #expect(resolution.settings == Settings())
+        #expect(resolution.warnings.count == 2)
+        let typo = resolution.warnings.first { $0.hasPrefix("THUMBD_FETCH_TIMOUT:") }
+        #expect(typo?.contains("did you mean THUMBD_FETCH_TIMEOUT?") == true)
+        #expect(resolution.warnings.contains { $0.hasPrefix("THUMBD_PORT: unknown environment variable") })
     }
 
     // MARK: - Precedence
