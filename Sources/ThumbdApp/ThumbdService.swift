@@ -1,23 +1,149 @@
 // SPDX-License-Identifier: Apache-2.0
-
+import EventLoops
+import Glibc
+package import HTTP1
 package import Logging
+import OriginFetch
+import Synchronization
+import Thumbnailing
 
-/// STUB, to be replaced by the lead: the composition root that starts the server, fetcher, render pool
-/// and caches from `Settings` and blocks until shutdown.
+/// The composition root: builds every component from `Settings`, wires the routes, and stops
+/// everything in order (imgproxy's `New`, STYLE.md §2). Feature modules meet only here.
 ///
-/// It exists so that `ThumbdCommand` and the `thumbd` executable compile and run end to end while the
-/// modules are being written. It only logs that nothing is served.
-package enum ThumbdService {
-    /// Runs thumbd with validated settings until it is asked to stop.
+/// Threads (docs/architecture.md): `http-N` event loops answer requests; `fetch` drives libcurl;
+/// `render-N` run libvips; nothing blocking runs on an event loop or on Swift's cooperative pool.
+package final class ThumbdService: Sendable {
+    package let settings: Settings
+    private let logger: Logger
+    private let fetcher: OriginFetcher
+    private let renderPool: WorkerPool
+    private let coordinator: RenderCoordinator
+    private let accessLog: AccessLog
+    private let server: HTTPServer
+    private let readiness = Readiness()
+
+    /// Builds every component; nothing listens until `start()`.
+    /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up.
+    package init(settings: Settings, logger: Logger) throws {
+        self.settings = settings
+        self.logger = logger
+        let vips = try Vips.initialize(programName: "thumbd")
+        let thumbnailer = try Thumbnailer(configuration: settings.thumbnailerConfiguration, vips: vips)
+        fetcher = try OriginFetcher(configuration: settings.originFetcherConfiguration)
+        renderPool = try WorkerPool(
+            configuration: settings.renderPoolConfiguration,
+            onThreadExit: { _ in Vips.shutdownCurrentThread() })
+        coordinator = RenderCoordinator(fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer)
+        let thumbnails = ThumbnailService(
+            coordinator: coordinator, thumbnailer: thumbnailer, clientMaxAge: settings.cache.clientMaxAge,
+            logger: logger)
+        accessLog = AccessLog(settings: settings.log)
+
+        var router = Router()
+        router.add(.get, "/thumb", handler: thumbnails.handle)
+        router.add(.head, "/thumb", handler: thumbnails.handle)
+        let health = HTTPResponse(
+            status: .ok, headers: [HTTPField(name: "Content-Type", value: "text/plain")],
+            body: .bytes(Array("ok\n".utf8)))
+        // Liveness answers on the loop, from a prebuilt response: no lock, queue or allocation that
+        // request load could fill.
+        router.add(.get, "/health") { _, responder in responder.respond(health) }
+        router.add(.head, "/health") { _, responder in responder.respond(health) }
+        let readiness = self.readiness
+        let readinessHandler: HTTPHandler = { _, responder in
+            responder.respond(Self.readinessResponse(readiness.isReady))
+        }
+        router.add(.get, "/ready", handler: readinessHandler)
+        router.add(.head, "/ready", handler: readinessHandler)
+
+        let accessLog = self.accessLog
+        var accessLogHook: (@Sendable (AccessLogRecord) -> Void)? = nil
+        if accessLog.isEnabled {
+            accessLogHook = { record in
+                accessLog.record(
+                    method: record.method.description, path: record.path, status: record.status,
+                    bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
+            }
+        }
+        server = HTTPServer(configuration: settings.httpServerConfiguration, router: router, accessLog: accessLogHook)
+        logger.info(
+            "thumbd components ready",
+            metadata: [
+                "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)",
+                "render_threads": "\(renderPool.configuration.threads)",
+            ])
+    }
+
+    /// Binds the listener and starts serving; `/ready` turns 200.
+    package func start() throws {
+        try server.start()
+        readiness.isReady = true
+        logger.info(
+            "listening",
+            metadata: ["address": "\(server.localAddresses.map(\.description).joined(separator: ","))"])
+    }
+
+    /// The bound addresses (the port, when `server.listen` asked for port 0).
+    package var localAddresses: [SocketAddress] { server.localAddresses }
+
+    /// Graceful stop: `/ready` turns 503, the listener closes, requests in flight finish (up to
+    /// `server.shutdown_timeout`), then the fetch thread and render workers stop.
+    package func shutdown() {
+        readiness.isReady = false
+        logger.info("shutting down", metadata: ["timeout": "\(settings.server.shutdownTimeout)"])
+        server.shutdown(timeout: settings.server.shutdownTimeout)
+        coordinator.shutdown()
+        fetcher.shutdown()
+        renderPool.shutdown()
+        accessLog.shutdown()
+        logger.info("stopped")
+    }
+
+    private static func readinessResponse(_ ready: Bool) -> HTTPResponse {
+        ready
+            ? HTTPResponse(
+                status: .ok, headers: [HTTPField(name: "Content-Type", value: "application/json")],
+                body: .bytes(Array("{\"status\": 200, \"ready\": true}".utf8)))
+            : HTTPResponse.error(HTTPStatus(code: 503, reasonPhrase: "Service Unavailable"), message: "not ready")
+    }
+
+    // MARK: - Process
+
+    /// Runs thumbd until SIGTERM or SIGINT, then stops gracefully and returns (exit status 0).
     ///
-    /// - Parameters:
-    ///   - settings: the effective, validated configuration.
-    ///   - logger: the bootstrapped diagnostic logger.
-    /// - Throws: when a component cannot start (binding the listener, opening the cache, ...).
+    /// The signals are blocked in every thread (the mask is set before any thread starts, and threads
+    /// inherit it) and taken synchronously by `sigwait` on the main thread, so no code runs in signal
+    /// context. SIGPIPE is ignored: a client that resets mid-response is an EPIPE, not a crash.
+    ///
+    /// - Throws: when a component cannot start (binding the listener, libvips, ...).
     package static func run(settings: Settings, logger: Logger) throws {
-        logger.warning(
-            "ThumbdService is a stub: nothing is served yet",
-            metadata: ["listen": "\(settings.server.listen)"]
-        )
+        signal(SIGPIPE, SIG_IGN)
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let service = try ThumbdService(settings: settings, logger: logger)
+        try service.start()
+        while true {
+            var received: Int32 = 0
+            guard sigwait(&signals, &received) == 0 else { continue }
+            if received == SIGHUP {
+                logger.notice("SIGHUP: configuration reload is not implemented yet; the running settings stay")
+                continue
+            }
+            logger.info("signal received", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])
+            break
+        }
+        service.shutdown()
+    }
+}
+
+/// Whether the service can serve: true between `start()` and the beginning of `shutdown()`.
+private final class Readiness: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isReady: Bool {
+        get { flag.load(ordering: .relaxed) }
+        set { flag.store(newValue, ordering: .relaxed) }
     }
 }

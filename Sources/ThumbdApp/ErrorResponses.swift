@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+import HTTP1
+import Logging
+import OriginFetch
+import Thumbnailing
+
+/// The one place that turns an error into an HTTP status (STYLE.md §6).
+///
+/// Every switch is exhaustive with no `default:`, so a new error case does not compile until it
+/// has a status. Clients see only `publicMessage`; the log gets the whole error.
+struct ErrorResponse: Equatable, Sendable {
+    let status: HTTPStatus
+    let publicMessage: String
+    let logLevel: Logger.Level
+    /// Seconds for `Retry-After` (503 answers only).
+    var retryAfterSeconds: Int? = nil
+
+    /// The JSON error response: `{"status": 404, "error": "..."}`.
+    var response: HTTPResponse {
+        var response = HTTPResponse.error(status, message: publicMessage)
+        if let retryAfterSeconds {
+            response.headers.append(HTTPField(name: "Retry-After", value: String(retryAfterSeconds)))
+        }
+        // Errors are not cached by browsers or CDNs for long: a fixed origin or a freed queue should show.
+        response.headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
+        return response
+    }
+}
+
+extension ErrorResponse {
+    private static let badRequest = HTTPStatus(code: 400, reasonPhrase: "Bad Request")
+    private static let forbidden = HTTPStatus(code: 403, reasonPhrase: "Forbidden")
+    private static let notFound = HTTPStatus(code: 404, reasonPhrase: "Not Found")
+    private static let contentTooLarge = HTTPStatus(code: 413, reasonPhrase: "Content Too Large")
+    private static let unprocessable = HTTPStatus(code: 422, reasonPhrase: "Unprocessable Content")
+    private static let internalError = HTTPStatus(code: 500, reasonPhrase: "Internal Server Error")
+    private static let badGateway = HTTPStatus(code: 502, reasonPhrase: "Bad Gateway")
+    private static let unavailable = HTTPStatus(code: 503, reasonPhrase: "Service Unavailable")
+    private static let gatewayTimeout = HTTPStatus(code: 504, reasonPhrase: "Gateway Timeout")
+
+    init(_ error: RequestError) {
+        self.init(status: Self.badRequest, publicMessage: error.publicMessage, logLevel: .debug)
+    }
+
+    init(_ error: FetchError) {
+        switch error {
+        case .originNotFound, .originClientError:
+            self.init(status: Self.notFound, publicMessage: "source not found", logLevel: .info)
+        case .originServerError, .unexpectedStatus:
+            self.init(status: Self.badGateway, publicMessage: "source failed", logLevel: .warning)
+        case .connectionRefused, .dnsFailure, .tlsFailure, .connectionFailed:
+            self.init(status: Self.badGateway, publicMessage: "source unreachable", logLevel: .warning)
+        case .redirectLoop, .tooManyRedirects:
+            self.init(status: Self.badGateway, publicMessage: "source redirects too much", logLevel: .warning)
+        case .timedOut:
+            self.init(status: Self.gatewayTimeout, publicMessage: "source timed out", logLevel: .warning)
+        case .addressForbidden, .schemeForbidden, .hostForbidden:
+            self.init(status: Self.forbidden, publicMessage: "source not allowed", logLevel: .warning)
+        case .invalidURL:
+            self.init(status: Self.badRequest, publicMessage: "invalid url", logLevel: .debug)
+        case .tooLarge:
+            self.init(status: Self.contentTooLarge, publicMessage: "source too large", logLevel: .info)
+        case .cancelled:
+            self.init(
+                status: Self.unavailable, publicMessage: "shutting down", logLevel: .info, retryAfterSeconds: 1)
+        case .internalFailure:
+            self.init(status: Self.internalError, publicMessage: "fetch failed", logLevel: .error)
+        }
+    }
+
+    init(_ error: ThumbnailError) {
+        switch error {
+        case .notAnImage:
+            self.init(status: Self.unprocessable, publicMessage: "source is not an image", logLevel: .info)
+        case .unsupportedFormat:
+            self.init(status: Self.unprocessable, publicMessage: "source format not supported", logLevel: .info)
+        case .tooManyPixels:
+            self.init(status: Self.unprocessable, publicMessage: "source has too many pixels", logLevel: .info)
+        case .decodeFailed:
+            self.init(status: Self.unprocessable, publicMessage: "source image is damaged", logLevel: .info)
+        case .renderFailed, .encodeFailed:
+            self.init(status: Self.internalError, publicMessage: "rendering failed", logLevel: .error)
+        case .outputFormatUnavailable:
+            self.init(status: Self.badRequest, publicMessage: "invalid format: not available here", logLevel: .debug)
+        }
+    }
+
+    init(_ error: ServiceError) {
+        switch error {
+        case .request(let error): self.init(error)
+        case .fetch(let error): self.init(error)
+        case .thumbnail(let error): self.init(error)
+        case .renderQueueFull:
+            self.init(
+                status: Self.unavailable, publicMessage: "too busy, retry shortly", logLevel: .warning,
+                retryAfterSeconds: 1)
+        case .shuttingDown:
+            self.init(
+                status: Self.unavailable, publicMessage: "shutting down", logLevel: .info, retryAfterSeconds: 1)
+        }
+    }
+}
+
+/// Every way a thumbnail request can fail, by layer. The payload keeps the whole cause for the log.
+enum ServiceError: Error, Sendable {
+    case request(RequestError)
+    case fetch(FetchError)
+    case thumbnail(ThumbnailError)
+    /// The render queue is full: answer 503 with Retry-After rather than queue without bound.
+    case renderQueueFull
+    /// The service is stopping and no longer starts work.
+    case shuttingDown
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import EventLoops
+import OriginFetch
+import Synchronization
+import Thumbnailing
+
+/// One thumbnail, rendered once and shared by every request that waited for it. Immutable.
+final class RenderedVariant: Sendable {
+    /// The encoded thumbnail.
+    let bytes: [UInt8]
+    /// Its format (the negotiated one under `format=auto`).
+    let format: ImageFormat
+    /// A strong validator: a hash of `bytes`, quoted.
+    let etag: String
+
+    init(bytes: [UInt8], format: ImageFormat) {
+        self.bytes = bytes
+        self.format = format
+        etag = Self.etag(for: bytes)
+    }
+
+    /// `"<16 hex digits of XXH64 of the bytes>"`: two different thumbnails of one URL colliding in
+    /// 64 bits is not a practical concern, and XXH64 costs microseconds per thumbnail.
+    static func etag(for bytes: [UInt8]) -> String {
+        let hash = XXHash64.hash(bytes, seed: 0)
+        let hex = String(hash, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
+}
+
+/// What identifies one thumbnail: the canonical source URL and the normalised spec (which carries
+/// the negotiated set of accepted formats under `format=auto`). The key of render coalescing and,
+/// later, of the caches.
+struct VariantKey: Hashable, Sendable {
+    let source: SourceURL
+    let spec: ThumbnailSpec
+}
+
+/// Coalesces thumbnail work by variant: the first request for a key starts a fetch and a render,
+/// later ones join it, and every one of them is answered with the same result (Nuke's task pool,
+/// one per stage; the fetch stage coalesces again by source URL inside `OriginFetcher`).
+///
+/// - A waiter that leaves (its client went away) is forgotten at once. When the last waiter of a key
+///   leaves while the source is still being fetched, the fetch is cancelled (the fetcher closes the
+///   transfer if no other variant needs that source).
+/// - Once the source bytes are in hand, the render runs to the end even if every waiter has left:
+///   the origin cost is paid and the result warms the cache (docs/architecture.md).
+/// - Thread-safe: the table is guarded by one `Mutex`, never held while calling out (the fetcher may
+///   call back synchronously after shutdown, and completions respond to clients).
+final class RenderCoordinator: Sendable {
+    /// Receives the result and how this waiter entered (for `X-Cache: MISS` or `COALESCED`).
+    typealias Completion = @Sendable (Result<RenderedVariant, ServiceError>, Admission) -> Void
+
+    /// How a request entered: it started the work, or joined work already under way.
+    enum Admission: Sendable { case started, joined }
+
+    /// Identifies one waiter, to let it leave.
+    struct Ticket: Sendable {
+        fileprivate let key: VariantKey
+        fileprivate let flight: Flight
+        fileprivate let waiterID: UInt64
+    }
+
+    /// Called on a render worker after a successful render, before waiters are answered, even when
+    /// none is left (the cache stores it there).
+    typealias RenderedHandler = @Sendable (VariantKey, RenderedVariant, FetchedSource) -> Void
+
+    private let fetcher: OriginFetcher
+    private let renderPool: WorkerPool
+    private let thumbnailer: Thumbnailer
+    private let onRendered: RenderedHandler?
+    private let state = Mutex(State())
+
+    private struct State {
+        var flights: [VariantKey: Flight] = [:]
+        var nextWaiterID: UInt64 = 0
+        var isShutDown = false
+    }
+
+    init(
+        fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, onRendered: RenderedHandler? = nil
+    ) {
+        self.fetcher = fetcher
+        self.renderPool = renderPool
+        self.thumbnailer = thumbnailer
+        self.onRendered = onRendered
+    }
+
+    /// Number of keys with work under way (for /metrics and tests).
+    var inFlightCount: Int { state.withLock { $0.flights.count } }
+
+    /// Asks for the thumbnail `key`; `completion` is called exactly once, on a fetch or render thread,
+    /// unless the waiter leaves first (then never).
+    func request(
+        _ key: VariantKey, priority: FetchPriority, completion: @escaping Completion
+    ) -> (Ticket, Admission) {
+        let (ticket, flight, admission) = state.withLock { state -> (Ticket?, Flight?, Admission) in
+            guard !state.isShutDown else { return (nil, nil, .started) }
+            state.nextWaiterID += 1
+            let waiterID = state.nextWaiterID
+            if let flight = state.flights[key] {
+                flight.waiters.append((waiterID, .joined, completion))
+                if priority == .interactive { flight.priority = .interactive }
+                return (Ticket(key: key, flight: flight, waiterID: waiterID), flight, .joined)
+            }
+            let flight = Flight(priority: priority)
+            flight.waiters.append((waiterID, .started, completion))
+            state.flights[key] = flight
+            return (Ticket(key: key, flight: flight, waiterID: waiterID), flight, .started)
+        }
+        guard let ticket, let flight else {
+            completion(.failure(.shuttingDown), .started)
+            return (Ticket(key: key, flight: Flight(priority: priority), waiterID: 0), .started)
+        }
+        if admission == .started {
+            startFetch(key, flight: flight, priority: priority)
+        }
+        return (ticket, admission)
+    }
+
+    /// Removes one waiter; its completion will not be called. Cancels the fetch when it was the last
+    /// waiter and the source has not arrived yet.
+    func leave(_ ticket: Ticket) {
+        let fetchToCancel = state.withLock { state -> FetchTicket? in
+            let flight = ticket.flight
+            flight.waiters.removeAll { $0.id == ticket.waiterID }
+            guard flight.waiters.isEmpty, flight.stage == .fetching, state.flights[ticket.key] === flight else {
+                return nil
+            }
+            state.flights[ticket.key] = nil
+            flight.stage = .abandoned
+            return flight.fetchTicket
+        }
+        if let fetchToCancel { fetcher.cancel(fetchToCancel) }
+    }
+
+    /// Refuses new work; work under way finishes.
+    func shutdown() {
+        state.withLock { $0.isShutDown = true }
+    }
+
+    // MARK: - Stages
+
+    private func startFetch(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
+        let ticket = fetcher.fetch(FetchRequest(url: key.source.string, priority: priority)) { [self] result in
+            fetched(key, flight: flight, result: result)
+        }
+        // The completion may already have run (after a shutdown it runs synchronously); the flight
+        // may also have been abandoned before the ticket existed: cancel it now in that case.
+        let abandoned = state.withLock { _ -> Bool in
+            flight.fetchTicket = ticket
+            return flight.stage == .abandoned
+        }
+        if abandoned { fetcher.cancel(ticket) }
+    }
+
+    /// On the fetch thread: hands the source to a render worker, or fails every waiter.
+    private func fetched(_ key: VariantKey, flight: Flight, result: Result<FetchedSource, FetchError>) {
+        switch result {
+        case .failure(let error):
+            finish(key, flight: flight, result: .failure(.fetch(error)))
+        case .success(let source):
+            let priority = state.withLock { _ -> FetchPriority? in
+                guard flight.stage == .fetching else { return nil }
+                flight.stage = .rendering
+                return flight.priority
+            }
+            guard let priority else { return }  // abandoned while the bytes arrived
+            do {
+                try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
+                    render(key, flight: flight, source: source)
+                }
+            } catch {
+                finish(key, flight: flight, result: .failure(.renderQueueFull))
+            }
+        }
+    }
+
+    /// On a render worker.
+    private func render(_ key: VariantKey, flight: Flight, source: FetchedSource) {
+        let result: Result<RenderedVariant, ServiceError>
+        do {
+            let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
+            let variant = RenderedVariant(bytes: thumbnail.bytes, format: thumbnail.format)
+            onRendered?(key, variant, source)
+            result = .success(variant)
+        } catch {
+            result = .failure(.thumbnail(error))
+        }
+        finish(key, flight: flight, result: result)
+    }
+
+    /// Removes the flight and answers every waiter still there, outside the lock.
+    private func finish(_ key: VariantKey, flight: Flight, result: Result<RenderedVariant, ServiceError>) {
+        let waiters = state.withLock { state -> [Flight.Waiter] in
+            if state.flights[key] === flight { state.flights[key] = nil }
+            flight.stage = .finished
+            defer { flight.waiters.removeAll() }
+            return flight.waiters
+        }
+        for waiter in waiters { waiter.completion(result, waiter.admission) }
+    }
+}
+
+/// The work under way for one variant key.
+private final class Flight: @unchecked Sendable {
+    // Sendable: every mutable field is read and written only inside RenderCoordinator.state's lock.
+    typealias Waiter = (id: UInt64, admission: RenderCoordinator.Admission, completion: RenderCoordinator.Completion)
+
+    enum Stage { case fetching, rendering, finished, abandoned }
+
+    var waiters: [Waiter] = []
+    var stage = Stage.fetching
+    var priority: FetchPriority
+    var fetchTicket: FetchTicket?
+
+    init(priority: FetchPriority) {
+        self.priority = priority
+    }
+}

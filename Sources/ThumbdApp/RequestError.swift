@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// Why a request's parameters were refused (answered 400, naming the parameter).
+enum RequestError: Error, Hashable, Sendable {
+    /// A required parameter is absent (`url`, or `w or h`).
+    case missingParameter(String)
+    /// A parameter /thumb does not know: refused so that typos do not silently change the output.
+    case unknownParameter(String)
+    /// A parameter given twice: refused so that one request cannot be read two ways.
+    case duplicateParameter(String)
+    /// A parameter with a value out of range or of the wrong form.
+    case invalidValue(String, reason: String)
+    /// A broken percent-escape or a value that is not UTF-8.
+    case malformedQuery(parameter: String)
+
+    /// The short public reason sent in the JSON error body.
+    var publicMessage: String {
+        switch self {
+        case .missingParameter(let name): "missing parameter: \(name)"
+        case .unknownParameter(let name): "unknown parameter: \(Self.printable(name))"
+        case .duplicateParameter(let name): "duplicate parameter: \(Self.printable(name))"
+        case .invalidValue(let name, let reason): "invalid \(name): \(reason)"
+        case .malformedQuery(let name): "malformed percent-encoding in parameter: \(Self.printable(name))"
+        }
+    }
+
+    /// Client-chosen names are echoed back shortened and without control characters.
+    private static func printable(_ name: String) -> String {
+        String(String.UnicodeScalarView(name.unicodeScalars.prefix(64).filter { $0.value >= 0x20 && $0.value != 0x7F }))
+    }
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+import EventLoops
+import HTTP1
+import OriginFetch
+import Thumbnailing
+
+/// The per-module configurations derived from `Settings` (the composition root's only translation layer).
+extension Settings {
+    /// `server.*` for the HTTP server.
+    var httpServerConfiguration: HTTPServer.Configuration {
+        var configuration = HTTPServer.Configuration()
+        configuration.host = server.listen.host
+        configuration.port = server.listen.port
+        configuration.threads = server.threads == 0 ? EventLoopGroup.coreCount : server.threads
+        configuration.maxConnections = server.maxConnections
+        configuration.maxBodyBytes = server.maxBodyBytes
+        configuration.headerReadTimeout = server.headerTimeout
+        configuration.idleTimeout = server.idleTimeout
+        configuration.writeStallTimeout = server.writeTimeout
+        configuration.shutdownTimeout = server.shutdownTimeout
+        return configuration
+    }
+
+    /// `fetch.*` for the origin fetcher. `Settings.validate()` has already checked every value, so the
+    /// conversions of networks and host patterns cannot fail here.
+    var originFetcherConfiguration: OriginFetcher.Configuration {
+        var configuration = OriginFetcher.Configuration()
+        configuration.maxRedirects = fetch.maxRedirects
+        configuration.maxSourceBytes = fetch.maxSourceBytes
+        configuration.connectTimeout = fetch.connectTimeout
+        configuration.timeout = fetch.timeout
+        configuration.maxPerHost = fetch.maxPerHost
+        configuration.allowPrivateNetworks = fetch.allowsPrivateNetworks
+        configuration.allowedNetworks = fetch.allowedNetworks.compactMap { OriginFetch.IPNetwork($0.description) }
+        configuration.allowedHosts = fetch.allowedHosts.isEmpty ? nil : fetch.allowedHosts.map(\.description)
+        configuration.userAgent = fetch.userAgent == "thumbd" ? "thumbd/\(ThumbdVersion.current)" : fetch.userAgent
+        return configuration
+    }
+
+    /// `image.*` for the thumbnailer.
+    var thumbnailerConfiguration: Thumbnailer.Configuration {
+        var configuration = Thumbnailer.Configuration()
+        configuration.maxSourcePixels = image.maxSourcePixels
+        configuration.defaultQuality = image.defaultQuality
+        if !image.isAVIFEnabled { configuration.allowedOutputFormats.remove(.avif) }
+        return configuration
+    }
+
+    /// `image.render_threads` and `image.queue_limit` for the render pool. Background work (prefetch)
+    /// gets a queue of the same size: it is served only when no interactive job waits.
+    var renderPoolConfiguration: WorkerPool.Configuration {
+        WorkerPool.Configuration(
+            threads: image.renderThreads == 0 ? EventLoopGroup.coreCount : image.renderThreads,
+            interactiveQueueCapacity: image.queueLimit,
+            backgroundQueueCapacity: image.queueLimit,
+            name: "render")
+    }
+}
+
+/// thumbd's version, sent in `User-Agent` and shown by `--version`.
+enum ThumbdVersion {
+    static let current = "0.1.0"
+}
