@@ -40,5 +40,14 @@ test: deps check-imports
 check-imports:
 	@scripts/check-imports.sh
 
+# libFuzzer over the HTTP request parser (fuzz/README.md); RUNS executions, default 1,000,000.
+RUNS ?= 1000000
+fuzz: deps
+	fuzz/run.sh $(RUNS)
+
+# HTTP server against nginx serving the same 10 KB file (bench/README.md; needs nginx and wrk).
+bench: deps
+	bench/http.sh
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-bench .build-fuzz

@@ -18,7 +18,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
-        .executable(name: "thumbd-render-bench", targets: ["thumbd-render-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -113,21 +112,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - Benchmarks (release builds; see bench/README.md)
-
-        .executableTarget(
-            name: "CachingBenchmark",
-            dependencies: ["Caching"],
-            path: "bench/CachingBenchmark",
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "thumbd-render-bench",
-            dependencies: ["Thumbnailing"],
-            path: "bench/RenderBench",
-            swiftSettings: swiftSettings
-        ),
-
         // MARK: - Tests
 
         .target(
@@ -162,13 +146,30 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
         ))
 }
 
-// Benchmark-only server answering a fixed in-memory body: `bench/http.sh` sets THUMBD_BENCH=1.
+// Benchmark executables (bench/README.md), built by the bench scripts with THUMBD_BENCH=1 into their own scratch
+// path (.build-bench) so that `swift build` and `swift test` do not compile them:
+// - thumbd-httpbench: the HTTP server answering a fixed in-memory body (bench/http.sh);
+// - thumbd-render-bench: Thumbnailer throughput on the peers' corpus (bench/compare.sh);
+// - CachingBenchmark: memory and disk cache operations.
 if Context.environment["THUMBD_BENCH"] == "1" {
-    package.targets.append(
+    package.targets += [
         .executableTarget(
             name: "thumbd-httpbench",
             dependencies: ["HTTP1", "EventLoops"],
             path: "bench/HTTPBench",
             swiftSettings: swiftSettings
-        ))
+        ),
+        .executableTarget(
+            name: "thumbd-render-bench",
+            dependencies: ["Thumbnailing"],
+            path: "bench/RenderBench",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "CachingBenchmark",
+            dependencies: ["Caching"],
+            path: "bench/CachingBenchmark",
+            swiftSettings: swiftSettings
+        ),
+    ]
 }

@@ -12,8 +12,8 @@ runs=${1:-3}
 shift || true
 peers=${PEERS:-$HOME/peers}
 box=${BOX:-256}
-swift build -c release --product thumbd-render-bench >/dev/null
-ours=$PWD/.build/release/thumbd-render-bench
+THUMBD_BENCH=1 swift build -c release --scratch-path .build-bench --product thumbd-render-bench >/dev/null
+ours=$PWD/.build-bench/release/thumbd-render-bench
 raw=$peers/.build/vips_bench
 files=("$peers"/corpus/*.jpg "$peers"/corpus/*.png "$peers"/corpus/*.webp)
 count=${#files[@]}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Caching benchmarks. Run in release: `swift run -c release CachingBenchmark [scratch-dir]`.
+// Caching benchmarks. Run in release: `THUMBD_BENCH=1 swift run -c release --scratch-path .build-bench CachingBenchmark [scratch-dir]`.
 // The scratch directory (default /tmp) decides which file system the disk figures describe.
 
 let arguments = CommandLine.arguments

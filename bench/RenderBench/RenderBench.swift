@@ -4,7 +4,7 @@
 // first, T OS threads take images from a shared counter (cycling through the files), and each job is exactly
 // what a render worker does: Thumbnailer.render(bytes, spec) with a 256x256 contain box.
 //
-//   swift build -c release --product thumbd-render-bench
+//   THUMBD_BENCH=1 swift build -c release --scratch-path .build-bench --product thumbd-render-bench
 //   .build/release/thumbd-render-bench -t 2 -s 256 -n 624 ~/peers/corpus/*.{jpg,png,webp}
 //
 // Options: -t threads (1), -s box side (256), -n thumbnails (2 x files), -o output: keep (same format as
