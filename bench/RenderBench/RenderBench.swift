@@ -5,7 +5,7 @@
 // what a render worker does: Thumbnailer.render(bytes, spec) with a 256x256 contain box.
 //
 //   THUMBD_BENCH=1 swift build -c release --scratch-path .build-bench --product thumbd-render-bench
-//   .build/release/thumbd-render-bench -t 2 -s 256 -n 624 ~/peers/corpus/*.{jpg,png,webp}
+//   .build-bench/release/thumbd-render-bench -t 2 -s 256 -n 624 ~/peers/corpus/*.{jpg,png,webp}
 //
 // Options: -t threads (1), -s box side (256), -n thumbnails (2 x files), -o output: keep (same format as
 // the source, as vips_bench does; default), jpeg, png, webp, avif or auto (auto accepts WebP);
