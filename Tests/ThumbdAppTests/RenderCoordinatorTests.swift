@@ -104,11 +104,15 @@ import Thumbnailing
         }
         for _ in 0..<threads { #expect(done.wait(timeout: .now() + 60) == .success) }
 
-        // Then, once everything has settled, the table is empty
+        // Then every waiter that stayed is answered (answers go out after a flight leaves the table, so wait
+        // for them rather than for the table), and the table is empty
         let total = threads * perThread
         let settled = waitUntil {
-            let counters = fixture.coordinator.counters
-            return fixture.coordinator.inFlightCount == 0 && counters.rendersStarted == counters.rendersFinished
+            let entries = ledger.all
+            let allAnswered = (0..<total).allSatisfy { id in
+                entries[id].map { $0.left || $0.completions > 0 } ?? false
+            }
+            return allAnswered && fixture.coordinator.inFlightCount == 0
         }
         #expect(settled)
         // And no waiter was answered twice; every waiter that stayed was answered once, with its own size
