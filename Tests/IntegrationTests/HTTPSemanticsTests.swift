@@ -84,6 +84,37 @@ import ThumbdTestSupport
         #expect(next.status == 200 && next.text == "ok\n")
     }
 
+    @Test func redirectsAreFollowedToTheImage() throws {
+        // Given a chain of a 301, a 302 (relative Location) and a 307 before the image
+        let harness = try Harness.shared()
+        harness.origin.route("/moved-1", .redirect(to: harness.origin.url("/moved-2"), status: 301))
+        harness.origin.route("/moved-2", .redirect(to: "/moved-3"))
+        harness.origin.route("/moved-3", .redirect(to: "/moved-final.jpg", status: 307))
+        harness.origin.route("/moved-final.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+        // When the first URL is asked for
+        let response = try harness.request(harness.thumbTarget("/moved-1", "w=40&format=png"))
+        // Then the thumbnail is the final image's, fetched once
+        #expect(response.status == 200)
+        #expect(try response.image().width == 40)
+        #expect(harness.origin.hits("/moved-final.jpg") == 1)
+    }
+
+    @Test func thumbWithoutAQueryIs400() throws {
+        let harness = try Harness.shared()
+        expectJSONError(try harness.request("/thumb"), status: 400, mentioning: "url")
+        expectJSONError(try harness.request("/thumb?"), status: 400, mentioning: "url")
+    }
+
+    @Test func absoluteFormTargetIsServed() throws {
+        // Given a request line in absolute form (as sent to a proxy)
+        let harness = try Harness.shared()
+        harness.origin.route("/absolute.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+        let response = try harness.request("http://thumbd.test" + harness.thumbTarget("/absolute.jpg", "w=40"))
+        // Then the route and its query are read as usual
+        #expect(response.status == 200)
+        #expect(try response.image().width == 40)
+    }
+
     @Test func clientCookiesAndAuthorizationNeverReachTheOrigin() throws {
         // Given a source
         let harness = try Harness.shared()
