@@ -85,7 +85,10 @@ import ThumbdTestSupport
             Fixtures.quadrantProbes(width: $0, height: $1)
         },
         Source(fixture: "grid.png", width: 300, height: 300) { w, h in
-            [(w / 6, h / 6, Fixtures.grid[0][0]), (w / 2, h / 2, Fixtures.grid[1][1]), (w * 5 / 6, h * 5 / 6, Fixtures.grid[2][2])]
+            [
+                (w / 6, h / 6, Fixtures.grid[0][0]), (w / 2, h / 2, Fixtures.grid[1][1]),
+                (w * 5 / 6, h * 5 / 6, Fixtures.grid[2][2]),
+            ]
         },
         Source(fixture: "cmyk.jpg", width: 64, height: 48) { w, h in
             zip(Fixtures.quadrantProbes(width: w, height: h), Fixtures.cmykQuadrants).map { ($0.x, $0.y, $1) }
@@ -99,7 +102,8 @@ import ThumbdTestSupport
 
     @Test func manyConcurrentRequestsForDifferentThumbnailsEachGetTheirOwn() throws {
         // Given six recognisable sources behind different delays, and 96 requests for them in three widths
-        // (chosen so that every source's height comes out whole), spread over 24 keep-alive connections with four pipelined requests per connection
+        // (chosen so that every source's height comes out whole), spread over 24 keep-alive connections with
+        // four pipelined requests per connection
         let harness = try Harness()
         let sources = Self.recognisableSources
         for (index, source) in sources.enumerated() {

@@ -117,6 +117,18 @@ import Thumbnailing
         #expect(response.header("vary") == "Accept")
     }
 
+    @Test func qualityReachesTheEncoder() throws {
+        // Given a photo-like source (noise compresses badly, so quality shows in the size)
+        let (harness, path) = try serving("progressive.jpg")
+        // When it is encoded at quality 10 and at 95
+        let low = try harness.request(harness.thumbTarget(path, "w=320&format=jpeg&q=10"))
+        let high = try harness.request(harness.thumbTarget(path, "w=320&format=jpeg&q=95"))
+        // Then both are the same picture, and the low-quality one is clearly smaller
+        #expect(try low.image().width == 320 && high.image().width == 320)
+        #expect(low.body.count * 3 / 2 < high.body.count, "q=10: \(low.body.count) B, q=95: \(high.body.count) B")
+        #expect(low.header("etag") != high.header("etag"))
+    }
+
     // MARK: - Gravity
 
     /// The grid cell (row, column) at the middle of what each compass gravity keeps.
@@ -148,7 +160,8 @@ import Thumbnailing
         // Given a flat grey picture with a busy patch in its left third
         let (harness, path) = try serving("interest.png")
         // When a tall strip is cropped with a smart gravity
-        let response = try harness.request(harness.thumbTarget(path, "w=100&h=300&fit=cover&gravity=\(gravity)&format=png"))
+        let response = try harness.request(
+            harness.thumbTarget(path, "w=100&h=300&fit=cover&gravity=\(gravity)&format=png"))
         // Then the strip holds the patch, which the centre would have missed
         let image = try response.image()
         #expect(image.width == 100 && image.height == 300)
@@ -198,7 +211,8 @@ import Thumbnailing
         #expect(response.header("content-type") == "image/png")
         let image = try response.image()
         #expect(image.bands == 2)
-        #expect(image.colour(x: 16, y: 24).isClose(to: RGB(Fixtures.greyDark, Fixtures.greyDark, Fixtures.greyDark), tolerance: 4))
+        let dark = RGB(Fixtures.greyDark, Fixtures.greyDark, Fixtures.greyDark)
+        #expect(image.colour(x: 16, y: 24).isClose(to: dark, tolerance: 4))
         #expect(image.alpha(x: 16, y: 24) == 255)
         #expect(image.alpha(x: 48, y: 24) == 0)
     }
