@@ -179,20 +179,27 @@ import ThumbdTestSupport
     }
 
     @Test func unreachableOriginsAre502() throws {
-        // Given a port that refuses connections and a redirect loop
+        // Given a port that refuses connections, a redirect loop, too many redirects and redirects to
+        // invalid URLs
         let harness = try Harness.shared()
         let refusing = try RefusingPort()
         harness.origin.route("/loop-a", .redirect(to: "/loop-b"))
         harness.origin.route("/loop-b", .redirect(to: "/loop-a"))
         for hop in 0..<8 { harness.origin.route("/chain-\(hop)", .redirect(to: "/chain-\(hop + 1)")) }
+        harness.origin.route("/to-userinfo", .redirect(to: "http://user:pw@\(originHost):\(harness.origin.port)/a.jpg"))
+        harness.origin.route("/to-junk", .redirect(to: "http://exa mple.com/a.jpg"))
         // When they are the source
         let refused = try harness.request(Harness.thumbTarget(url: "http://\(originHost):\(refusing.port)/a.jpg"))
         let loop = try harness.request(harness.thumbTarget("/loop-a"))
         let chain = try harness.request(harness.thumbTarget("/chain-0"))
-        // Then each is 502
+        let userinfo = try harness.request(harness.thumbTarget("/to-userinfo"))
+        let junk = try harness.request(harness.thumbTarget("/to-junk"))
+        // Then each is 502 (a bad redirect is the origin's fault, not a bad request)
         expectJSONError(refused, status: 502)
         expectJSONError(loop, status: 502)
         expectJSONError(chain, status: 502)
+        expectJSONError(userinfo, status: 502)
+        expectJSONError(junk, status: 502)
         #expect(harness.origin.hits("/chain-6") == 0)  // five redirects followed, no more
     }
 

@@ -33,7 +33,7 @@ import Thumbnailing
         (.addressForbidden(address: secret, range: .loopback), 403),
         (.schemeForbidden(scheme: "file"), 403),
         (.hostForbidden(host: secret), 403),
-        (.invalidURL(detail: secret), 400),
+        (.invalidURL(detail: secret), 502),  // only a redirect target can be invalid by then
         (.tooLarge(limit: 25_000_000), 413),
         (.cancelled, 503),
         (.internalFailure(detail: secret), 500),
