@@ -99,6 +99,41 @@ import ThumbdTestSupport
         #expect(harness.origin.hits("/moved-final.jpg") == 1)
     }
 
+    @Test func sourceQueryAndEscapesReachTheOriginUnchanged() throws {
+        // Given a source URL with its own query (with & and =) and a percent-escape in its path
+        let harness = try Harness.shared()
+        harness.origin.route("/odd%20name.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+        let source = harness.origin.url("/odd%20name.jpg?v=1&size=large&x=%2F")
+        // When it is the url parameter (percent-encoded once, as clients must)
+        let response = try harness.request(Harness.thumbTarget(url: source, "w=40"))
+        // Then the origin is asked for exactly that path and query
+        #expect(response.status == 200)
+        let received = try #require(harness.origin.requests.last { $0.path == "/odd%20name.jpg" })
+        #expect(received.target == "/odd%20name.jpg?v=1&size=large&x=%2F")
+    }
+
+    @Test func contentTypeOfTheSourceIsNotTrusted() throws {
+        // Given a JPEG that its origin labels text/plain
+        let harness = try Harness.shared()
+        harness.origin.route("/mislabelled", .ok(Fixtures.bytes("progressive.jpg"), contentType: "text/plain"))
+        // When it is asked for
+        let response = try harness.request(harness.thumbTarget("/mislabelled", "w=40&format=png"))
+        // Then the bytes decide: it is an image
+        #expect(response.status == 200)
+        #expect(try response.image().width == 40)
+    }
+
+    @Test func configuredMaxAgeAndUserAgentAreUsed() throws {
+        // Given a configuration with its own client max-age and User-Agent
+        let harness = try Harness(["cache.client_max_age": "1h", "fetch.user_agent": "thumbd-test-agent"])
+        harness.origin.route("/configured.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+        // When a thumbnail is made
+        let response = try harness.request(harness.thumbTarget("/configured.jpg", "w=40"))
+        // Then clients are told the configured lifetime and the origin saw the configured agent
+        #expect(response.header("cache-control") == "public, max-age=3600")
+        #expect(harness.origin.requests.last?.headers["user-agent"] == "thumbd-test-agent")
+    }
+
     @Test func thumbWithoutAQueryIs400() throws {
         let harness = try Harness.shared()
         expectJSONError(try harness.request("/thumb"), status: 400, mentioning: "url")
