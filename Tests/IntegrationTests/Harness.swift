@@ -75,13 +75,20 @@ final class Harness: Sendable {
     /// A new connection to thumbd.
     func client() throws -> RawHTTPClient { try RawHTTPClient(host: "127.0.0.1", port: port) }
 
-    /// Sends one request on a new connection and reads the response.
+    /// Sends one request on a new connection and reads the response (on a thread of its own: see ``blocking(_:)``).
     func request(
         _ target: String, method: String = "GET", headers: [(String, String)] = [], timeout: Duration = .seconds(30)
-    ) throws -> RawHTTPClient.Response {
-        let client = try client()
-        try client.send(Self.requestText(target, method: method, headers: headers))
-        return try client.readResponse(forHead: method == "HEAD", timeout: timeout)
+    ) async throws -> RawHTTPClient.Response {
+        try await blocking { [self] in
+            let client = try client()
+            try client.send(Self.requestText(target, method: method, headers: headers))
+            return try client.readResponse(forHead: method == "HEAD", timeout: timeout)
+        }
+    }
+
+    /// Stops the service (blocking work, done on a thread of its own). Also done when the harness is released.
+    func stop() async throws {
+        try await blocking { [self] in service.shutdown() }
     }
 
     /// The bytes of a keep-alive request.
@@ -168,14 +175,49 @@ func expectJSONError(
 }
 
 /// Polls `condition` every 5 ms until it holds or `timeout` passes; returns its last value. Every wait in
-/// these tests is bounded by one of these (generous: the machine may be loaded).
-func waitUntil(timeout: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
+/// these tests is bounded by one of these (generous: the machine may be loaded). Sleeps without holding a
+/// thread.
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now >= deadline { return false }
-        usleep(5_000)
+        try? await Task.sleep(for: .milliseconds(5))
     }
     return true
+}
+
+/// Runs blocking work (socket reads, a service shutdown) on a thread of its own and suspends the calling test
+/// until it is done.
+///
+/// Swift Testing runs tests on Swift's cooperative pool, which has two threads on the CI machine. A test that
+/// blocks in `read` for seconds holds one of them, and the async tests of other targets (OriginFetchTests)
+/// then miss their deadlines under load. So the integration tests are `async`, and everything that can wait
+/// goes through here; their assertions stay in the test's task, where Swift Testing attributes them.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
+    }
+}
+
+/// A value handed to ``blocking(_:)`` that is not `Sendable` (a test client): the test task waits while the
+/// thread uses it, so only one of them touches it at a time.
+struct HandOver<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+extension RawHTTPClient {
+    /// ``readResponse(forHead:timeout:)`` on a thread of its own (see ``blocking(_:)``).
+    func response(forHead: Bool = false, timeout: Duration = .seconds(30)) async throws -> Response {
+        let client = HandOver(value: self)
+        return try await blocking { try client.value.readResponse(forHead: forHead, timeout: timeout) }
+    }
+}
+
+/// One response from each client, in order, read on a thread of its own (see ``blocking(_:)``).
+func responses(of clients: [RawHTTPClient], timeout: Duration) async throws -> [RawHTTPClient.Response] {
+    let clients = HandOver(value: clients)
+    return try await blocking { try clients.value.map { try $0.readResponse(timeout: timeout) } }
 }
 
 /// Runs `body` on a new thread (not Swift's cooperative pool) and returns a handle to wait for it.
@@ -199,9 +241,11 @@ final class ThreadResult<T: Sendable>: Sendable {
     }
 
     /// Waits (bounded) for the thread to finish and returns its value or rethrows its error.
-    func get(timeout: Duration = .seconds(30)) throws -> T {
+    func value(timeout: Duration = .seconds(30)) async throws -> T {
+        let done = self.done
         let seconds = Double(timeout.components.seconds)
-        guard done.wait(timeout: .now() + seconds) == .success else { throw ThreadTimeout() }
+        let finished = try await blocking { done.wait(timeout: .now() + seconds) == .success }
+        guard finished else { throw ThreadTimeout() }
         done.signal()  // let later calls through too
         return try value.withLock { $0! }.get()
     }
