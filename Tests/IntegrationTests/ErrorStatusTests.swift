@@ -76,7 +76,8 @@ extension Integration {
             forbidden.route("/secret.jpg", .ok(Fixtures.bytes("progressive.jpg")))
             // When it is the source, by address or by a name that resolves to it
             let byAddress = try await harness.request(Harness.thumbTarget(url: forbidden.url("/secret.jpg")))
-            let byName = try await harness.request(Harness.thumbTarget(url: "http://localhost:\(forbidden.port)/secret.jpg"))
+            let byName = try await harness.request(
+                Harness.thumbTarget(url: "http://localhost:\(forbidden.port)/secret.jpg"))
             // Then both are 403 and the forbidden origin never saw a request
             expectJSONError(byAddress, status: 403)
             expectJSONError(byName, status: 403)
@@ -193,7 +194,8 @@ extension Integration {
             harness.origin.route("/to-userinfo", .redirect(to: withUserinfo))
             harness.origin.route("/to-junk", .redirect(to: "http://exa mple.com/a.jpg"))
             // When they are the source
-            let refused = try await harness.request(Harness.thumbTarget(url: "http://\(originHost):\(refusing.port)/a.jpg"))
+            let refused = try await harness.request(
+                Harness.thumbTarget(url: "http://\(originHost):\(refusing.port)/a.jpg"))
             let loop = try await harness.request(harness.thumbTarget("/loop-a"))
             let chain = try await harness.request(harness.thumbTarget("/chain-0"))
             let userinfo = try await harness.request(harness.thumbTarget("/to-userinfo"))

@@ -43,7 +43,8 @@ extension Integration {
             }
 
             // And If-None-Match split over two lines counts every line
-            let split = try await harness.request(target, headers: [("If-None-Match", "\"other\""), ("If-None-Match", etag)])
+            let split = try await harness.request(
+                target, headers: [("If-None-Match", "\"other\""), ("If-None-Match", etag)])
             #expect(split.status == 304)
 
             // And a different ETag gets the full 200
@@ -145,7 +146,8 @@ extension Integration {
             // Given a request line in absolute form (as sent to a proxy)
             let harness = try Harness.shared()
             harness.origin.route("/absolute.jpg", .ok(Fixtures.bytes("progressive.jpg")))
-            let response = try await harness.request("http://thumbd.test" + harness.thumbTarget("/absolute.jpg", "w=40"))
+            let response = try await harness.request(
+                "http://thumbd.test" + harness.thumbTarget("/absolute.jpg", "w=40"))
             // Then the route and its query are read as usual
             #expect(response.status == 200)
             #expect(try response.image().width == 40)

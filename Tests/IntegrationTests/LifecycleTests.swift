@@ -8,7 +8,9 @@ extension Integration {
     /// Liveness, readiness and graceful shutdown of the whole service.
     @Suite(.timeLimit(.minutes(2))) struct LifecycleTests {
         /// Sends one request on a new connection and returns how long the answer took.
-        private func timedRequest(_ harness: Harness, _ target: String) async throws -> (RawHTTPClient.Response, Duration) {
+        private func timedRequest(
+            _ harness: Harness, _ target: String
+        ) async throws -> (RawHTTPClient.Response, Duration) {
             let start = ContinuousClock.now
             let response = try await harness.request(target, timeout: .seconds(10))
             return (response, ContinuousClock.now - start)

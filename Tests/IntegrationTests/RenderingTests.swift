@@ -87,7 +87,9 @@ extension Integration {
         ]
 
         @Test(arguments: negotiations)
-        func autoFormatFollowsAcceptAndSaysVary(_ accept: String?, fixture: String, expected: ImageFormat) async throws {
+        func autoFormatFollowsAcceptAndSaysVary(
+            _ accept: String?, fixture: String, expected: ImageFormat
+        ) async throws {
             let canSaveAVIF = try Self.vips.get().canSaveAVIF
             let expected = expected == .avif && !canSaveAVIF ? ImageFormat.webp : expected
             // Given a source and a client's Accept header
@@ -113,7 +115,8 @@ extension Integration {
 
         @Test func formatDefaultsToAuto() async throws {
             let (harness, path) = try serving("quadrants.png")
-            let response = try await harness.request(harness.thumbTarget(path, "w=32"), headers: [("Accept", "image/webp")])
+            let response = try await harness.request(
+                harness.thumbTarget(path, "w=32"), headers: [("Accept", "image/webp")])
             #expect(response.header("content-type") == "image/webp")
             #expect(response.header("vary") == "Accept")
         }
