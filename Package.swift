@@ -126,8 +126,15 @@ let package = Package(
         .testTarget(name: "ThumbnailingTests", dependencies: ["Thumbnailing", "ThumbdTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CachingTests", dependencies: ["Caching", "ThumbdTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"], swiftSettings: swiftSettings),
-        .testTarget(name: "ThumbdAppTests", dependencies: ["ThumbdApp", "ThumbdTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "IntegrationTests", dependencies: ["ThumbdApp", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        // The app's tests name the types its API carries (ThumbnailSpec, FetchError, HTTPStatus, WorkerPool...).
+        .testTarget(
+            name: "ThumbdAppTests",
+            dependencies: ["ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "ThumbdTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "ThumbdTestSupport"],
+            swiftSettings: swiftSettings),
     ]
 )
 

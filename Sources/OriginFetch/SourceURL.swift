@@ -32,6 +32,9 @@ package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
     ///   relative URL, credentials or an IPv6 zone id; ``FetchError/schemeForbidden(scheme:)``
     ///   for schemes other than http and https.
     package init(_ text: String) throws(FetchError) {
+        // A Swift string may hold NUL; libcurl would read it as the end of the URL and parse only the prefix,
+        // so the URL checked and fetched would not be the one the caller gave.
+        guard !text.utf8.contains(0) else { throw .invalidURL(detail: "NUL byte in URL") }
         guard let handle = curl_url() else { throw .internalFailure(detail: "curl_url: out of memory") }
         defer { curl_url_cleanup(handle) }
         // NON_SUPPORT_SCHEME: parse any scheme so that ftp: is reported as forbidden, not invalid.

@@ -57,7 +57,9 @@ extension ErrorResponse {
         case .addressForbidden, .schemeForbidden, .hostForbidden:
             self.init(status: Self.forbidden, publicMessage: "source not allowed", logLevel: .warning)
         case .invalidURL:
-            self.init(status: Self.badRequest, publicMessage: "invalid url", logLevel: .debug)
+            // The request's own url was parsed (with the same parser) before anything was fetched, so an
+            // invalid URL here is a redirect target the origin sent (credentials, junk): the origin's fault.
+            self.init(status: Self.badGateway, publicMessage: "source redirects to an invalid url", logLevel: .warning)
         case .tooLarge:
             self.init(status: Self.contentTooLarge, publicMessage: "source too large", logLevel: .info)
         case .cancelled:

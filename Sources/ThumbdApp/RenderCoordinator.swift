@@ -47,7 +47,10 @@ struct VariantKey: Hashable, Sendable {
 /// - Once the source bytes are in hand, the render runs to the end even if every waiter has left:
 ///   the origin cost is paid and the result warms the cache (docs/architecture.md).
 /// - Thread-safe: the table is guarded by one `Mutex`, never held while calling out (the fetcher may
-///   call back synchronously after shutdown, and completions respond to clients).
+///   call back synchronously after shutdown, and completions respond to clients). ThreadSanitizer on
+///   Linux cannot see a contended `Synchronization.Mutex` (the kernel takes the futex) and reports false
+///   races here; with a pthread lock substituted, `RenderCoordinatorTests` and `IntegrationTests` ran
+///   clean under `swift test --sanitize=thread`.
 final class RenderCoordinator: Sendable {
     /// Receives the result and how this waiter entered (for `X-Cache: MISS` or `COALESCED`).
     typealias Completion = @Sendable (Result<RenderedVariant, ServiceError>, Admission) -> Void
@@ -71,6 +74,7 @@ final class RenderCoordinator: Sendable {
     private let thumbnailer: Thumbnailer
     private let onRendered: RenderedHandler?
     private let state = Mutex(State())
+    private let counts = RenderCounters()
 
     private struct State {
         var flights: [VariantKey: Flight] = [:]
@@ -90,8 +94,12 @@ final class RenderCoordinator: Sendable {
     /// Number of keys with work under way (for /metrics and tests).
     var inFlightCount: Int { state.withLock { $0.flights.count } }
 
+    /// A snapshot of the totals since start.
+    var counters: Counters { counts.snapshot }
+
     /// Asks for the thumbnail `key`; `completion` is called exactly once, on a fetch or render thread,
-    /// unless the waiter leaves first (then never).
+    /// unless the waiter leaves first (then never). After ``shutdown()`` (or once the fetcher has shut
+    /// down) it is called at once, on the caller's thread, before this returns.
     func request(
         _ key: VariantKey, priority: FetchPriority, completion: @escaping Completion
     ) -> (Ticket, Admission) {
@@ -113,8 +121,12 @@ final class RenderCoordinator: Sendable {
             completion(.failure(.shuttingDown), .started)
             return (Ticket(key: key, flight: Flight(priority: priority), waiterID: 0), .started)
         }
-        if admission == .started {
+        switch admission {
+        case .started:
+            counts.flightsStarted.increment()
             startFetch(key, flight: flight, priority: priority)
+        case .joined:
+            counts.coalescedJoins.increment()
         }
         return (ticket, admission)
     }
@@ -122,17 +134,26 @@ final class RenderCoordinator: Sendable {
     /// Removes one waiter; its completion will not be called. Cancels the fetch when it was the last
     /// waiter and the source has not arrived yet.
     func leave(_ ticket: Ticket) {
-        let fetchToCancel = state.withLock { state -> FetchTicket? in
+        let (removed, fetchToCancel) = state.withLock { state -> (Bool, FetchTicket?) in
             let flight = ticket.flight
+            let before = flight.waiters.count
             flight.waiters.removeAll { $0.id == ticket.waiterID }
-            guard flight.waiters.isEmpty, flight.stage == .fetching, state.flights[ticket.key] === flight else {
-                return nil
+            let removed = flight.waiters.count < before
+            guard removed, flight.waiters.isEmpty, flight.stage == .fetching, state.flights[ticket.key] === flight
+            else {
+                return (removed, nil)
             }
+            // Out of the table at once: a request arriving now starts afresh instead of joining work that is
+            // being cancelled. If the fetch ticket does not exist yet, `startFetch` cancels it when it does.
             state.flights[ticket.key] = nil
             flight.stage = .abandoned
-            return flight.fetchTicket
+            return (true, flight.fetchTicket)
         }
-        if let fetchToCancel { fetcher.cancel(fetchToCancel) }
+        guard removed else { return }  // already answered (the response is on its way) or never admitted
+        counts.waitersLeft.increment()
+        // `cancel` is false when the fetch completion is already running: the source is then in hand and
+        // `fetched` renders it for nobody, as the coalescing rules ask.
+        if let fetchToCancel, fetcher.cancel(fetchToCancel) { counts.fetchCancellations.increment() }
     }
 
     /// Refuses new work; work under way finishes.
@@ -152,7 +173,7 @@ final class RenderCoordinator: Sendable {
             flight.fetchTicket = ticket
             return flight.stage == .abandoned
         }
-        if abandoned { fetcher.cancel(ticket) }
+        if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
     }
 
     /// On the fetch thread: hands the source to a render worker, or fails every waiter.
@@ -161,17 +182,29 @@ final class RenderCoordinator: Sendable {
         case .failure(let error):
             finish(key, flight: flight, result: .failure(.fetch(error)))
         case .success(let source):
+            // `.abandoned` here means the last waiter left while this completion was already on its way
+            // (`cancel` lost the race): the origin cost is paid, so the source is rendered for the cache
+            // anyway, at background priority since nobody waits. The flight is no longer in the table, so
+            // `finish` will not remove a newer flight for the same key.
             let priority = state.withLock { _ -> FetchPriority? in
-                guard flight.stage == .fetching else { return nil }
-                flight.stage = .rendering
-                return flight.priority
+                switch flight.stage {
+                case .fetching:
+                    flight.stage = .rendering
+                    return flight.priority
+                case .abandoned:
+                    flight.stage = .rendering
+                    return .background
+                case .rendering, .finished:
+                    return nil  // cannot happen: the fetcher calls a completion once
+                }
             }
-            guard let priority else { return }  // abandoned while the bytes arrived
+            guard let priority else { return }
             do {
                 try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
                     render(key, flight: flight, source: source)
                 }
             } catch {
+                counts.renderQueueRejections.increment()
                 finish(key, flight: flight, result: .failure(.renderQueueFull))
             }
         }
@@ -179,6 +212,7 @@ final class RenderCoordinator: Sendable {
 
     /// On a render worker.
     private func render(_ key: VariantKey, flight: Flight, source: FetchedSource) {
+        counts.rendersStarted.increment()
         let result: Result<RenderedVariant, ServiceError>
         do {
             let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
@@ -186,13 +220,18 @@ final class RenderCoordinator: Sendable {
             onRendered?(key, variant, source)
             result = .success(variant)
         } catch {
+            counts.renderFailures.increment()
             result = .failure(.thumbnail(error))
         }
-        finish(key, flight: flight, result: result)
+        counts.rendersFinished.increment()
+        let answered = finish(key, flight: flight, result: result)
+        if answered == 0 { counts.rendersUnattended.increment() }
     }
 
     /// Removes the flight and answers every waiter still there, outside the lock.
-    private func finish(_ key: VariantKey, flight: Flight, result: Result<RenderedVariant, ServiceError>) {
+    /// - Returns: how many waiters were answered.
+    @discardableResult
+    private func finish(_ key: VariantKey, flight: Flight, result: Result<RenderedVariant, ServiceError>) -> Int {
         let waiters = state.withLock { state -> [Flight.Waiter] in
             if state.flights[key] === flight { state.flights[key] = nil }
             flight.stage = .finished
@@ -200,6 +239,7 @@ final class RenderCoordinator: Sendable {
             return flight.waiters
         }
         for waiter in waiters { waiter.completion(result, waiter.admission) }
+        return waiters.count
     }
 }
 

@@ -13,6 +13,15 @@ enum RequestError: Error, Hashable, Sendable {
     /// A broken percent-escape or a value that is not UTF-8.
     case malformedQuery(parameter: String)
 
+    /// The parameter the error is about, as the client spelt it (`url`, `w`, `w or h`, ...).
+    var parameter: String {
+        switch self {
+        case .missingParameter(let name), .unknownParameter(let name), .duplicateParameter(let name),
+            .invalidValue(let name, _), .malformedQuery(let name):
+            name
+        }
+    }
+
     /// The short public reason sent in the JSON error body.
     var publicMessage: String {
         switch self {

@@ -16,7 +16,8 @@ package final class ThumbdService: Sendable {
     package let settings: Settings
     private let logger: Logger
     private let fetcher: OriginFetcher
-    private let renderPool: WorkerPool
+    /// The render workers (internal: integration tests occupy them to show what a full pool does).
+    let renderPool: WorkerPool
     private let coordinator: RenderCoordinator
     private let accessLog: AccessLog
     private let server: HTTPServer
@@ -85,6 +86,9 @@ package final class ThumbdService: Sendable {
 
     /// The bound addresses (the port, when `server.listen` asked for port 0).
     package var localAddresses: [SocketAddress] { server.localAddresses }
+
+    /// The render coordinator's totals (coalescing, renders, cancellations).
+    var renderCounters: RenderCoordinator.Counters { coordinator.counters }
 
     /// Graceful stop: `/ready` turns 503, the listener closes, requests in flight finish (up to
     /// `server.shutdown_timeout`), then the fetch thread and render workers stop.

@@ -26,19 +26,35 @@ final class ThumbnailService: Sendable {
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let thumbnailRequest: ThumbnailRequest
         do {
-            thumbnailRequest = try ThumbnailRequest(rawQuery: request.query ?? "", accept: request.headers["accept"])
+            thumbnailRequest = try ThumbnailRequest(
+                rawQuery: request.query ?? "", accept: Self.listValue(request.headers.values(for: "accept")))
         } catch {
             responder.respond(ErrorResponse(error).response)
             return
         }
         let key = VariantKey(source: thumbnailRequest.source, spec: thumbnailer.normalized(thumbnailRequest.spec))
+        // An explicit format this process cannot write (AVIF without an encoder, or turned off) fails every
+        // render: refuse it now rather than after fetching the source for nothing.
+        do {
+            _ = try thumbnailer.outputFormats(for: key.spec.format)
+        } catch {
+            responder.respond(ErrorResponse(error).response)
+            return
+        }
         let conditions = ResponseConditions(
-            ifNoneMatch: request.headers["if-none-match"], variesOnAccept: thumbnailRequest.variesOnAccept)
+            ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
+            variesOnAccept: thumbnailRequest.variesOnAccept)
         let (ticket, _) = coordinator.request(key, priority: .interactive) { [self] result, admission in
             responder.respond(response(for: result, key: key, admission: admission, conditions: conditions))
         }
         let coordinator = self.coordinator
         responder.onClientGone { coordinator.leave(ticket) }
+    }
+
+    /// A list-valued header (Accept, If-None-Match) sent on several lines means the lines joined with commas
+    /// (RFC 9110 §5.3): reading only the first would miss `image/webp` on a second Accept line.
+    static func listValue(_ lines: [String]) -> String? {
+        lines.isEmpty ? nil : lines.joined(separator: ", ")
     }
 
     /// What the request asked that shapes the answer beyond the thumbnail itself.

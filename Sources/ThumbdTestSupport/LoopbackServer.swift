@@ -83,13 +83,18 @@ final class LoopbackServer: Sendable {
 
     /// Stops accepting, closes every connection (ending every script) and joins the accept thread.
     func stop() {
-        let connections = state.withLock { state in
-            defer { state.isStopped = true }
-            return state.isStopped ? [] : Array(state.openConnections)
+        // The connections are shut down while the lock is held: a serving thread removes its descriptor from
+        // the set (under the lock) before it closes it, so every descriptor in the set is still open here.
+        // Shutting down a copy of the set after unlocking could hit a number that a connection had closed
+        // meanwhile and the process had reused, e.g. for a test client's socket in a parallel test, which
+        // then saw its connection end with no bytes.
+        state.withLock { state in
+            guard !state.isStopped else { return }
+            state.isStopped = true
+            for fd in state.openConnections { shutdown(fd, Int32(SHUT_RDWR)) }
         }
         guard let thread = acceptThread.withLock({ $0.take() }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
-        for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
         pthread_join(thread, nil)
         close(listener)
     }

@@ -45,6 +45,9 @@ import Testing
         "", "not a url", "/relative/path.jpg", "http://", "http://user:secret@example.com/a.jpg",
         "http://user@example.com/",
         "http://exa mple.com/", "http://[fe80::1%25eth0]/x",
+        // libcurl reads a C string: everything after a NUL would be silently dropped, so a different URL
+        // than the caller's would be checked and fetched.
+        "http://example.com/a.jpg\u{0}http://other.example/", "\u{0}http://example.com/",
     ])
     func refusesInvalidURLs(_ input: String) {
         #expect {

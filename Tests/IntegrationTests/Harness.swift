@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+import Testing
+import ThumbdTestSupport
+
+@testable import ThumbdApp
+
+/// The loopback address origins listen on: the only internal address the test configuration allows
+/// (`fetch.allowed_networks: [127.0.0.2/32]`), so the SSRF guard stays on for everything else, 127.0.0.1 included.
+let originHost = "127.0.0.2"
+
+/// A whole thumbd (`ThumbdService`, built from a YAML file in a temporary directory, as `thumbd --config` does)
+/// listening on 127.0.0.1:0, and a scripted origin on 127.0.0.2 for it to fetch from.
+///
+/// Every test that needs its own configuration (timeouts, limits, pool sizes) makes its own; the rest share
+/// ``shared``. The service stops when the harness is released.
+final class Harness: Sendable {
+    let directory: TempDirectory
+    let service: ThumbdService
+    let origin: LoopbackOrigin
+    /// The port thumbd listens on.
+    let port: Int
+
+    /// The settings every harness starts from; `overrides` replaces or adds keys (YAML values as text).
+    static let baseConfiguration: [String: String] = [
+        "server.listen": "127.0.0.1:0",
+        "server.threads": "2",
+        "fetch.allowed_networks": "[\(originHost)/32]",
+        "image.render_threads": "2",
+        "log.access": "false",
+        "log.level": "error",
+    ]
+
+    init(_ overrides: [String: String] = [:]) throws {
+        directory = try TempDirectory(prefix: "thumbd-integration")
+        var values = Self.baseConfiguration.merging(overrides) { _, new in new }
+        values["cache.disk.path"] = directory.appending("cache")
+        let path = directory.appending("thumbd.yaml")
+        try Data(Self.yaml(values).utf8).write(to: URL(fileURLWithPath: path))
+        let settings = try ConfigFile(path: path, environment: [:]).load()
+        let logger = Logger(label: "thumbd-integration") { _ in SwiftLogNoOpLogHandler() }
+        service = try ThumbdService(settings: settings, logger: logger)
+        origin = try LoopbackOrigin(host: originHost)
+        try service.start()
+        port = try #require(service.localAddresses.first?.port)
+    }
+
+    deinit {
+        service.shutdown()
+        origin.stop()
+    }
+
+    /// One service with the base configuration for the tests that need nothing special. Never stopped: it
+    /// lives as long as the test process.
+    static let sharedResult = Result { try Harness() }
+
+    /// The shared harness (see ``sharedResult``).
+    static func shared() throws -> Harness { try sharedResult.get() }
+
+    // MARK: - Requests
+
+    /// `/thumb?url=<origin URL of path, percent-encoded>&<parameters>`.
+    func thumbTarget(_ path: String, _ parameters: String = "w=32") -> String {
+        Self.thumbTarget(url: origin.url(path), parameters)
+    }
+
+    /// `/thumb?url=<url, percent-encoded>&<parameters>`.
+    static func thumbTarget(url: String, _ parameters: String = "w=32") -> String {
+        "/thumb?url=\(percentEncoded(url))" + (parameters.isEmpty ? "" : "&\(parameters)")
+    }
+
+    /// A new connection to thumbd.
+    func client() throws -> RawHTTPClient { try RawHTTPClient(host: "127.0.0.1", port: port) }
+
+    /// Sends one request on a new connection and reads the response (on a thread of its own: see ``blocking(_:)``).
+    func request(
+        _ target: String, method: String = "GET", headers: [(String, String)] = [], timeout: Duration = .seconds(30)
+    ) async throws -> RawHTTPClient.Response {
+        try await blocking { [self] in
+            let client = try client()
+            try client.send(Self.requestText(target, method: method, headers: headers))
+            return try client.readResponse(forHead: method == "HEAD", timeout: timeout)
+        }
+    }
+
+    /// Stops the service (blocking work, done on a thread of its own). Also done when the harness is released.
+    func stop() async throws {
+        try await blocking { [self] in service.shutdown() }
+    }
+
+    /// The bytes of a keep-alive request.
+    static func requestText(_ target: String, method: String = "GET", headers: [(String, String)] = []) -> String {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: thumbd.test\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        return text + "\r\n"
+    }
+
+    /// Every byte outside RFC 3986's unreserved set as `%XX`, so the value survives as one query parameter.
+    static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                encoded += String(format: "%%%02X", byte)
+            }
+        }
+        return encoded
+    }
+
+    // MARK: - Configuration file
+
+    /// Nested YAML for dotted keys (`fetch.timeout: 1s` → `fetch:\n  timeout: 1s`).
+    static func yaml(_ values: [String: String]) -> String {
+        final class Node {
+            var value: String?
+            var children: [String: Node] = [:]
+        }
+        let root = Node()
+        for (key, value) in values {
+            var node = root
+            for component in key.split(separator: ".").map(String.init) {
+                if node.children[component] == nil { node.children[component] = Node() }
+                node = node.children[component]!
+            }
+            node.value = value
+        }
+        func emit(_ node: Node, indent: String) -> String {
+            node.children.keys.sorted().map { name in
+                let child = node.children[name]!
+                if let value = child.value { return "\(indent)\(name): \(value)\n" }
+                return "\(indent)\(name):\n" + emit(child, indent: indent + "  ")
+            }.joined()
+        }
+        return emit(root, indent: "")
+    }
+}
+
+// MARK: - Assertions and waiting
+
+extension RawHTTPClient.Response {
+    /// The JSON error body `{"status": N, "error": "..."}`, or nil when the body is not that.
+    var jsonError: (status: Int, error: String)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let status = object["status"] as? Int, let error = object["error"] as? String, object.count == 2
+        else { return nil }
+        return (status, error)
+    }
+
+    /// The body decoded by libvips.
+    func image() throws -> DecodedImage { try DecodedImage(decoding: body) }
+}
+
+/// Checks that `response` is the JSON error thumbd sends for `status`, and that its reason mentions `mention`.
+func expectJSONError(
+    _ response: RawHTTPClient.Response, status: Int, mentioning mention: String? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(response.status == status, "body: \(response.text)", sourceLocation: sourceLocation)
+    #expect(response.header("content-type") == "application/json", sourceLocation: sourceLocation)
+    guard let json = response.jsonError else {
+        Issue.record("not a JSON error body: \(response.text)", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(json.status == status, sourceLocation: sourceLocation)
+    if let mention {
+        #expect(json.error.contains(mention), "error was \"\(json.error)\"", sourceLocation: sourceLocation)
+    }
+}
+
+/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns its last value. Every wait in
+/// these tests is bounded by one of these (generous: the machine may be loaded). Sleeps without holding a
+/// thread.
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
+/// Runs blocking work (socket reads, a service shutdown) on a thread of its own and suspends the calling test
+/// until it is done.
+///
+/// Swift Testing runs tests on Swift's cooperative pool, which has two threads on the CI machine. A test that
+/// blocks in `read` for seconds holds one of them, and the async tests of other targets (OriginFetchTests)
+/// then miss their deadlines under load. So the integration tests are `async`, and everything that can wait
+/// goes through here; their assertions stay in the test's task, where Swift Testing attributes them.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
+    }
+}
+
+/// A value handed to ``blocking(_:)`` that is not `Sendable` (a test client): the test task waits while the
+/// thread uses it, so only one of them touches it at a time.
+struct HandOver<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+extension RawHTTPClient {
+    /// ``readResponse(forHead:timeout:)`` on a thread of its own (see ``blocking(_:)``).
+    func response(forHead: Bool = false, timeout: Duration = .seconds(30)) async throws -> Response {
+        let client = HandOver(value: self)
+        return try await blocking { try client.value.readResponse(forHead: forHead, timeout: timeout) }
+    }
+}
+
+/// One response from each client, in order, read on a thread of its own (see ``blocking(_:)``).
+func responses(of clients: [RawHTTPClient], timeout: Duration) async throws -> [RawHTTPClient.Response] {
+    let clients = HandOver(value: clients)
+    return try await blocking { try clients.value.map { try $0.readResponse(timeout: timeout) } }
+}
+
+/// Runs `body` on a new thread (not Swift's cooperative pool) and returns a handle to wait for it.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> ThreadResult<T> {
+    let result = ThreadResult<T>()
+    let thread = Thread {
+        result.set(Result { try body() })
+    }
+    thread.start()
+    return result
+}
+
+/// The outcome of ``onThread(_:)``.
+final class ThreadResult<T: Sendable>: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let value = Mutex<Result<T, any Error>?>(nil)
+
+    fileprivate func set(_ result: Result<T, any Error>) {
+        value.withLock { $0 = result }
+        done.signal()
+    }
+
+    /// Waits (bounded) for the thread to finish and returns its value or rethrows its error.
+    func value(timeout: Duration = .seconds(30)) async throws -> T {
+        let done = self.done
+        let seconds = Double(timeout.components.seconds)
+        let finished = try await blocking { done.wait(timeout: .now() + seconds) == .success }
+        guard finished else { throw ThreadTimeout() }
+        done.signal()  // let later calls through too
+        return try value.withLock { $0! }.get()
+    }
+
+    /// Whether the thread has finished.
+    var isFinished: Bool { value.withLock { $0 != nil } }
+}
+
+struct ThreadTimeout: Error {}
+
+/// A port on `host` that refuses connections: bound (so nobody else gets it) but not listening.
+final class RefusingPort: Sendable {
+    let port: Int
+    private let fd: Int32
+
+    init(host: String = originHost) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        _ = inet_pton(AF_INET, host, &address.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw RefusingPortError()
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}
+
+struct RefusingPortError: Error {}

@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+
+/// The parent of every integration suite: they run one test at a time.
+///
+/// Each test runs a whole service; some keep both cores busy for a second or more (4096-pixel renders) and
+/// some measure time (`/health` under load, cancellation reaching the origin). One at a time, they neither
+/// slow each other down nor pile CPU load onto the other targets' timing tests, and the whole suite still
+/// takes under ten seconds. (They also hold no cooperative thread while they wait: see `blocking(_:)`.)
+@Suite(.serialized) enum Integration {}
