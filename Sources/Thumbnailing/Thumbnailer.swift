@@ -125,8 +125,9 @@ package struct Thumbnailer: Sendable {
 
     /// The canonical form of `spec` for this thumbnailer: equivalent specs become equal, so use it in cache
     /// and coalescing keys. Fills in the default quality, drops the gravity unless the fit is `cover`,
-    /// turns a one-sided box into `contain`, and removes from `auto` the formats this thumbnailer cannot
-    /// write. Rendering a spec or its normalised form gives the same output.
+    /// turns a one-sided box into `contain`, removes from `auto` the formats this thumbnailer cannot
+    /// write, and ignores the quality of PNG output (lossless: every `q` gives the same bytes, so they
+    /// share one key). Rendering a spec or its normalised form gives the same output.
     package func normalized(_ spec: ThumbnailSpec) -> ThumbnailSpec {
         let oneSided = spec.width == nil || spec.height == nil
         let fit = oneSided ? Fit.contain : spec.fit
@@ -141,7 +142,8 @@ package struct Thumbnailer: Sendable {
             height: spec.height,
             fit: fit,
             gravity: fit == .cover ? spec.gravity : .centre,
-            quality: spec.quality ?? configuration.defaultQuality,
+            quality: format == .exactly(.png)
+                ? configuration.defaultQuality : (spec.quality ?? configuration.defaultQuality),
             enlarge: spec.enlarge,
             format: format
         )

@@ -42,6 +42,13 @@ import Thumbnailing
         // Cover keeps its gravity
         let e = try ThumbnailSpec(width: 100, height: 100, fit: .cover, gravity: .east)
         #expect(thumbnailer.normalized(e).gravity == .east)
+        // PNG is lossless: its quality is not part of the key; a lossy format's quality is.
+        let png30 = try ThumbnailSpec(width: 100, height: 100, quality: 30, format: .exactly(.png))
+        let png90 = try ThumbnailSpec(width: 100, height: 100, quality: 90, format: .exactly(.png))
+        #expect(thumbnailer.normalized(png30) == thumbnailer.normalized(png90))
+        let webp30 = try ThumbnailSpec(width: 100, height: 100, quality: 30, format: .exactly(.webp))
+        let webp90 = try ThumbnailSpec(width: 100, height: 100, quality: 90, format: .exactly(.webp))
+        #expect(thumbnailer.normalized(webp30) != thumbnailer.normalized(webp90))
     }
 
     @Test func normalisationDropsFormatsThatCannotBeWritten() throws {
