@@ -9,7 +9,7 @@ CACHE_DIR ?= var/cache
 SWIFT ?= swift
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: all deps build release run test fuzz bench check-imports clean
+.PHONY: all deps build release run test fuzz bench check-imports format lint clean
 
 all: build
 
@@ -33,8 +33,17 @@ run: release
 	mkdir -p $(CACHE_DIR)
 	.build/release/thumbd --config $(CONFIG) --cache-dir $(CACHE_DIR)
 
-test: deps check-imports
+test: deps check-imports lint
 	$(SWIFT) test $(SWIFT_TEST_FLAGS)
+
+# swift-format with .swift-format (4 spaces, 120 columns): `make format` rewrites, `make lint` checks.
+FORMAT_PATHS := Package.swift Sources Tests bench fuzz
+format:
+	$(SWIFT) format format -i -r $(FORMAT_PATHS)
+
+lint:
+	@out=$$($(SWIFT) format lint -r $(FORMAT_PATHS) 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out" | head -40; echo "swift-format: run 'make format'"; exit 1; fi
 
 # Only a wrapper module may import a C module (docs/architecture.md); SwiftPM cannot enforce it.
 check-imports:

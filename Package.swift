@@ -17,7 +17,7 @@ let package = Package(
     name: "thumbd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "thumbd", targets: ["thumbd"]),
+        .executable(name: "thumbd", targets: ["thumbd"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -120,11 +120,19 @@ let package = Package(
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "EventLoopsTests", dependencies: ["EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "OriginFetchTests", dependencies: ["OriginFetch", "EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "ThumbnailingTests", dependencies: ["Thumbnailing", "ThumbdTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CachingTests", dependencies: ["Caching", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EventLoopsTests", dependencies: ["EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoops", "ThumbdTestSupport"], swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OriginFetchTests", dependencies: ["OriginFetch", "EventLoops", "ThumbdTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ThumbnailingTests", dependencies: ["Thumbnailing", "ThumbdTestSupport"], swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CachingTests", dependencies: ["Caching", "ThumbdTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"], swiftSettings: swiftSettings),
         // The app's tests name the types its API carries (ThumbnailSpec, FetchError, HTTPStatus, WorkerPool...).
         .testTarget(

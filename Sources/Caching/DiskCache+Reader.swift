@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension DiskCache {
@@ -20,7 +20,7 @@ extension DiskCache {
         private let database: SQLiteDatabase
         private let lookup: PreparedStatement
         #if DEBUG
-        private let owner = pthread_self()
+            private let owner = pthread_self()
         #endif
 
         init(shared: DiskCacheShared) throws(CacheError) {
@@ -99,7 +99,8 @@ extension DiskCache {
 
         private func assertOwner() {
             #if DEBUG
-            precondition(pthread_equal(owner, pthread_self()) != 0, "DiskCache.Reader used off the thread that made it")
+                precondition(
+                    pthread_equal(owner, pthread_self()) != 0, "DiskCache.Reader used off the thread that made it")
             #endif
         }
 

@@ -3,9 +3,9 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The disk tier: blob files in sharded directories, indexed by SQLite (WAL), with a byte budget kept

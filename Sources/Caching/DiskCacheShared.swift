@@ -3,9 +3,9 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The part of a ``DiskCache`` that every thread touches: counters, the buffer through which readers

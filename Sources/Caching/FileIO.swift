@@ -3,9 +3,9 @@
 import CSQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The syscalls the disk tier uses, each retrying `EINTR` and converting failures into

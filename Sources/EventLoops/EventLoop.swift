@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 internal import CLinuxShims
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One epoll reactor, run by one OS thread.
@@ -188,7 +189,8 @@ package final class EventLoop: @unchecked Sendable {
     /// Runs the loop on the calling thread until ``stop()``. Called by ``EventLoopGroup``.
     /// - Throws: ``EventLoopError/alreadyRunning`` if the loop already has a thread.
     package func run() throws(EventLoopError) {
-        let (exchanged, _) = threadID.compareExchange(expected: 0, desired: OSThread.currentID, ordering: .acquiringAndReleasing)
+        let (exchanged, _) = threadID.compareExchange(
+            expected: 0, desired: OSThread.currentID, ordering: .acquiringAndReleasing)
         guard exchanged else { throw .alreadyRunning }
         let events = UnsafeMutablePointer<ThumbdEpollEvent>.allocate(capacity: Int(Self.maxEventsPerWait))
         defer { events.deallocate() }

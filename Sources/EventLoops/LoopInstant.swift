@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A point on the monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds.

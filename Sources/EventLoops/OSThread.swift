@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 internal import CLinuxShims
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A joinable POSIX thread running one closure.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a system call, retrying while it fails with `EINTR`, and throws ``SystemError`` on any

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package import EventLoops
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One accepted TCP connection, confined to its event loop.

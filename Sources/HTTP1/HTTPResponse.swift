@@ -1,8 +1,9 @@
+package import EventLoops
+
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-package import EventLoops
 
 /// One response header field, in the order the handler gave it.
 package struct HTTPField: Hashable, Sendable {

@@ -47,7 +47,8 @@ extension HTTPServer {
             try check((1...256).contains(threads), "server.threads", "must be 1...256")
             try check((1...1_000_000).contains(maxConnections), "server.max_connections", "must be 1...1000000")
             try check((0...(1 << 30)).contains(maxBodyBytes), "server.max_body_bytes", "must be 0...1GiB")
-            try check((64...65_536).contains(maxRequestLineBytes), "server.max_request_line_bytes", "must be 64...64KiB")
+            try check(
+                (64...65_536).contains(maxRequestLineBytes), "server.max_request_line_bytes", "must be 64...64KiB")
             try check((256...65_536).contains(maxHeaderBytes), "server.max_header_bytes", "must be 256...64KiB")
             try check(
                 maxRequestLineBytes + maxHeaderBytes <= 65_535, "server.max_header_bytes",

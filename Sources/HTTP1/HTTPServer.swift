@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package import EventLoops
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The HTTP/1.1 server: one event loop per thread, one `SO_REUSEPORT` listen socket per loop.
@@ -90,7 +91,8 @@ package final class HTTPServer: Sendable {
     private static func makeListenSocket(_ address: SocketAddress, backlog: Int) throws(SystemError) -> Int32 {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let fd = try syscall("socket") {
-            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            socket(
+                family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         do {
             var one: Int32 = 1

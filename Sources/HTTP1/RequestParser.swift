@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An incremental, strict HTTP/1.1 request parser (RFC 9112) that reads a caller-owned buffer
@@ -186,7 +186,8 @@ package struct RequestParser {
         return (.needMoreData, 0)
     }
 
-    private mutating func parseRequestLine(_ p: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> RequestParseError? {
+    private mutating func parseRequestLine(_ p: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> RequestParseError?
+    {
         var i = start
         while i < end && isTokenByte(p[i]) { i += 1 }
         guard i > start, i < end, p[i] == 0x20 else { return .invalidRequestLine }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 internal import CLinuxShims
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A connection's output queue: response heads serialised into one reusable buffer, bodies kept
@@ -85,7 +86,8 @@ struct ResponseWriter: ~Copyable {
     /// Serialises `response`'s head (and queues its body unless `isHeadRequest`).
     /// - Returns: the number of body bytes that will be sent.
     mutating func append(
-        _ response: consuming HTTPResponse, isHeadRequest: Bool, connection: ConnectionField, date: UnsafeRawBufferPointer
+        _ response: consuming HTTPResponse, isHeadRequest: Bool, connection: ConnectionField,
+        date: UnsafeRawBufferPointer
     ) -> Int64 {
         let start = used
         let status = response.status

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A route handler. Called on the connection's event loop; it must not block. It answers through
@@ -68,7 +68,9 @@ package struct Router: Sendable {
             index = routes.count - 1
         }
         routes[index].handlers[methodIndex] = handler
-        var allowed = Self.methods.indices.filter { routes[index].handlers[$0] != nil }.map { Self.methods[$0].rawValue }
+        var allowed = Self.methods.indices.filter { routes[index].handlers[$0] != nil }.map {
+            Self.methods[$0].rawValue
+        }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
         routes[index].allow = allowed.sorted().joined(separator: ", ")
     }
@@ -79,7 +81,8 @@ package struct Router: Sendable {
         let found = request.withPathBytes { path -> Int? in
             paths.withUnsafeBytes { all -> Int? in
                 for (index, range) in pathRanges.enumerated() where range.count == path.count {
-                    if range.isEmpty || memcmp(all.baseAddress! + range.lowerBound, path.baseAddress!, range.count) == 0 {
+                    if range.isEmpty || memcmp(all.baseAddress! + range.lowerBound, path.baseAddress!, range.count) == 0
+                    {
                         return index
                     }
                 }

@@ -2,8 +2,9 @@
 internal import CLinuxShims
 import EventLoops
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What every loop of one server shares: settings, routes, the access-log hook and the global

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A numeric IPv4 or IPv6 address with a port, as the server binds it.

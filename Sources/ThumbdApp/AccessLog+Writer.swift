@@ -3,9 +3,9 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension AccessLog {
@@ -87,9 +87,9 @@ extension AccessLog {
         /// The calling thread's shard. Threads keep their shard, so an event loop mostly has its lock alone.
         private func shardIndex() -> Int {
             #if os(Linux)
-            let identity = UInt64(pthread_self())
+                let identity = UInt64(pthread_self())
             #else
-            let identity = UInt64(UInt(bitPattern: pthread_self()))
+                let identity = UInt64(UInt(bitPattern: pthread_self()))
             #endif
             // Thread handles are page-aligned addresses: drop the low bits, then mix (Fibonacci hashing).
             let mixed = (identity >> 12) &* 0x9E37_79B9_7F4A_7C15

@@ -3,9 +3,9 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The access log: one line per request, recorded on HTTP event-loop threads and written by one

@@ -3,9 +3,9 @@
 import Configuration
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads thumbd's settings from one YAML file, `THUMBD_*` environment variables and command-line flags.

@@ -4,9 +4,9 @@ package import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// thumbd's swift-log handler: one line per message on a file descriptor (stderr in production), as text

@@ -99,7 +99,9 @@ package struct ThumbdCommand: ParsableCommand {
                 # Values not from the defaults name their source. Secrets are never printed.
                 """
             let warnings = resolution.warnings.map { "# warning: \($0)\n" }.joined()
-            return (header + "\n" + warnings + "\n" + resolution.settings.checkConfigText(origins: resolution.origins), 0)
+            return (
+                header + "\n" + warnings + "\n" + resolution.settings.checkConfigText(origins: resolution.origins), 0
+            )
         } catch {
             return ("thumbd: configuration error: \(error)\n", Self.configurationErrorStatus)
         }

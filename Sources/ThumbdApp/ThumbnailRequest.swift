@@ -61,31 +61,34 @@ struct ThumbnailRequest: Sendable {
         let height = try values[.h].map { text throws(RequestError) in try Self.dimension(text, name: "h", dpr: dpr) }
         guard width != nil || height != nil else { throw .missingParameter("w or h") }
 
-        let fit = try values[.fit].map { text throws(RequestError) in
-            guard let fit = Fit(rawValue: text) else {
-                throw .invalidValue("fit", reason: "must be contain, cover or fill")
-            }
-            return fit
-        } ?? .contain
-        let gravity = try values[.gravity].map { text throws(RequestError) in
-            guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
-                throw .invalidValue("gravity", reason: "must be centre, a compass point, attention or entropy")
-            }
-            return gravity
-        } ?? .centre
+        let fit =
+            try values[.fit].map { text throws(RequestError) in
+                guard let fit = Fit(rawValue: text) else {
+                    throw .invalidValue("fit", reason: "must be contain, cover or fill")
+                }
+                return fit
+            } ?? .contain
+        let gravity =
+            try values[.gravity].map { text throws(RequestError) in
+                guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
+                    throw .invalidValue("gravity", reason: "must be centre, a compass point, attention or entropy")
+                }
+                return gravity
+            } ?? .centre
         let quality = try values[.q].map { text throws(RequestError) in
             guard let quality = Self.integer(text), ThumbnailSpec.qualityRange.contains(quality) else {
                 throw .invalidValue("q", reason: "must be an integer 1...100")
             }
             return quality
         }
-        let enlarge = try values[.enlarge].map { text throws(RequestError) in
-            switch text {
-            case "1", "true": return true
-            case "0", "false": return false
-            default: throw .invalidValue("enlarge", reason: "must be 0, 1, true or false")
-            }
-        } ?? false
+        let enlarge =
+            try values[.enlarge].map { text throws(RequestError) in
+                switch text {
+                case "1", "true": return true
+                case "0", "false": return false
+                default: throw .invalidValue("enlarge", reason: "must be 0, 1, true or false")
+                }
+            } ?? false
         let format = try Self.formatRequest(values[.format], accept: accept)
 
         do {
@@ -128,7 +131,8 @@ struct ThumbnailRequest: Sendable {
     private static func devicePixelRatio(_ text: String) throws(RequestError) -> Double {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let isPlainDecimal =
-            !text.isEmpty && parts.count <= 2 && parts.allSatisfy { part in
+            !text.isEmpty && parts.count <= 2
+            && parts.allSatisfy { part in
                 !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
             } && parts[0].utf8.count <= 1 && (parts.count == 1 || parts[1].utf8.count <= 2)
         guard isPlainDecimal, let value = Double(text), (1...4).contains(value) else {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A deliberately simple HTTP/1.1 test client on a blocking loopback socket.
@@ -208,7 +208,9 @@ package final class RawHTTPClient {
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else { throw ClientError.timedOut }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let millis = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+        let millis = Int32(
+            clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
+        )
         let ready = poll(&poller, 1, millis)
         if ready == 0 { throw ClientError.timedOut }
         if ready < 0 {

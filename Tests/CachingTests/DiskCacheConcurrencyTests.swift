@@ -6,9 +6,9 @@ import Testing
 import ThumbdTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @Suite("DiskCache threads and scale", .timeLimit(.minutes(2)))

@@ -4,9 +4,9 @@ import Caching
 import ThumbdTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Helpers for disk-cache tests. They read and damage the tree through its documented layout

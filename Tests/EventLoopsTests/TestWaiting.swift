@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import EventLoops
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Polls `condition` every 2 ms until it holds or `timeout` passes; returns whether it held.

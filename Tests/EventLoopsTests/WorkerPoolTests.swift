@@ -2,8 +2,9 @@
 import EventLoops
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite(.timeLimit(.minutes(1)))

@@ -9,13 +9,16 @@ enum Parsed: Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .request(let m, let p, let q, let v, let k, let b): "\(m) \(p) ?\(q ?? "nil") \(v) keepAlive=\(k) body=\(b.count)B"
+        case .request(let m, let p, let q, let v, let k, let b):
+            "\(m) \(p) ?\(q ?? "nil") \(v) keepAlive=\(k) body=\(b.count)B"
         case .failure(let e): "failure(\(e))"
         case .incomplete: "incomplete"
         }
     }
 
-    static func get(_ path: String, query: String? = nil, version: String = "HTTP/1.1", keepAlive: Bool = true) -> Parsed {
+    static func get(_ path: String, query: String? = nil, version: String = "HTTP/1.1", keepAlive: Bool = true)
+        -> Parsed
+    {
         .request(method: "GET", path: path, query: query, version: version, keepAlive: keepAlive, body: "")
     }
 }
@@ -57,7 +60,9 @@ func parse(
             }
         }
     }
-    if results.isEmpty || (!pending.isEmpty && !(results.last.map { if case .failure = $0 { true } else { false } } ?? false)) {
+    if results.isEmpty
+        || (!pending.isEmpty && !(results.last.map { if case .failure = $0 { true } else { false } } ?? false))
+    {
         if !parser.isAtRequestBoundary || !pending.isEmpty { results.append(.incomplete) }
     }
     return (results, sawContinue, requests)

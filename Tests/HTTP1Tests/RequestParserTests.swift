@@ -1,40 +1,64 @@
+import Testing
+
 // SPDX-License-Identifier: Apache-2.0
 @testable import HTTP1
-import Testing
 
 @Suite struct RequestParserTests {
     // MARK: Valid requests
 
     static let valid: [(String, String, [Parsed])] = [
         ("simple GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", [.get("/")]),
-        ("path and query", "GET /thumb?url=http%3A%2F%2Fx&w=256 HTTP/1.1\r\nHost: a\r\n\r\n",
-            [.get("/thumb", query: "url=http%3A%2F%2Fx&w=256")]),
+        (
+            "path and query", "GET /thumb?url=http%3A%2F%2Fx&w=256 HTTP/1.1\r\nHost: a\r\n\r\n",
+            [.get("/thumb", query: "url=http%3A%2F%2Fx&w=256")]
+        ),
         ("empty query", "GET /a? HTTP/1.1\r\nHost: a\r\n\r\n", [.get("/a", query: "")]),
         ("HTTP/1.0 closes by default", "GET / HTTP/1.0\r\n\r\n", [.get("/", version: "HTTP/1.0", keepAlive: false)]),
-        ("HTTP/1.0 keep-alive", "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
-            [.get("/", version: "HTTP/1.0", keepAlive: true)]),
-        ("HTTP/1.1 close", "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n",
-            [.get("/", keepAlive: false)]),
-        ("absolute-form", "GET http://example.com:8080/health?x=1 HTTP/1.1\r\nHost: a\r\n\r\n",
-            [.get("/health", query: "x=1")]),
+        (
+            "HTTP/1.0 keep-alive", "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
+            [.get("/", version: "HTTP/1.0", keepAlive: true)]
+        ),
+        (
+            "HTTP/1.1 close", "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n",
+            [.get("/", keepAlive: false)]
+        ),
+        (
+            "absolute-form", "GET http://example.com:8080/health?x=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+            [.get("/health", query: "x=1")]
+        ),
         ("absolute-form https, no path", "GET HTTPS://example.com HTTP/1.1\r\nHost: a\r\n\r\n", [.get("/")]),
         ("absolute-form, query only", "GET http://example.com?q HTTP/1.1\r\nHost: a\r\n\r\n", [.get("/", query: "q")]),
         ("leading empty line ignored", "\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", [.get("/")]),
         ("OWS around value", "GET / HTTP/1.1\r\nHost:   a \t\r\n\r\n", [.get("/")]),
         ("obs-text in value", "GET / HTTP/1.1\r\nHost: a\r\nX: caf\u{e9}\r\n\r\n", [.get("/")]),
-        ("unknown method parses", "BREW /pot HTTP/1.1\r\nHost: a\r\n\r\n",
-            [.request(method: "BREW", path: "/pot", query: nil, version: "HTTP/1.1", keepAlive: true, body: "")]),
-        ("OPTIONS *", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
-            [.request(method: "OPTIONS", path: "*", query: nil, version: "HTTP/1.1", keepAlive: true, body: "")]),
-        ("content-length body", "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
-            [.request(method: "POST", path: "/p", query: nil, version: "HTTP/1.1", keepAlive: true, body: "hello")]),
-        ("content-length zero", "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
-            [.request(method: "POST", path: "/p", query: nil, version: "HTTP/1.1", keepAlive: true, body: "")]),
-        ("chunked body with extension and trailer",
+        (
+            "unknown method parses", "BREW /pot HTTP/1.1\r\nHost: a\r\n\r\n",
+            [.request(method: "BREW", path: "/pot", query: nil, version: "HTTP/1.1", keepAlive: true, body: "")]
+        ),
+        (
+            "OPTIONS *", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
+            [.request(method: "OPTIONS", path: "*", query: nil, version: "HTTP/1.1", keepAlive: true, body: "")]
+        ),
+        (
+            "content-length body", "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+            [.request(method: "POST", path: "/p", query: nil, version: "HTTP/1.1", keepAlive: true, body: "hello")]
+        ),
+        (
+            "content-length zero", "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+            [.request(method: "POST", path: "/p", query: nil, version: "HTTP/1.1", keepAlive: true, body: "")]
+        ),
+        (
+            "chunked body with extension and trailer",
             "POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n5;name=v\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n",
-            [.request(method: "POST", path: "/p", query: nil, version: "HTTP/1.1", keepAlive: true, body: "hello world")]),
-        ("two pipelined requests", "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n",
-            [.get("/a"), .get("/b")]),
+            [
+                .request(
+                    method: "POST", path: "/p", query: nil, version: "HTTP/1.1", keepAlive: true, body: "hello world")
+            ]
+        ),
+        (
+            "two pipelined requests", "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+            [.get("/a"), .get("/b")]
+        ),
     ]
 
     @Test(arguments: valid)
@@ -78,36 +102,78 @@ import Testing
         ("two Hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", .invalidHost),
         ("unknown expectation", "GET / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n", .unsupportedExpectation),
         // Smuggling vectors: every ambiguity is refused, never guessed.
-        ("CL and TE", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-            .conflictingFraming),
-        ("TE and CL", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
-            .conflictingFraming),
-        ("duplicate CL, same value", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
-            .invalidContentLength),
+        (
+            "CL and TE",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            .conflictingFraming
+        ),
+        (
+            "TE and CL", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            .conflictingFraming
+        ),
+        (
+            "duplicate CL, same value",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+            .invalidContentLength
+        ),
         ("CL list", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 3\r\n\r\nabc", .invalidContentLength),
         ("CL with sign", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +3\r\n\r\nabc", .invalidContentLength),
         ("CL hex", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x3\r\n\r\nabc", .invalidContentLength),
         ("CL empty", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", .invalidContentLength),
-        ("CL huge", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n", .invalidContentLength),
+        (
+            "CL huge", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n",
+            .invalidContentLength
+        ),
         ("TE gzip", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", .unsupportedTransferEncoding),
-        ("TE gzip, chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
-            .unsupportedTransferEncoding),
-        ("TE twice", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
-            .unsupportedTransferEncoding),
-        ("TE with junk", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", .unsupportedTransferEncoding),
-        ("TE in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", .unsupportedTransferEncoding),
+        (
+            "TE gzip, chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            .unsupportedTransferEncoding
+        ),
+        (
+            "TE twice",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+            .unsupportedTransferEncoding
+        ),
+        (
+            "TE with junk", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n",
+            .unsupportedTransferEncoding
+        ),
+        (
+            "TE in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            .unsupportedTransferEncoding
+        ),
         ("TE name with space", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n", .invalidFieldName),
-        ("chunk size not hex", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", .invalidChunkedEncoding),
-        ("chunk size negative", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n", .invalidChunkedEncoding),
-        ("chunk size overflow", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000000\r\n",
-            .invalidChunkedEncoding),
-        ("chunk data too long", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
-            .invalidChunkedEncoding),
-        ("chunk bare LF", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", .bareLineFeed),
-        ("chunk ext with control", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;a\u{1}\r\nabc\r\n",
-            .invalidChunkedEncoding),
-        ("trailer without colon", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad\r\n\r\n",
-            .invalidFieldName),
+        (
+            "chunk size not hex", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            .invalidChunkedEncoding
+        ),
+        (
+            "chunk size negative", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
+            .invalidChunkedEncoding
+        ),
+        (
+            "chunk size overflow",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000000\r\n",
+            .invalidChunkedEncoding
+        ),
+        (
+            "chunk data too long",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",
+            .invalidChunkedEncoding
+        ),
+        (
+            "chunk bare LF", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n",
+            .bareLineFeed
+        ),
+        (
+            "chunk ext with control",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;a\u{1}\r\nabc\r\n",
+            .invalidChunkedEncoding
+        ),
+        (
+            "trailer without colon", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad\r\n\r\n",
+            .invalidFieldName
+        ),
         ("TLS ClientHello", "\u{16}\u{3}\u{1}\u{2}\u{0}\u{1}\u{0}\u{1}\u{fc}\u{3}\u{3}", .invalidRequestLine),
     ]
 
@@ -119,14 +185,16 @@ import Testing
 
     @Test func tlsClientHelloFailsOnTheFirstByte() {
         // A real ClientHello starts 0x16 0x03 0x01; no CRLF ever comes, so failing early matters.
-        let hello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + Array(repeating: 0x41, count: 32)
+        let hello: [UInt8] =
+            [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + Array(repeating: 0x41, count: 32)
         #expect(parse(Array(hello.prefix(1))).results == [.failure(.invalidRequestLine)])
         #expect(parse(hello).results == [.failure(.invalidRequestLine)])
     }
 
     @Test func nothingAfterAFailureIsParsed() {
         // A smuggled second request behind a bad one must never surface.
-        let input = "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /admin HTTP/1.1\r\nHost: a\r\n\r\n"
+        let input =
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /admin HTTP/1.1\r\nHost: a\r\n\r\n"
         #expect(parse(input) == [.failure(.conflictingFraming)])
     }
 
@@ -137,7 +205,8 @@ import Testing
         limits.maxRequestLineBytes = 100
         let atLimit = "GET /" + String(repeating: "a", count: 100 - 14) + " HTTP/1.1"
         #expect(atLimit.utf8.count == 100)
-        #expect(parse(atLimit + "\r\nHost: a\r\n\r\n", limits: limits) == [.get("/" + String(repeating: "a", count: 86))])
+        #expect(
+            parse(atLimit + "\r\nHost: a\r\n\r\n", limits: limits) == [.get("/" + String(repeating: "a", count: 86))])
         let over = "GET /" + String(repeating: "a", count: 87) + " HTTP/1.1\r\nHost: a\r\n\r\n"
         #expect(parse(over, limits: limits) == [.failure(.requestLineTooLong)])
         // Without any line end, the limit still applies as soon as it is passed.
@@ -176,14 +245,20 @@ import Testing
     @Test func bodyLimitByContentLengthAndByChunks() {
         var limits = RequestParser.Limits()
         limits.maxBodyBytes = 10
-        #expect(parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", limits: limits) == [.failure(.bodyTooLarge)])
+        #expect(
+            parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", limits: limits) == [
+                .failure(.bodyTooLarge)
+            ])
         #expect(parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789", limits: limits).count == 1)
         let chunked = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n012345\r\n5\r\n"
         #expect(parse(chunked, limits: limits) == [.failure(.bodyTooLarge)])
     }
 
     @Test func leadingEmptyLinesAreBounded() {
-        #expect(parse(String(repeating: "\r\n", count: 9) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n") == [.failure(.invalidRequestLine)])
+        #expect(
+            parse(String(repeating: "\r\n", count: 9) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n") == [
+                .failure(.invalidRequestLine)
+            ])
     }
 
     // MARK: Request accessors

@@ -1,6 +1,7 @@
+import Testing
+
 // SPDX-License-Identifier: Apache-2.0
 @testable import HTTP1
-import Testing
 
 @Suite struct RouterTests {
     static func request(_ line: String) -> HTTPRequest {

@@ -4,8 +4,9 @@ import HTTP1
 import Synchronization
 import Testing
 import ThumbdTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Timeouts, slow and vanishing clients, asynchronous answers, limits on connections, shutdown.
@@ -212,7 +213,8 @@ struct ServerLifecycleTests {
         let client = try server.client()
         // Answered, unanswered, unanswered: two notifications, and the first answer still arrives.
         try client.send(
-            "GET /echo?first HTTP/1.1\r\nHost: t\r\n\r\nGET /gone HTTP/1.1\r\nHost: t\r\n\r\nGET /gone HTTP/1.1\r\nHost: t\r\n\r\n")
+            "GET /echo?first HTTP/1.1\r\nHost: t\r\n\r\nGET /gone HTTP/1.1\r\nHost: t\r\n\r\nGET /gone HTTP/1.1\r\nHost: t\r\n\r\n"
+        )
         #expect(try client.readResponse().text == "first")
         #expect(waitUntil { server.context.goneRegistered.load(ordering: .sequentiallyConsistent) == 2 })
         client.shutdownWrite()
@@ -282,7 +284,7 @@ struct ServerLifecycleTests {
         let busy = try server.client()
         let late = try server.client()
         try busy.send("GET /later?ms=600 HTTP/1.1\r\nHost: t\r\n\r\n")  // keeps the server draining
-        try late.send("GET /echo?late HTTP/1.1\r\nHost: t\r\n")         // head not complete yet
+        try late.send("GET /echo?late HTTP/1.1\r\nHost: t\r\n")  // head not complete yet
         usleep(50_000)
         let http = server.server
         let stopper = try WorkerPool(configuration: .init(threads: 1, name: "stopper"))

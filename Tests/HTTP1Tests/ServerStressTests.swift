@@ -4,8 +4,9 @@ import HTTP1
 import Synchronization
 import Testing
 import ThumbdTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Many clients at once, mixing synchronous and off-loop answers, pipelining, and clients that
@@ -19,7 +20,8 @@ struct ServerStressTests {
         let correct = Atomic<Int>(0)
         let failures = Recorder<String>()
         let finished = Atomic<Int>(0)
-        let pool = try WorkerPool(configuration: .init(threads: clients, interactiveQueueCapacity: clients, name: "client"))
+        let pool = try WorkerPool(
+            configuration: .init(threads: clients, interactiveQueueCapacity: clients, name: "client"))
         let port = server.port
         for clientIndex in 0..<clients {
             try pool.submit {
@@ -35,7 +37,9 @@ struct ServerStressTests {
                                     + "GET /later?ms=1&c=\(clientIndex)&r=\(round) HTTP/1.1\r\nHost: t\r\n\r\n")
                             let first = try client.readResponse()
                             let second = try client.readResponse()
-                            if first.text == "c=\(clientIndex)&r=\(round)" && second.text == "ms=1&c=\(clientIndex)&r=\(round)" {
+                            if first.text == "c=\(clientIndex)&r=\(round)"
+                                && second.text == "ms=1&c=\(clientIndex)&r=\(round)"
+                            {
                                 correct.add(1, ordering: .relaxed)
                             } else {
                                 failures.append("pair \(clientIndex)/\(round): \(first.text) | \(second.text)")

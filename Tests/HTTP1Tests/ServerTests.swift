@@ -4,8 +4,9 @@ import HTTP1
 import Synchronization
 import Testing
 import ThumbdTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// End-to-end behaviour over real loopback sockets. Serialized: each test runs its own server
@@ -183,7 +184,8 @@ struct ServerTests {
     @Test func tlsClientHelloGets400AndClose() throws {
         let server = try TestServer()
         let client = try server.client()
-        try client.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + [UInt8](repeating: 7, count: 200))
+        try client.send(
+            [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + [UInt8](repeating: 7, count: 200))
         #expect(try client.readResponse().status == 400)
         #expect(try client.readUntilClosed().isEmpty)
     }

@@ -1,6 +1,7 @@
+import Testing
+
 // SPDX-License-Identifier: Apache-2.0
 @testable import HTTP1
-import Testing
 
 /// A manual clock for the state machine: time moves only when the test says so.
 struct ManualInstant: InstantProtocol {

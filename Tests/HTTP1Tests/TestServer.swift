@@ -3,8 +3,9 @@ import EventLoops
 import HTTP1
 import Synchronization
 import ThumbdTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real server on 127.0.0.1:0 with the routes the tests use, stopped by `stop()` or deinit.
@@ -24,7 +25,8 @@ final class TestServer {
         configuration.port = 0
         configuration.threads = 2
         configure(&configuration)
-        let workers = try WorkerPool(configuration: .init(threads: 4, interactiveQueueCapacity: 1000, name: "test-work"))
+        let workers = try WorkerPool(
+            configuration: .init(threads: 4, interactiveQueueCapacity: 1000, name: "test-work"))
         let context = Context(workers: workers)
         var router = Router()
         Self.addStandardRoutes(&router, context)

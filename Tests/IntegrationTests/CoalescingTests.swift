@@ -96,8 +96,10 @@ extension Integration {
             },
             Source(fixture: "animated.gif", width: 48, height: 32) { w, h in [(w / 2, h / 2, Fixtures.red)] },
             Source(fixture: "grey.png", width: 64, height: 48) { w, h in
-                [(w / 4, h / 2, RGB(Fixtures.greyDark, Fixtures.greyDark, Fixtures.greyDark)),
-                 (w * 3 / 4, h / 2, RGB(Fixtures.greyLight, Fixtures.greyLight, Fixtures.greyLight))]
+                [
+                    (w / 4, h / 2, RGB(Fixtures.greyDark, Fixtures.greyDark, Fixtures.greyDark)),
+                    (w * 3 / 4, h / 2, RGB(Fixtures.greyLight, Fixtures.greyLight, Fixtures.greyLight)),
+                ]
             },
         ]
 

@@ -17,8 +17,10 @@ import Thumbnailing
         // Browsers' real headers.
         ("image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", [.avif, .webp]),  // Chrome
         ("image/avif,image/webp,*/*", [.avif, .webp]),  // Firefox
-        ("image/webp,image/avif,image/jxl,image/heic,image/heic-sequence,video/*;q=0.8,image/png,image/svg+xml,"
-            + "image/*;q=0.8,*/*;q=0.5", [.avif, .webp]),  // Safari
+        (
+            "image/webp,image/avif,image/jxl,image/heic,image/heic-sequence,video/*;q=0.8,image/png,image/svg+xml,"
+                + "image/*;q=0.8,*/*;q=0.5", [.avif, .webp]
+        ),  // Safari
         ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", []),
         // Case, spaces, parameters.
         ("IMAGE/WEBP", [.webp]),

@@ -25,56 +25,62 @@ import Thumbnailing
         var testDescription: String { query + (accept.map { " (Accept: \($0))" } ?? "") }
     }
 
-    static let valid: [Valid] = [
-        // Sizes: one side, both, the bounds, leading zeros.
-        Valid(query: "\(url)&w=32", width: 32),
-        Valid(query: "\(url)&h=48", height: 48),
-        Valid(query: "\(url)&w=32&h=48", width: 32, height: 48),
-        Valid(query: "\(url)&w=1&h=1", width: 1, height: 1),
-        Valid(query: "\(url)&w=4096&h=4096", width: 4096, height: 4096),
-        Valid(query: "\(url)&w=0032", width: 32),
-        // Order does not matter.
-        Valid(query: "w=32&\(url)&h=48", width: 32, height: 48),
-        // dpr multiplies both sides (rounded half away from zero), up to the 4096 bound.
-        Valid(query: "\(url)&w=32&h=48&dpr=2", width: 64, height: 96),
-        Valid(query: "\(url)&w=33&dpr=1.5", width: 50),
-        Valid(query: "\(url)&h=4&dpr=1.25", height: 5),
-        Valid(query: "\(url)&w=1024&dpr=4", width: 4096),
-        Valid(query: "\(url)&w=2048&dpr=2.00", width: 4096),
-        Valid(query: "\(url)&w=100&dpr=1", width: 100),
-        Valid(query: "\(url)&w=100&dpr=3.99", width: 399),
-        // Fits and gravities.
-        Valid(query: "\(url)&w=32&fit=contain", width: 32, fit: .contain),
-        Valid(query: "\(url)&w=32&h=32&fit=cover", width: 32, height: 32, fit: .cover),
-        Valid(query: "\(url)&w=32&h=32&fit=fill", width: 32, height: 32, fit: .fill),
-    ] + Gravity.allCases.map { gravity in
-        Valid(query: "\(url)&w=32&h=32&fit=cover&gravity=\(gravity.rawValue)", width: 32, height: 32, fit: .cover,
-              gravity: gravity)
-    } + [
-        Valid(query: "\(url)&w=32&h=32&fit=cover&gravity=center", width: 32, height: 32, fit: .cover, gravity: .centre),
-        // Quality and enlarge.
-        Valid(query: "\(url)&w=32&q=1", width: 32, quality: 1),
-        Valid(query: "\(url)&w=32&q=100", width: 32, quality: 100),
-        Valid(query: "\(url)&w=32&enlarge=1", width: 32, enlarge: true),
-        Valid(query: "\(url)&w=32&enlarge=true", width: 32, enlarge: true),
-        Valid(query: "\(url)&w=32&enlarge=0", width: 32, enlarge: false),
-        Valid(query: "\(url)&w=32&enlarge=false", width: 32, enlarge: false),
-        // Formats, explicit and negotiated.
-        Valid(query: "\(url)&w=32&format=jpeg", width: 32, format: .exactly(.jpeg)),
-        Valid(query: "\(url)&w=32&format=jpg", width: 32, format: .exactly(.jpeg)),
-        Valid(query: "\(url)&w=32&format=png", width: 32, format: .exactly(.png)),
-        Valid(query: "\(url)&w=32&format=webp", width: 32, format: .exactly(.webp)),
-        Valid(query: "\(url)&w=32&format=avif", width: 32, format: .exactly(.avif)),
-        Valid(query: "\(url)&w=32&format=auto", width: 32, format: .auto(accepting: [])),
-        Valid(query: "\(url)&w=32", accept: "image/avif,image/webp,*/*", width: 32,
-              format: .auto(accepting: [.avif, .webp])),
-        Valid(query: "\(url)&w=32&format=auto", accept: "image/webp", width: 32, format: .auto(accepting: [.webp])),
-        Valid(query: "\(url)&w=32&format=png", accept: "image/webp", width: 32, format: .exactly(.png)),
-        // Empty components (`&&`, a trailing `&`) are nothing, not a parameter.
-        Valid(query: "\(url)&&w=32&", width: 32),
-        // The signature is taken aside.
-        Valid(query: "\(url)&w=32&sig=abc", width: 32),
-    ]
+    static let valid: [Valid] =
+        [
+            // Sizes: one side, both, the bounds, leading zeros.
+            Valid(query: "\(url)&w=32", width: 32),
+            Valid(query: "\(url)&h=48", height: 48),
+            Valid(query: "\(url)&w=32&h=48", width: 32, height: 48),
+            Valid(query: "\(url)&w=1&h=1", width: 1, height: 1),
+            Valid(query: "\(url)&w=4096&h=4096", width: 4096, height: 4096),
+            Valid(query: "\(url)&w=0032", width: 32),
+            // Order does not matter.
+            Valid(query: "w=32&\(url)&h=48", width: 32, height: 48),
+            // dpr multiplies both sides (rounded half away from zero), up to the 4096 bound.
+            Valid(query: "\(url)&w=32&h=48&dpr=2", width: 64, height: 96),
+            Valid(query: "\(url)&w=33&dpr=1.5", width: 50),
+            Valid(query: "\(url)&h=4&dpr=1.25", height: 5),
+            Valid(query: "\(url)&w=1024&dpr=4", width: 4096),
+            Valid(query: "\(url)&w=2048&dpr=2.00", width: 4096),
+            Valid(query: "\(url)&w=100&dpr=1", width: 100),
+            Valid(query: "\(url)&w=100&dpr=3.99", width: 399),
+            // Fits and gravities.
+            Valid(query: "\(url)&w=32&fit=contain", width: 32, fit: .contain),
+            Valid(query: "\(url)&w=32&h=32&fit=cover", width: 32, height: 32, fit: .cover),
+            Valid(query: "\(url)&w=32&h=32&fit=fill", width: 32, height: 32, fit: .fill),
+        ]
+        + Gravity.allCases.map { gravity in
+            Valid(
+                query: "\(url)&w=32&h=32&fit=cover&gravity=\(gravity.rawValue)", width: 32, height: 32, fit: .cover,
+                gravity: gravity)
+        } + [
+            Valid(
+                query: "\(url)&w=32&h=32&fit=cover&gravity=center", width: 32, height: 32, fit: .cover, gravity: .centre
+            ),
+            // Quality and enlarge.
+            Valid(query: "\(url)&w=32&q=1", width: 32, quality: 1),
+            Valid(query: "\(url)&w=32&q=100", width: 32, quality: 100),
+            Valid(query: "\(url)&w=32&enlarge=1", width: 32, enlarge: true),
+            Valid(query: "\(url)&w=32&enlarge=true", width: 32, enlarge: true),
+            Valid(query: "\(url)&w=32&enlarge=0", width: 32, enlarge: false),
+            Valid(query: "\(url)&w=32&enlarge=false", width: 32, enlarge: false),
+            // Formats, explicit and negotiated.
+            Valid(query: "\(url)&w=32&format=jpeg", width: 32, format: .exactly(.jpeg)),
+            Valid(query: "\(url)&w=32&format=jpg", width: 32, format: .exactly(.jpeg)),
+            Valid(query: "\(url)&w=32&format=png", width: 32, format: .exactly(.png)),
+            Valid(query: "\(url)&w=32&format=webp", width: 32, format: .exactly(.webp)),
+            Valid(query: "\(url)&w=32&format=avif", width: 32, format: .exactly(.avif)),
+            Valid(query: "\(url)&w=32&format=auto", width: 32, format: .auto(accepting: [])),
+            Valid(
+                query: "\(url)&w=32", accept: "image/avif,image/webp,*/*", width: 32,
+                format: .auto(accepting: [.avif, .webp])),
+            Valid(query: "\(url)&w=32&format=auto", accept: "image/webp", width: 32, format: .auto(accepting: [.webp])),
+            Valid(query: "\(url)&w=32&format=png", accept: "image/webp", width: 32, format: .exactly(.png)),
+            // Empty components (`&&`, a trailing `&`) are nothing, not a parameter.
+            Valid(query: "\(url)&&w=32&", width: 32),
+            // The signature is taken aside.
+            Valid(query: "\(url)&w=32&sig=abc", width: 32),
+        ]
 
     @Test(arguments: valid)
     func validQueryGivesTheSpec(_ valid: Valid) throws {
@@ -179,32 +185,33 @@ import Thumbnailing
         }
     }
 
-    static let invalid: [(query: String, expected: Expected)] = [
-        // Missing.
-        ("", .missing("url")),
-        ("w=32", .missing("url")),
-        ("url=&w=32", .missing("url")),
-        ("url&w=32", .missing("url")),
-        (url, .missing("w or h")),
-        ("\(url)&dpr=2", .missing("w or h")),
-        // Unknown (names are case-sensitive).
-        ("\(url)&w=32&width=64", .unknown("width")),
-        ("\(url)&W=32", .unknown("W")),
-        ("\(url)&w=32&callback=x", .unknown("callback")),
-        ("\(url)&w=32&=5", .unknown("")),
-        ("\(url)&w=32&quality=80", .unknown("quality")),
-        // Duplicated, even with the same value.
-        ("\(url)&w=32&w=32", .duplicate("w")),
-        ("\(url)&\(url)&w=32", .duplicate("url")),
-        ("\(url)&w=32&h=5&h=6", .duplicate("h")),
-        ("\(url)&w=32&fit=cover&fit=cover", .duplicate("fit")),
-        ("\(url)&w=32&sig=a&sig=b", .duplicate("sig")),
-        ("\(url)&w=32&q=5&q=5", .duplicate("q")),
-        ("\(url)&w=32&dpr=2&dpr=2", .duplicate("dpr")),
-        ("\(url)&w=32&enlarge=1&enlarge=1", .duplicate("enlarge")),
-        ("\(url)&w=32&format=png&format=png", .duplicate("format")),
-        ("\(url)&w=32&gravity=north&gravity=north", .duplicate("gravity")),
-    ]
+    static let invalid: [(query: String, expected: Expected)] =
+        [
+            // Missing.
+            ("", .missing("url")),
+            ("w=32", .missing("url")),
+            ("url=&w=32", .missing("url")),
+            ("url&w=32", .missing("url")),
+            (url, .missing("w or h")),
+            ("\(url)&dpr=2", .missing("w or h")),
+            // Unknown (names are case-sensitive).
+            ("\(url)&w=32&width=64", .unknown("width")),
+            ("\(url)&W=32", .unknown("W")),
+            ("\(url)&w=32&callback=x", .unknown("callback")),
+            ("\(url)&w=32&=5", .unknown("")),
+            ("\(url)&w=32&quality=80", .unknown("quality")),
+            // Duplicated, even with the same value.
+            ("\(url)&w=32&w=32", .duplicate("w")),
+            ("\(url)&\(url)&w=32", .duplicate("url")),
+            ("\(url)&w=32&h=5&h=6", .duplicate("h")),
+            ("\(url)&w=32&fit=cover&fit=cover", .duplicate("fit")),
+            ("\(url)&w=32&sig=a&sig=b", .duplicate("sig")),
+            ("\(url)&w=32&q=5&q=5", .duplicate("q")),
+            ("\(url)&w=32&dpr=2&dpr=2", .duplicate("dpr")),
+            ("\(url)&w=32&enlarge=1&enlarge=1", .duplicate("enlarge")),
+            ("\(url)&w=32&format=png&format=png", .duplicate("format")),
+            ("\(url)&w=32&gravity=north&gravity=north", .duplicate("gravity")),
+        ]
         + ["", "abc", "0", "4097", "-1", "+5", "%205", "1.5", "1e3", "0x10", "9999999999", "%D9%A3", "32px"].map {
             ("\(url)&w=\($0)", .invalid("w"))
         }
@@ -215,8 +222,10 @@ import Thumbnailing
             ("\(url)&h=4096&dpr=1.01", .invalid("h")),
             ("\(url)&w=32&h=3000&dpr=1.5", .invalid("h")),
         ]
-        + ["", "0", "0.5", "0.99", "5", "4.01", "abc", ".5", "1.", "1.234", "+1", "01", "-1", "1,5", "nan", "inf",
-           "1e0", "%32%2E%35%35%35"].map { ("\(url)&w=32&dpr=\($0)", .invalid("dpr")) }
+        + [
+            "", "0", "0.5", "0.99", "5", "4.01", "abc", ".5", "1.", "1.234", "+1", "01", "-1", "1,5", "nan", "inf",
+            "1e0", "%32%2E%35%35%35",
+        ].map { ("\(url)&w=32&dpr=\($0)", .invalid("dpr")) }
         + ["", "Cover", "crop", "inside", "contain "].map { ("\(url)&w=32&fit=\($0)", .invalid("fit")) }
         + ["", "up", "North", "smart", "centre%20", "north-east"].map {
             ("\(url)&w=32&h=32&fit=cover&gravity=\($0)", .invalid("gravity"))

@@ -4,8 +4,9 @@
 // Runs until SIGINT or SIGTERM, then shuts down gracefully.
 import EventLoops
 import HTTP1
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 enum BenchServer {
