@@ -116,7 +116,7 @@ let package = Package(
 
         .target(
             name: "ThumbdTestSupport",
-            dependencies: ["CLinuxShims", "CVipsShims"],
+            dependencies: ["CLinuxShims", "CVipsShims", "EventLoops"],
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),

@@ -9,7 +9,7 @@ internal import CLinuxShims
 ///
 /// Loops and workers are plain OS threads so that blocking work and epoll never touch Swift's
 /// cooperative pool. Foundation's `Thread` is avoided to keep the module free of Foundation.
-struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opaque id, safe to join from any thread.
+package struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opaque id, safe to join from any thread.
     private let handle: pthread_t
 
     private final class Start {
@@ -22,7 +22,7 @@ struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opaque id, 
     }
 
     /// Starts a thread named `name` (at most 15 bytes are kept) that runs `body` and exits.
-    static func spawn(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> OSThread {
+    package static func spawn(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> OSThread {
         let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var handle = pthread_t()
         let rc = pthread_create(
@@ -40,10 +40,18 @@ struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opaque id, 
         return OSThread(handle: handle)
     }
 
-    /// Waits for the thread to finish.
-    func join() {
+    /// Waits for the thread to finish. Call at most once, and not after `detach()`.
+    package func join() {
         pthread_join(handle, nil)
     }
+
+    /// Lets the thread release its resources by itself when it ends (nobody will join it).
+    package func detach() {
+        pthread_detach(handle)
+    }
+
+    /// True when called on this thread (a thread cannot join itself).
+    package var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
 
     /// The calling thread's pthread id as an integer, for cheap "am I on this thread" checks.
     static var currentID: UInt { UInt(pthread_self()) }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CCurl
 import CLinuxShims
+import EventLoops
 import Glibc
 import Synchronization
 
@@ -31,7 +32,7 @@ package final class OriginFetcher: Sendable {
     private let engine: FetchEngine
     private let mailbox: Mailbox
     private let nextTicketID = Atomic<UInt64>(0)
-    private let thread: Mutex<pthread_t?>
+    private let thread: Mutex<OSThread?>
 
     /// Validates `configuration` and starts the fetch thread.
     /// - Throws: ``FetchError/internalFailure(detail:)`` when libcurl or the thread cannot be
@@ -45,9 +46,12 @@ package final class OriginFetcher: Sendable {
         let engine = try FetchEngine(configuration: configuration)
         self.engine = engine
         self.mailbox = engine.mailbox
-        guard let thread = Self.startThread(name: "fetch", body: { engine.run() }) else {
+        let thread: OSThread
+        do {
+            thread = try OSThread.spawn(name: "fetch") { engine.run() }
+        } catch {
             engine.discard()
-            throw .internalFailure(detail: "could not start the fetch thread")
+            throw .internalFailure(detail: "could not start the fetch thread: \(error)")
         }
         self.thread = Mutex(thread)
     }
@@ -107,10 +111,10 @@ package final class OriginFetcher: Sendable {
     package func shutdown() {
         guard let thread = self.thread.withLock({ $0.take() }) else { return }
         _ = mailbox.post(.shutdown)
-        if pthread_equal(thread, pthread_self()) != 0 {
-            pthread_detach(thread)
+        if thread.isCurrent {
+            thread.detach()
         } else {
-            pthread_join(thread, nil)
+            thread.join()
         }
     }
 
@@ -136,33 +140,5 @@ package final class OriginFetcher: Sendable {
     /// the process may still use libcurl (the test client does), and exit frees it anyway.
     static func initializeLibcurl() {
         precondition(libcurlStatus == CURLE_OK, "curl_global_init failed: \(libcurlStatus.rawValue)")
-    }
-
-    private final class ThreadBody {
-        let name: String
-        let body: @Sendable () -> Void
-        init(name: String, body: @escaping @Sendable () -> Void) {
-            self.name = name
-            self.body = body
-        }
-    }
-
-    /// Starts a joinable OS thread (not Swift's cooperative pool) named `name`.
-    private static func startThread(name: String, body: @escaping @Sendable () -> Void) -> pthread_t? {
-        let context = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(
-            &thread, nil,
-            { context in
-                let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-                thumbd_set_thread_name(box.name)
-                box.body()
-                return nil
-            }, context)
-        guard status == 0 else {
-            Unmanaged<ThreadBody>.fromOpaque(context).release()
-            return nil
-        }
-        return thread
     }
 }

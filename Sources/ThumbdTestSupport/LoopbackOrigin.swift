@@ -66,15 +66,4 @@ package final class LoopbackOrigin: Sendable {
     /// Stops accepting, closes every connection (ending every script) and joins the accept
     /// thread. Idempotent; also done when the handle is released.
     package func stop() { server.stop() }
-
-    /// Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
-    /// Bounded, for tests that wait for another thread's effect.
-    static func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            usleep(10_000)
-        }
-        return true
-    }
 }

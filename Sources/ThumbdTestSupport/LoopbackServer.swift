@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CLinuxShims
+import EventLoops
 import Glibc
 import Synchronization
 
@@ -17,7 +18,7 @@ final class LoopbackServer: Sendable {
     let port: Int
     private let listener: Int32
     private let state = Mutex(State())
-    private let acceptThread: Mutex<pthread_t?>
+    private let acceptThread: Mutex<OSThread?>
 
     private struct State {
         var routes: [String: Script] = [:]
@@ -42,7 +43,7 @@ final class LoopbackServer: Sendable {
         self.port = port
         self.listener = fd
         self.acceptThread = Mutex(nil)
-        let thread = LoopbackSocket.startThread(name: "origin-accept", joinable: true) { [self] in acceptLoop() }
+        let thread = try? OSThread.spawn(name: "origin-accept") { [self] in acceptLoop() }
         acceptThread.withLock { $0 = thread }
     }
 
@@ -95,7 +96,7 @@ final class LoopbackServer: Sendable {
         }
         guard let thread = acceptThread.withLock({ $0.take() }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
-        pthread_join(thread, nil)
+        thread.join()
         close(listener)
     }
 
@@ -121,7 +122,11 @@ final class LoopbackServer: Sendable {
                 close(fd)
                 return
             }
-            _ = LoopbackSocket.startThread(name: "origin-conn", joinable: false) { [self] in serve(fd) }
+            do {
+                try OSThread.spawn(name: "origin-conn") { [self] in serve(fd) }.detach()
+            } catch {
+                close(fd)
+            }
         }
     }
 

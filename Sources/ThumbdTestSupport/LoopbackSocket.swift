@@ -136,35 +136,6 @@ package enum LoopbackSocket {
         let path = String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
         return LoopbackOrigin.ReceivedRequest(method: String(parts[0]), path: path, target: target, headers: headers)
     }
-
-    private final class ThreadBody {
-        let name: String
-        let body: @Sendable () -> Void
-        init(name: String, body: @escaping @Sendable () -> Void) {
-            self.name = name
-            self.body = body
-        }
-    }
-
-    /// Starts an OS thread (joinable or detached) running `body`.
-    static func startThread(name: String, joinable: Bool, body: @escaping @Sendable () -> Void) -> pthread_t? {
-        let context = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(
-            &thread, nil,
-            { context in
-                let box = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-                thumbd_set_thread_name(box.name)
-                box.body()
-                return nil
-            }, context)
-        guard status == 0 else {
-            Unmanaged<ThreadBody>.fromOpaque(context).release()
-            return nil
-        }
-        if !joinable { pthread_detach(thread) }
-        return thread
-    }
 }
 
 extension Substring {

@@ -2,6 +2,7 @@
 import EventLoops
 import Synchronization
 import Testing
+import ThumbdTestSupport
 
 #if canImport(Glibc)
     import Glibc

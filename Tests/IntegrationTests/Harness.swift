@@ -174,18 +174,6 @@ func expectJSONError(
     }
 }
 
-/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns its last value. Every wait in
-/// these tests is bounded by one of these (generous: the machine may be loaded). Sleeps without holding a
-/// thread.
-func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
-
 /// Runs blocking work (socket reads, a service shutdown) on a thread of its own and suspends the calling test
 /// until it is done.
 ///

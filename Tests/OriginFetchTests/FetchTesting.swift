@@ -56,16 +56,6 @@ final class Collector<Value: Sendable>: Sendable {
     var count: Int { values.withLock { $0.count } }
 }
 
-/// Polls `condition` every 10 ms without blocking a cooperative thread; false after `timeout`.
-func eventually(timeout: Duration = .seconds(15), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
-}
-
 /// Deterministic bytes standing in for an image.
 func sampleBody(_ count: Int, seed: UInt8 = 7) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }

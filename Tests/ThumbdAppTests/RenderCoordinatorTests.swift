@@ -179,13 +179,3 @@ import Thumbnailing
         #expect(fixture.origin.hits("/late.png") == 0)
     }
 }
-
-/// Polls `condition` every 5 ms until it holds or `timeout` passes.
-private func waitUntil(timeout: Duration = .seconds(30), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        usleep(5_000)
-    }
-    return true
-}
