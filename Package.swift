@@ -182,7 +182,7 @@ if Context.environment["THUMBD_BENCH"] == "1" {
         ),
         .executableTarget(
             name: "CachingBenchmark",
-            dependencies: ["Caching"],
+            dependencies: ["Caching", "ThumbdTestSupport"],
             path: "bench/CachingBenchmark",
             swiftSettings: swiftSettings
         ),

@@ -3,6 +3,7 @@
 import Caching
 import Synchronization
 import Testing
+import ThumbdTestSupport
 
 private typealias Cache = MemoryCache<String, String, [UInt8]>
 

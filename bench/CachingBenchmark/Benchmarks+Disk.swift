@@ -2,6 +2,7 @@
 
 import Caching
 import Synchronization
+import ThumbdTestSupport
 
 extension Benchmarks {
     static func metadata() -> DiskCache.EntryMetadata {

@@ -2,6 +2,7 @@
 
 import Caching
 import Synchronization
+import ThumbdTestSupport
 
 /// Each benchmark prints one line: name, figure, unit. Figures are wall-clock on this machine.
 enum Benchmarks {

@@ -6,38 +6,6 @@
     import Darwin
 #endif
 
-/// Runs `body(index)` on `count` OS threads that start together; returns when all are done.
-/// (Outside main.swift so the thread entry point is not inferred @MainActor.)
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    var threads: [pthread_t] = []
-    for index in 0..<count {
-        let job = Unmanaged.passRetained(ThreadJob(index: index, body: body)).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(
-            &thread,
-            nil,
-            { argument in
-                let job = Unmanaged<ThreadJob>.fromOpaque(argument!).takeRetainedValue()
-                job.body(job.index)
-                return nil
-            },
-            job
-        )
-        precondition(rc == 0, "pthread_create failed: \(rc)")
-        threads.append(thread)
-    }
-    for thread in threads { pthread_join(thread, nil) }
-}
-
-private final class ThreadJob: Sendable {
-    let index: Int
-    let body: @Sendable (Int) -> Void
-    init(index: Int, body: @escaping @Sendable (Int) -> Void) {
-        self.index = index
-        self.body = body
-    }
-}
-
 /// A fresh directory under `base`, removed (best effort) by `remove()`.
 func makeScratchDirectory(base: String) -> String {
     var template = Array("\(base)/thumbd-bench-XXXXXX".utf8CString)
