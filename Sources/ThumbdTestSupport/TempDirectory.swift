@@ -24,13 +24,19 @@ package final class TempDirectory: Sendable {
     ///   with many files (100,000 blobs take ~40 s to create and delete on ext4, ~5 s on tmpfs). Only for
     ///   tests that do not measure the disk itself.
     /// - Throws: ``TempDirectory/CreationError`` with the `errno` when `mkdtemp` fails.
-    package init(prefix: String = "thumbd-test", preferMemory: Bool = false) throws(CreationError) {
+    package convenience init(prefix: String = "thumbd-test", preferMemory: Bool = false) throws(CreationError) {
         let base: String
         if preferMemory && access("/dev/shm", W_OK) == 0 {
             base = "/dev/shm"
         } else {
             base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         }
+        try self.init(prefix: prefix, in: base)
+    }
+
+    /// Creates the directory under `base`, for callers that choose the file system (the disk benchmarks).
+    /// - Throws: ``TempDirectory/CreationError`` with the `errno` when `mkdtemp` fails.
+    package init(prefix: String, in base: String) throws(CreationError) {
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw CreationError(errno: errno)

@@ -16,8 +16,9 @@ extension Benchmarks {
     }
 
     static func disk(base: String) throws {
-        let root = makeScratchDirectory(base: base)
-        defer { removeTree(root) }
+        let rootDirectory = try TempDirectory(prefix: "thumbd-bench", in: base)
+        let root = rootDirectory.path
+        defer { withExtendedLifetime(rootDirectory) {} }
         let cache = try DiskCache(configuration: .init(directory: "\(root)/cache"))
         let blobSize = 20_000
         let blob = (0..<blobSize).map { UInt8(truncatingIfNeeded: $0 &* 31) }
@@ -55,8 +56,9 @@ extension Benchmarks {
         )
 
         // Batched stores with fsync per file: only the index transaction is shared.
-        let perFileRoot = makeScratchDirectory(base: base)
-        defer { removeTree(perFileRoot) }
+        let perFileRootDirectory = try TempDirectory(prefix: "thumbd-bench", in: base)
+        let perFileRoot = perFileRootDirectory.path
+        defer { withExtendedLifetime(perFileRootDirectory) {} }
         let perFile = try DiskCache(configuration: .init(directory: "\(perFileRoot)/cache", batchSync: .eachFile))
         let perFileTime = try clock.measure {
             for b in 0..<10 {
@@ -118,8 +120,9 @@ extension Benchmarks {
     }
 
     static func reopen(base: String, entries: Int) throws {
-        let root = makeScratchDirectory(base: base)
-        defer { removeTree(root) }
+        let rootDirectory = try TempDirectory(prefix: "thumbd-bench", in: base)
+        let root = rootDirectory.path
+        defer { withExtendedLifetime(rootDirectory) {} }
         let clock = ContinuousClock()
         let fillTime = try clock.measure {
             let cache = try DiskCache(configuration: .init(directory: "\(root)/cache"))
