@@ -134,10 +134,13 @@ let package = Package(
         .testTarget(
             name: "CachingTests", dependencies: ["Caching", "ThumbdTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"], swiftSettings: swiftSettings),
-        // The app's tests name the types its API carries (ThumbnailSpec, FetchError, HTTPStatus, WorkerPool...).
+        // The app's tests name the types its API carries (ThumbnailSpec, FetchError, HTTPStatus, WorkerPool,
+        // DiskCache.Freshness...).
         .testTarget(
             name: "ThumbdAppTests",
-            dependencies: ["ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "ThumbdTestSupport"],
+            dependencies: [
+                "ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "ThumbdTestSupport",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
