@@ -38,7 +38,9 @@ extension FreshnessPolicy {
 
         private static let space = UInt8(ascii: " ")
 
-        private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        private static let months = [
+            "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+        ]
 
         /// A date and time of day, in UTC, before range checks.
         private struct Fields {
@@ -159,8 +161,8 @@ extension FreshnessPolicy {
             /// A run of ASCII letters, lowercased; `nil` when there is none.
             mutating func letters() -> String? {
                 let start = index
-                while index < end, (bytes[index] | 0x20) >= UInt8(ascii: "a"), (bytes[index] | 0x20) <= UInt8(ascii: "z")
-                {
+                // `| 0x20` lowercases ASCII letters and maps no other byte into a...z.
+                while index < end, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[index] | 0x20) {
                     index += 1
                 }
                 guard index > start else { return nil }

@@ -128,9 +128,9 @@ struct FreshnessPolicy: Sendable, Equatable {
     /// max(`Age`, `now − Date`), never negative (RFC 9111 §4.2.3; the request time is unknown here, so the
     /// response delay is not added).
     private func currentAge(_ ageHeader: String?, date: Timestamp?, now: Timestamp) -> Duration {
-        let age = ageHeader.flatMap { CacheControl.deltaSeconds(Substring($0).trimmingBlanks) }.map { Duration.seconds($0) }
+        let ageSeconds = ageHeader.flatMap { CacheControl.deltaSeconds(Substring($0).trimmingBlanks) } ?? 0
         let apparentAge = date.map { Self.duration(from: $0, to: now) } ?? .zero
-        return max(.zero, age ?? .zero, apparentAge)
+        return max(.seconds(ageSeconds), apparentAge)
     }
 
     private static func duration(from start: Timestamp, to end: Timestamp) -> Duration {
