@@ -69,6 +69,9 @@ private func stored(_ headers: FreshnessHeaders, by policy: FreshnessPolicy = po
         ("max-age=\"3600\"", nil, nil, .seconds(3_600)),
         ("  public ,\tmax-age = 3600 ,", nil, nil, .seconds(3_600)),
         (",, ,max-age=3600,,", nil, nil, .seconds(3_600)),
+        // A comma or an escaped quote inside a quoted string does not start a directive.
+        ("ext=\"a, max-age=5\", max-age=3600", nil, nil, .seconds(3_600)),
+        ("ext=\"a\\\", max-age=5\", max-age=3600", nil, nil, .seconds(3_600)),
         // s-maxage wins over max-age, in either order and even when shorter.
         ("s-maxage=7200, max-age=60", nil, nil, .seconds(7_200)),
         ("max-age=60, S-MAXAGE=7200", nil, nil, .seconds(7_200)),
