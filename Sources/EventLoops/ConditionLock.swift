@@ -19,7 +19,12 @@ package final class ConditionLock: @unchecked Sendable {  // Sendable: all state
         pthread_mutex_init(mutex, nil)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
+        // CLOCK_MONOTONIC for `wait(until:)`: a wall-clock step must not stretch or cut a timed wait.
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -36,6 +41,19 @@ package final class ConditionLock: @unchecked Sendable {  // Sendable: all state
 
     /// Atomically unlocks, sleeps until signalled, and locks again. Callers loop on their predicate.
     package func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Like ``wait()``, but returns after `timeout` at the latest, for threads that also have periodic work.
+    /// Callers loop on their predicate and their clock.
+    package func wait(timeout: Duration) {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let (seconds, attoseconds) = max(timeout, .zero).components
+        var nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
+        nanoseconds %= 1_000_000_000
+        deadline.tv_nsec = nanoseconds
+        pthread_cond_timedwait(condition, mutex, &deadline)
+    }
 
     /// Wakes one waiter.
     package func signal() { pthread_cond_signal(condition) }

@@ -87,15 +87,18 @@ package struct HTTPResponse: Sendable {
     private static let jsonHeaders = [HTTPField(name: "Content-Type", value: "application/json")]
 }
 
-/// A byte range of an open file, owned: the descriptor is closed when the region is released
-/// (after the server has sent it, or when the response is dropped because the client left).
+/// A byte range of an open file, released with the region (after the server has sent it, or when the
+/// response is dropped because the client left): either the region owns the descriptor and closes it, or
+/// it keeps the descriptor's owner alive (a disk-cache hit object that closes it itself).
 package final class FileRegion: Sendable {
-    /// The open descriptor (owned).
+    /// The open descriptor.
     package let fileDescriptor: Int32
     /// Offset of the first byte to send.
     package let offset: Int64
     /// Number of bytes to send.
     package let length: Int64
+    /// What closes the descriptor when the region goes: `nil` when the region does.
+    private let owner: (any AnyObject & Sendable)?
 
     /// Takes ownership of `fileDescriptor`; it is closed in `deinit`.
     package init(takingOwnershipOf fileDescriptor: Int32, offset: Int64, length: Int64) {
@@ -103,6 +106,17 @@ package final class FileRegion: Sendable {
         self.fileDescriptor = fileDescriptor
         self.offset = offset
         self.length = length
+        owner = nil
+    }
+
+    /// Borrows `fileDescriptor`, keeping `owner` (which closes it when released) alive until the region
+    /// is released: no `dup` for a descriptor that already has an owner.
+    package init(borrowing fileDescriptor: Int32, offset: Int64, length: Int64, owner: any AnyObject & Sendable) {
+        precondition(offset >= 0 && length >= 0, "FileRegion offset and length must not be negative")
+        self.fileDescriptor = fileDescriptor
+        self.offset = offset
+        self.length = length
+        self.owner = owner
     }
 
     /// Opens `path` read-only and covers the whole file. Blocking file I/O: never call on an
@@ -121,6 +135,6 @@ package final class FileRegion: Sendable {
     }
 
     deinit {
-        closeDescriptor(fileDescriptor)
+        if owner == nil { closeDescriptor(fileDescriptor) }
     }
 }

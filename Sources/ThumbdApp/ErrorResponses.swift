@@ -99,6 +99,10 @@ extension ErrorResponse {
         case .shuttingDown:
             self.init(
                 status: Self.unavailable, publicMessage: "shutting down", logLevel: .info, retryAfterSeconds: 1)
+        case .cacheQueueFull:
+            self.init(
+                status: Self.unavailable, publicMessage: "too busy, retry shortly", logLevel: .warning,
+                retryAfterSeconds: 1)
         }
     }
 }
@@ -112,4 +116,7 @@ enum ServiceError: Error, Sendable {
     case renderQueueFull
     /// The service is stopping and no longer starts work.
     case shuttingDown
+    /// The disk-tier lookup queue is full (the disk is slower than the request rate): 503, rather than
+    /// render again what is on disk.
+    case cacheQueueFull
 }

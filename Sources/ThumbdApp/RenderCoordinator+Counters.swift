@@ -23,6 +23,8 @@ extension RenderCoordinator {
         var rendersUnattended = 0
         /// Sources that arrived but could not be queued for rendering (queue full: 503).
         var renderQueueRejections = 0
+        /// Flights that took their source from the source cache instead of the origin.
+        var sourceCacheHits = 0
 
         /// All zero.
         init() {}
@@ -42,6 +44,7 @@ final class RenderCounters: Sendable {
     let renderFailures = Atomic<Int>(0)
     let rendersUnattended = Atomic<Int>(0)
     let renderQueueRejections = Atomic<Int>(0)
+    let sourceCacheHits = Atomic<Int>(0)
 
     /// The current values.
     var snapshot: RenderCoordinator.Counters {
@@ -55,6 +58,7 @@ final class RenderCounters: Sendable {
         counters.renderFailures = renderFailures.load(ordering: .relaxed)
         counters.rendersUnattended = rendersUnattended.load(ordering: .relaxed)
         counters.renderQueueRejections = renderQueueRejections.load(ordering: .relaxed)
+        counters.sourceCacheHits = sourceCacheHits.load(ordering: .relaxed)
         return counters
     }
 }

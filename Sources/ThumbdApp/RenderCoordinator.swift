@@ -5,38 +5,6 @@ import OriginFetch
 import Synchronization
 import Thumbnailing
 
-/// One thumbnail, rendered once and shared by every request that waited for it. Immutable.
-final class RenderedVariant: Sendable {
-    /// The encoded thumbnail.
-    let bytes: [UInt8]
-    /// Its format (the negotiated one under `format=auto`).
-    let format: ImageFormat
-    /// A strong validator: a hash of `bytes`, quoted.
-    let etag: String
-
-    init(bytes: [UInt8], format: ImageFormat) {
-        self.bytes = bytes
-        self.format = format
-        etag = Self.etag(for: bytes)
-    }
-
-    /// `"<16 hex digits of XXH64 of the bytes>"`: two different thumbnails of one URL colliding in
-    /// 64 bits is not a practical concern, and XXH64 costs microseconds per thumbnail.
-    static func etag(for bytes: [UInt8]) -> String {
-        let hash = XXHash64.hash(bytes, seed: 0)
-        let hex = String(hash, radix: 16)
-        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
-    }
-}
-
-/// What identifies one thumbnail: the canonical source URL and the normalised spec (which carries
-/// the negotiated set of accepted formats under `format=auto`). The key of render coalescing and,
-/// later, of the caches.
-struct VariantKey: Hashable, Sendable {
-    let source: SourceURL
-    let spec: ThumbnailSpec
-}
-
 /// Coalesces thumbnail work by variant: the first request for a key starts a fetch and a render,
 /// later ones join it, and every one of them is answered with the same result (Nuke's task pool,
 /// one per stage; the fetch stage coalesces again by source URL inside `OriginFetcher`).
@@ -65,14 +33,11 @@ final class RenderCoordinator: Sendable {
         fileprivate let waiterID: UInt64
     }
 
-    /// Called on a render worker after a successful render, before waiters are answered, even when
-    /// none is left (the cache stores it there).
-    typealias RenderedHandler = @Sendable (VariantKey, RenderedVariant, FetchedSource) -> Void
-
     private let fetcher: OriginFetcher
     private let renderPool: WorkerPool
     private let thumbnailer: Thumbnailer
-    private let onRendered: RenderedHandler?
+    private let cache: ThumbnailCache?
+    private let policy: FreshnessPolicy
     private let state = Mutex(State())
     private let counts = RenderCounters()
 
@@ -82,13 +47,19 @@ final class RenderCoordinator: Sendable {
         var isShutDown = false
     }
 
+    /// - Parameters:
+    ///   - cache: where rendered variants and fetched sources are kept, and sources looked up before a
+    ///     fetch; `nil` for none.
+    ///   - policy: turns the origin's caching headers into each variant's freshness.
     init(
-        fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, onRendered: RenderedHandler? = nil
+        fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache? = nil,
+        policy: FreshnessPolicy = FreshnessPolicy(Settings.Cache())
     ) {
         self.fetcher = fetcher
         self.renderPool = renderPool
         self.thumbnailer = thumbnailer
-        self.onRendered = onRendered
+        self.cache = cache
+        self.policy = policy
     }
 
     /// Number of keys with work under way (for /metrics and tests).
@@ -163,9 +134,26 @@ final class RenderCoordinator: Sendable {
 
     // MARK: - Stages
 
+    /// Takes the source from the source cache when it holds a fresh copy, else from the origin.
     private func startFetch(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
+        guard let cache else {
+            startOriginFetch(key, flight: flight, priority: priority)
+            return
+        }
+        let queued = cache.lookupSource(key.source) { [self] source in
+            if let source {
+                counts.sourceCacheHits.increment()
+                fetched(key, flight: flight, result: .success(source), sourceWasCached: true)
+            } else if state.withLock({ _ in flight.stage != .abandoned }) {
+                startOriginFetch(key, flight: flight, priority: flight.priority)
+            }
+        }
+        if !queued { startOriginFetch(key, flight: flight, priority: priority) }
+    }
+
+    private func startOriginFetch(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
         let ticket = fetcher.fetch(FetchRequest(url: key.source.string, priority: priority)) { [self] result in
-            fetched(key, flight: flight, result: result)
+            fetched(key, flight: flight, result: result, sourceWasCached: false)
         }
         // The completion may already have run (after a shutdown it runs synchronously); the flight
         // may also have been abandoned before the ticket existed: cancel it now in that case.
@@ -176,10 +164,14 @@ final class RenderCoordinator: Sendable {
         if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
     }
 
-    /// On the fetch thread: hands the source to a render worker, or fails every waiter.
-    private func fetched(_ key: VariantKey, flight: Flight, result: Result<FetchedSource, FetchError>) {
+    /// On the fetch thread (or a disk-io thread for a cached source): hands the source to a render
+    /// worker, or fails every waiter.
+    private func fetched(
+        _ key: VariantKey, flight: Flight, result: Result<FetchedSource, FetchError>, sourceWasCached: Bool
+    ) {
         switch result {
         case .failure(let error):
+            if case .originNotFound = error { cache?.rememberNotFound(key.source) }
             finish(key, flight: flight, result: .failure(.fetch(error)))
         case .success(let source):
             // `.abandoned` here means the last waiter left while this completion was already on its way
@@ -201,7 +193,7 @@ final class RenderCoordinator: Sendable {
             guard let priority else { return }
             do {
                 try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
-                    render(key, flight: flight, source: source)
+                    render(key, flight: flight, source: source, sourceWasCached: sourceWasCached)
                 }
             } catch {
                 counts.renderQueueRejections.increment()
@@ -210,14 +202,20 @@ final class RenderCoordinator: Sendable {
         }
     }
 
-    /// On a render worker.
-    private func render(_ key: VariantKey, flight: Flight, source: FetchedSource) {
+    /// On a render worker. A rendered variant goes into the cache before any waiter is answered, so a
+    /// request that arrives after an answer finds it there.
+    private func render(_ key: VariantKey, flight: Flight, source: FetchedSource, sourceWasCached: Bool) {
         counts.rendersStarted.increment()
         let result: Result<RenderedVariant, ServiceError>
         do {
             let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
-            let variant = RenderedVariant(bytes: thumbnail.bytes, format: thumbnail.format)
-            onRendered?(key, variant, source)
+            let variant = Self.variant(thumbnail, from: source, policy: policy)
+            if let cache {
+                cache.store(key, variant)
+                if !sourceWasCached, let freshness = variant.freshness {
+                    cache.storeSource(source, url: key.source, freshness: freshness)
+                }
+            }
             result = .success(variant)
         } catch {
             counts.renderFailures.increment()
@@ -226,6 +224,19 @@ final class RenderCoordinator: Sendable {
         counts.rendersFinished.increment()
         let answered = finish(key, flight: flight, result: result)
         if answered == 0 { counts.rendersUnattended.increment() }
+    }
+
+    /// A rendered thumbnail with the freshness the source's caching headers give it (none when the origin
+    /// forbade storing).
+    static func variant(
+        _ thumbnail: RenderedThumbnail, from source: FetchedSource, policy: FreshnessPolicy
+    ) -> RenderedVariant {
+        let freshness: DiskCache.Freshness?
+        switch policy.decide(source.headers, receivedAt: Timestamp.now()) {
+        case .store(let decided): freshness = decided
+        case .doNotStore: freshness = nil
+        }
+        return RenderedVariant(bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness)
     }
 
     /// Removes the flight and answers every waiter still there, outside the lock.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Caching
 import EventLoops
 import HTTP1
 import OriginFetch
@@ -55,6 +56,26 @@ extension Settings {
             backgroundQueueCapacity: image.queueLimit,
             name: "render")
     }
+
+    /// `cache.*` for the two tiers: thumbnails under `<cache.disk.path>/thumbnails`, originals under
+    /// `<cache.disk.path>/sources`.
+    var thumbnailCacheConfiguration: ThumbnailCache.Configuration {
+        var configuration = ThumbnailCache.Configuration()
+        if cache.memory.maxBytes > 0 {
+            configuration.memory = .init(maxBytes: cache.memory.maxBytes, maxEntries: cache.memory.maxEntries)
+        }
+        configuration.variantsDisk = DiskCache.Configuration(
+            directory: cache.disk.path + "/thumbnails", maxBytes: cache.disk.maxBytes)
+        if cache.keepsSources {
+            configuration.sourcesDisk = DiskCache.Configuration(
+                directory: cache.disk.path + "/sources", maxBytes: cache.disk.sourcesMaxBytes)
+        }
+        configuration.negativeTTL = cache.negativeTTL
+        return configuration
+    }
+
+    /// `cache.*` freshness rules.
+    var freshnessPolicy: FreshnessPolicy { FreshnessPolicy(cache) }
 }
 
 /// thumbd's version, sent in `User-Agent` and shown by `--version`.

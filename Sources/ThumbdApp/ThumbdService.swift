@@ -19,6 +19,10 @@ package final class ThumbdService: Sendable {
     /// The render workers (internal: integration tests occupy them to show what a full pool does).
     let renderPool: WorkerPool
     private let coordinator: RenderCoordinator
+    /// The two cache tiers (internal: integration tests read their statistics).
+    let cache: ThumbnailCache
+    /// Background and waiting revalidations of expired entries (internal: tests count them).
+    let revalidator: Revalidator
     private let accessLog: AccessLog
     private let server: HTTPServer
     private let readiness = Readiness()
@@ -34,15 +38,24 @@ package final class ThumbdService: Sendable {
         renderPool = try WorkerPool(
             configuration: settings.renderPoolConfiguration,
             onThreadExit: { _ in Vips.shutdownCurrentThread() })
-        coordinator = RenderCoordinator(fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer)
-        let thumbnails = ThumbnailService(
-            coordinator: coordinator, thumbnailer: thumbnailer, clientMaxAge: settings.cache.clientMaxAge,
+        cache = try ThumbnailCache(configuration: settings.thumbnailCacheConfiguration, logger: logger)
+        let policy = settings.freshnessPolicy
+        coordinator = RenderCoordinator(
+            fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy)
+        revalidator = Revalidator(
+            fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             logger: logger)
+        let thumbnails = ThumbnailService(
+            coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
+            clientMaxAge: settings.cache.clientMaxAge, logger: logger)
         accessLog = AccessLog(settings: settings.log)
 
         var router = Router()
         router.add(.get, "/thumb", handler: thumbnails.handle)
         router.add(.head, "/thumb", handler: thumbnails.handle)
+        if settings.admin.isEnabled {
+            AdminService(token: settings.admin.token, cache: cache, logger: logger).register(in: &router)
+        }
         let health = HTTPResponse(
             status: .ok, headers: [HTTPField(name: "Content-Type", value: "text/plain")],
             body: .bytes(Array("ok\n".utf8)))
@@ -99,6 +112,7 @@ package final class ThumbdService: Sendable {
         coordinator.shutdown()
         fetcher.shutdown()
         renderPool.shutdown()
+        cache.shutdown()  // after the renders: their stores are queued, and written before the disk thread stops
         accessLog.shutdown()
         logger.info("stopped")
     }

@@ -1,28 +1,44 @@
 // SPDX-License-Identifier: Apache-2.0
+import Caching
 import HTTP1
 import Logging
 import OriginFetch
+import Synchronization
 import Thumbnailing
 
-/// Answers `GET|HEAD /thumb`: validates the request, then hands it to the render coordinator and
-/// answers from whatever thread the result arrives on (the responder hops to the connection's loop).
+/// Answers `GET|HEAD /thumb`: validates the request, then answers from the memory tier on the event loop,
+/// from the disk tier through a `disk-io` thread, or from the render coordinator (fetch + render), from
+/// whatever thread the result arrives on (the responder hops to the connection's loop).
 ///
-/// Runs on an HTTP event loop and never blocks there: parsing is pure, and fetching and rendering
-/// happen on the fetch thread and the render workers.
+/// Never blocks the loop: parsing and the memory lookup are pure and O(1); disk, fetch and render run on
+/// their own threads. Every answer carries `X-Cache` (``CacheOutcome``) and `Age`.
 final class ThumbnailService: Sendable {
     private let coordinator: RenderCoordinator
     private let thumbnailer: Thumbnailer
+    private let cache: ThumbnailCache?
+    private let revalidator: Revalidator?
     private let cacheControl: String
     private let logger: Logger
 
-    init(coordinator: RenderCoordinator, thumbnailer: Thumbnailer, clientMaxAge: Duration, logger: Logger) {
+    init(
+        coordinator: RenderCoordinator, thumbnailer: Thumbnailer, cache: ThumbnailCache?, revalidator: Revalidator?,
+        clientMaxAge: Duration, logger: Logger
+    ) {
         self.coordinator = coordinator
         self.thumbnailer = thumbnailer
+        self.cache = cache
+        self.revalidator = revalidator
         cacheControl = "public, max-age=\(clientMaxAge.components.seconds)"
         self.logger = logger
     }
 
-    /// The route handler for `/thumb`.
+    /// What the request asked that shapes the answer beyond the thumbnail itself.
+    struct ResponseConditions: Sendable {
+        let ifNoneMatch: String?
+        let variesOnAccept: Bool
+    }
+
+    /// The route handler for `/thumb`, on an event loop.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let thumbnailRequest: ThumbnailRequest
         do {
@@ -33,6 +49,24 @@ final class ThumbnailService: Sendable {
             return
         }
         let key = VariantKey(source: thumbnailRequest.source, spec: thumbnailer.normalized(thumbnailRequest.spec))
+        let conditions = ResponseConditions(
+            ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
+            variesOnAccept: thumbnailRequest.variesOnAccept)
+        let now = Timestamp.now()
+        if let cache {
+            if let variant = cache.memoryHit(key) {
+                serveCached(
+                    variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: now, conditions, responder)
+                return
+            }
+            if let notFound = cache.notFoundHit(key.source, now: now) {
+                var response = ErrorResponse(FetchError.originNotFound(status: 404)).response
+                Self.addCacheHeaders(
+                    &response, .hitMemory, age: DiskCache.Freshness(validatedAt: notFound.validatedAt).age(at: now))
+                responder.respond(response)
+                return
+            }
+        }
         // An explicit format this process cannot write (AVIF without an encoder, or turned off) fails every
         // render: refuse it now rather than after fetching the source for nothing.
         do {
@@ -41,14 +75,37 @@ final class ThumbnailService: Sendable {
             responder.respond(ErrorResponse(error).response)
             return
         }
-        let conditions = ResponseConditions(
-            ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
-            variesOnAccept: thumbnailRequest.variesOnAccept)
-        let (ticket, _) = coordinator.request(key, priority: .interactive) { [self] result, admission in
-            responder.respond(response(for: result, key: key, admission: admission, conditions: conditions))
+        guard let cache, cache.hasDiskTier else {
+            let pending = PendingRequest()
+            responder.onClientGone { pending.clientLeft() }
+            render(key, conditions, pending, responder)
+            return
         }
-        let coordinator = self.coordinator
-        responder.onClientGone { coordinator.leave(ticket) }
+        let pending = PendingRequest()
+        responder.onClientGone { pending.clientLeft() }
+        do {
+            try cache.lookupDisk(key) { [self] lookup in
+                guard !pending.isGone else { return }
+                let now = Timestamp.now()
+                switch lookup {
+                case .variant(let variant):
+                    serveCached(
+                        variant, body: .bytes(variant.bytes), key: key, tier: .hitDisk, now: now, conditions, responder)
+                case .file(let file):
+                    let region = FileRegion(
+                        borrowing: file.hit.descriptor, offset: 0, length: Int64(file.hit.entry.sizeBytes),
+                        owner: file.hit)
+                    // The bytes stay on disk: the revalidator gets the metadata only (no memory tier to refresh).
+                    let variant = RenderedVariant(
+                        bytes: [], format: file.format, etag: file.etag, freshness: file.freshness)
+                    serveCached(variant, body: .file(region), key: key, tier: .hitDisk, now: now, conditions, responder)
+                case .miss:
+                    render(key, conditions, pending, responder)
+                }
+            }
+        } catch {
+            respond(.failure(.cacheQueueFull), key: key, outcome: .miss, conditions: conditions, responder)
+        }
     }
 
     /// A list-valued header (Accept, If-None-Match) sent on several lines means the lines joined with commas
@@ -57,21 +114,65 @@ final class ThumbnailService: Sendable {
         lines.isEmpty ? nil : lines.joined(separator: ", ")
     }
 
-    /// What the request asked that shapes the answer beyond the thumbnail itself.
-    struct ResponseConditions: Sendable {
-        let ifNoneMatch: String?
-        let variesOnAccept: Bool
+    // MARK: - Paths
+
+    /// Serves a cached variant according to its freshness: fresh as `tier`; stale at once with a background
+    /// revalidation; past `stale_if_error` after a revalidation this request waits for.
+    private func serveCached(
+        _ variant: RenderedVariant, body: HTTPResponse.Body, key: VariantKey, tier: CacheOutcome, now: Timestamp,
+        _ conditions: ResponseConditions, _ responder: HTTPResponder
+    ) {
+        guard let freshness = variant.freshness else { return render(key, conditions, PendingRequest(), responder) }
+        switch freshness.state(at: now) {
+        case .fresh:
+            responder.respond(
+                thumbnailResponse(variant, body: body, outcome: tier, age: freshness.age(at: now), conditions))
+        case .stale:
+            revalidator?.revalidate(key, current: variant, waiter: nil)
+            responder.respond(
+                thumbnailResponse(variant, body: body, outcome: .stale, age: freshness.age(at: now), conditions))
+        case .expired:
+            guard let revalidator else { return render(key, conditions, PendingRequest(), responder) }
+            revalidator.revalidate(
+                key, current: variant,
+                waiter: { [self] result in
+                    switch result {
+                    case .success((let fresh, .revalidated)):
+                        // Same bytes as the entry (a 304): keep the body already in hand (it may be a file).
+                        responder.respond(
+                            thumbnailResponse(
+                                fresh, body: body, outcome: .revalidated,
+                                age: fresh.freshness?.age(at: Timestamp.now()) ?? 0, conditions))
+                    default:
+                        respond(result.map { $0.0 }, key: key, outcome: .miss, conditions: conditions, responder)
+                    }
+                })
+        }
     }
 
-    private func response(
-        for result: Result<RenderedVariant, ServiceError>, key: VariantKey,
-        admission: RenderCoordinator.Admission, conditions: ResponseConditions
-    ) -> HTTPResponse {
-        let outcome = admission == .started ? "MISS" : "COALESCED"
+    /// Fetches and renders through the coordinator (which joins a render already under way).
+    private func render(
+        _ key: VariantKey, _ conditions: ResponseConditions, _ pending: PendingRequest, _ responder: HTTPResponder
+    ) {
+        let (ticket, _) = coordinator.request(key, priority: .interactive) { [self] result, admission in
+            respond(
+                result, key: key, outcome: admission == .started ? .miss : .coalesced, conditions: conditions, responder
+            )
+        }
+        let coordinator = self.coordinator
+        pending.onLeave { coordinator.leave(ticket) }
+    }
+
+    private func respond(
+        _ result: Result<RenderedVariant, ServiceError>, key: VariantKey, outcome: CacheOutcome,
+        conditions: ResponseConditions, _ responder: HTTPResponder
+    ) {
         switch result {
         case .success(let variant):
-            return Self.thumbnailResponse(
-                variant, outcome: outcome, cacheControl: cacheControl, conditions: conditions)
+            // Age counts from the origin's confirmation: a render from a cached original is as old as it.
+            let age = variant.freshness?.age(at: Timestamp.now()) ?? 0
+            responder.respond(
+                thumbnailResponse(variant, body: .bytes(variant.bytes), outcome: outcome, age: age, conditions))
         case .failure(let error):
             let errorResponse = ErrorResponse(error)
             logger.log(
@@ -80,27 +181,76 @@ final class ThumbnailService: Sendable {
                     "status": "\(errorResponse.status.code)", "source": "\(key.source)", "error": "\(error)",
                 ])
             var response = errorResponse.response
-            response.headers.append(HTTPField(name: "X-Cache", value: outcome))
-            response.accessLogNote = outcome
-            return response
+            Self.addCacheHeaders(&response, outcome, age: 0)
+            responder.respond(response)
         }
     }
 
+    // MARK: - Responses
+
     /// 200 with the thumbnail, or 304 when `If-None-Match` names its ETag.
+    private func thumbnailResponse(
+        _ variant: RenderedVariant, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int,
+        _ conditions: ResponseConditions
+    ) -> HTTPResponse {
+        Self.thumbnailResponse(
+            etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
+            cacheControl: variant.freshness == nil ? "no-store" : cacheControl, conditions: conditions)
+    }
+
+    /// 200 with `body`, or 304 when `If-None-Match` names `etag`. A variant the origin forbade storing is
+    /// sent with `Cache-Control: no-store`, so browsers and CDNs do not keep it either.
     static func thumbnailResponse(
-        _ variant: RenderedVariant, outcome: String, cacheControl: String, conditions: ResponseConditions
+        etag: String, format: ImageFormat, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int,
+        cacheControl: String, conditions: ResponseConditions
     ) -> HTTPResponse {
         var headers = [
-            HTTPField(name: "ETag", value: variant.etag),
+            HTTPField(name: "ETag", value: etag),
             HTTPField(name: "Cache-Control", value: cacheControl),
-            HTTPField(name: "X-Cache", value: outcome),
+            HTTPField(name: "X-Cache", value: outcome.rawValue),
+            HTTPField(name: "Age", value: String(age)),
         ]
         if conditions.variesOnAccept { headers.append(HTTPField(name: "Vary", value: "Accept")) }
-        if let ifNoneMatch = conditions.ifNoneMatch, EntityTag.matches(ifNoneMatch, etag: variant.etag) {
-            return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome)
+        if let ifNoneMatch = conditions.ifNoneMatch, EntityTag.matches(ifNoneMatch, etag: etag) {
+            return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
         }
-        headers.insert(HTTPField(name: "Content-Type", value: variant.format.mimeType), at: 0)
-        return HTTPResponse(status: .ok, headers: headers, body: .bytes(variant.bytes), accessLogNote: outcome)
+        headers.insert(HTTPField(name: "Content-Type", value: format.mimeType), at: 0)
+        return HTTPResponse(status: .ok, headers: headers, body: body, accessLogNote: outcome.rawValue)
+    }
+
+    private static func addCacheHeaders(_ response: inout HTTPResponse, _ outcome: CacheOutcome, age: Int) {
+        response.headers.append(HTTPField(name: "X-Cache", value: outcome.rawValue))
+        response.headers.append(HTTPField(name: "Age", value: String(age)))
+        response.accessLogNote = outcome.rawValue
+    }
+}
+
+/// A request's link to work started for it on other threads, so that its client leaving cancels it.
+/// The client may leave before the work exists (during a disk lookup); the cancel then runs when it does.
+final class PendingRequest: Sendable {
+    private let state = Mutex<(isGone: Bool, leave: (@Sendable () -> Void)?)>((false, nil))
+
+    /// Whether the client has gone.
+    var isGone: Bool { state.withLock { $0.isGone } }
+
+    /// The client went away: runs the registered cancel, once.
+    func clientLeft() {
+        let leave = state.withLock { state -> (@Sendable () -> Void)? in
+            state.isGone = true
+            defer { state.leave = nil }
+            return state.leave
+        }
+        leave?()
+    }
+
+    /// Registers how to cancel the work; runs it at once if the client has already gone.
+    func onLeave(_ leave: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.isGone { return true }
+            state.leave = leave
+            return false
+        }
+        if runNow { leave() }
     }
 }
 

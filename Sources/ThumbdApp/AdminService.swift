@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import HTTP1
+import Logging
+import OriginFetch
+
+/// The cache admin routes, behind `Authorization: Bearer <admin.token>` (registered only when a token is
+/// configured, so they answer 404 otherwise):
+/// - `DELETE /cache?url=<source>`: purges every variant of the source from both tiers, its original and
+///   its remembered 404. Answers once the disk rows are gone.
+/// - `POST /cache/trim` with `{"memory_bytes": N}`: evicts least recently used thumbnails from memory
+///   until at most N bytes remain (the seed: clearing the cache on a memory warning).
+final class AdminService: Sendable {
+    private let token: [UInt8]
+    private let cache: ThumbnailCache
+    private let logger: Logger
+
+    init(token: String, cache: ThumbnailCache, logger: Logger) {
+        self.token = Array(token.utf8)
+        self.cache = cache
+        self.logger = logger
+    }
+
+    /// Adds the routes to `router`.
+    func register(in router: inout Router) {
+        router.add(.delete, "/cache", handler: purge)
+        router.add(.post, "/cache/trim", handler: trim)
+    }
+
+    /// `DELETE /cache?url=`.
+    func purge(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        guard authorize(request, responder) else { return }
+        let source: SourceURL
+        do {
+            let parameters = try QueryParameters(parsing: request.query ?? "")
+            guard let raw = parameters.pairs.first(where: { $0.name == "url" })?.value else {
+                return responder.respond(.error(.badRequest, message: "url is required"))
+            }
+            source = try SourceURL(raw)
+        } catch {
+            return responder.respond(.error(.badRequest, message: "url must be an absolute http(s) URL"))
+        }
+        let logger = self.logger
+        cache.purge(source: source) { report in
+            logger.notice(
+                "cache purged",
+                metadata: [
+                    "source": "\(source)", "memory_entries": "\(report.memoryEntries)",
+                    "disk_entries": "\(report.diskEntries)", "source_entries": "\(report.sourceEntries)",
+                ])
+            responder.respond(
+                Self.json(
+                    "{\"purged\": {\"memory\": \(report.memoryEntries), \"disk\": \(report.diskEntries), "
+                        + "\"sources\": \(report.sourceEntries)}}"))
+        }
+    }
+
+    /// `POST /cache/trim`.
+    func trim(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        guard authorize(request, responder) else { return }
+        struct Body: Decodable {
+            let memoryBytes: Int
+            enum CodingKeys: String, CodingKey { case memoryBytes = "memory_bytes" }
+        }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)), body.memoryBytes >= 0 else {
+            return responder.respond(
+                .error(.badRequest, message: "body must be {\"memory_bytes\": N} with N a non-negative integer"))
+        }
+        let evicted = cache.trimMemory(toBytes: body.memoryBytes)
+        let statistics = cache.memory?.statistics
+        logger.notice(
+            "memory tier trimmed", metadata: ["target_bytes": "\(body.memoryBytes)", "evicted": "\(evicted)"])
+        responder.respond(
+            Self.json(
+                "{\"evicted\": \(evicted), \"memory_bytes\": \(statistics?.currentBytes ?? 0), "
+                    + "\"memory_entries\": \(statistics?.currentEntries ?? 0)}"))
+    }
+
+    /// 403 unless the request carries `Authorization: Bearer <token>`, compared in constant time.
+    private func authorize(_ request: HTTPRequest, _ responder: HTTPResponder) -> Bool {
+        let presented = request.headers["authorization"].map { Array($0.utf8) } ?? []
+        let prefix = Array("Bearer ".utf8)
+        var matches = presented.count == prefix.count + token.count
+        var difference: UInt8 = 0
+        if matches {
+            for index in prefix.indices { difference |= presented[index] ^ prefix[index] }
+            for index in token.indices { difference |= presented[prefix.count + index] ^ token[index] }
+        }
+        matches = matches && difference == 0
+        if !matches {
+            responder.respond(.error(.forbidden, message: "admin token required"))
+        }
+        return matches
+    }
+
+    private static func json(_ text: String) -> HTTPResponse {
+        HTTPResponse(
+            status: .ok,
+            headers: [
+                HTTPField(name: "Content-Type", value: "application/json"),
+                HTTPField(name: "Cache-Control", value: "no-store"),
+            ],
+            body: .bytes(Array(text.utf8)))
+    }
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import EventLoops
+import Logging
+import OriginFetch
+import Synchronization
+import Thumbnailing
+
+/// Revalidates expired cache entries with the origin (stale-while-revalidate, RFC 5861, as nginx's
+/// `proxy_cache_background_update` and Varnish's grace do inside a proxy).
+///
+/// One revalidation per variant at a time, however many requests see the entry expired: a *stale*
+/// entry is served at once and revalidated in the background; an entry past `stale_if_error` makes its
+/// requests wait for the same revalidation. The origin is asked with the entry's validators
+/// (`If-None-Match`, `If-Modified-Since`):
+/// - 304 → new deadlines from the 304's headers, same bytes, no render (`X-Cache: REVALIDATED`);
+/// - 200 → the new source is rendered and replaces the entry (`MISS`);
+/// - 404/410 → the entry is removed and the 404 remembered;
+/// - any other failure → the entry stays as it is (a stale one keeps being served until
+///   `stale_if_error` runs out) and waiting requests get the error.
+final class Revalidator: Sendable {
+    /// Receives the variant to serve and its `X-Cache` value, or the error.
+    typealias Completion = @Sendable (Result<(RenderedVariant, CacheOutcome), ServiceError>) -> Void
+
+    private let fetcher: OriginFetcher
+    private let renderPool: WorkerPool
+    private let thumbnailer: Thumbnailer
+    private let cache: ThumbnailCache
+    private let policy: FreshnessPolicy
+    private let logger: Logger
+    private let flights = Mutex<[VariantKey: [Completion]]>([:])
+    private let started = Atomic<Int>(0)
+
+    init(
+        fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache,
+        policy: FreshnessPolicy, logger: Logger
+    ) {
+        self.fetcher = fetcher
+        self.renderPool = renderPool
+        self.thumbnailer = thumbnailer
+        self.cache = cache
+        self.policy = policy
+        self.logger = logger
+    }
+
+    /// Revalidations sent to the origin since start.
+    var revalidationsStarted: Int { started.load(ordering: .relaxed) }
+
+    /// Revalidates `key`, whose cached entry is `current`, unless a revalidation of it is under way;
+    /// `waiter` (if any) is answered when it ends, on a fetch or render thread.
+    func revalidate(_ key: VariantKey, current: RenderedVariant, waiter: Completion?) {
+        let isFirst = flights.withLock { flights -> Bool in
+            if flights[key] != nil {
+                if let waiter { flights[key]?.append(waiter) }
+                return false
+            }
+            flights[key] = waiter.map { [$0] } ?? []
+            return true
+        }
+        guard isFirst else { return }
+        started.add(1, ordering: .relaxed)
+        let validators = Validators(
+            etag: current.freshness?.originETag, lastModified: current.freshness?.originLastModified)
+        let priority: FetchPriority = waiter == nil ? .background : .interactive
+        fetcher.revalidate(FetchRequest(url: key.source.string, priority: priority), validators: validators) {
+            [self] result in
+            answered(key, current: current, result: result, priority: priority)
+        }
+    }
+
+    /// On the fetch thread.
+    private func answered(
+        _ key: VariantKey, current: RenderedVariant, result: Result<Revalidation, FetchError>, priority: FetchPriority
+    ) {
+        switch result {
+        case .success(.notModified(let headers)):
+            let previous = current.freshness ?? DiskCache.Freshness(validatedAt: Timestamp.now())
+            let refreshed = current.refreshed(policy.refreshed(previous, with: headers, receivedAt: Timestamp.now()))
+            cache.refresh(key, refreshed)
+            finish(key, .success((refreshed, .revalidated)))
+        case .success(.modified(let source)):
+            do {
+                try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
+                    render(key, source: source)
+                }
+            } catch {
+                finish(key, .failure(.renderQueueFull))
+            }
+        case .failure(let error):
+            if case .originNotFound = error {
+                cache.remove(key)
+                cache.rememberNotFound(key.source)
+            }
+            logger.notice(
+                "revalidation failed; the cached thumbnail stays until stale_if_error runs out",
+                metadata: ["source": "\(key.source)", "error": "\(error)"])
+            finish(key, .failure(.fetch(error)))
+        }
+    }
+
+    /// On a render worker: the origin sent a new source.
+    private func render(_ key: VariantKey, source: FetchedSource) {
+        do {
+            let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
+            let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy)
+            if let freshness = variant.freshness {
+                cache.store(key, variant)
+                cache.storeSource(source, url: key.source, freshness: freshness)
+            } else {
+                cache.remove(key)
+            }
+            finish(key, .success((variant, .miss)))
+        } catch {
+            finish(key, .failure(.thumbnail(error)))
+        }
+    }
+
+    private func finish(_ key: VariantKey, _ result: Result<(RenderedVariant, CacheOutcome), ServiceError>) {
+        let waiters = flights.withLock { $0.removeValue(forKey: key) } ?? []
+        for waiter in waiters { waiter(result) }
+    }
+}
+
+/// The `X-Cache` value of a /thumb answer.
+enum CacheOutcome: String, Sendable {
+    /// From the memory tier, fresh.
+    case hitMemory = "HIT-MEMORY"
+    /// From the disk tier, fresh.
+    case hitDisk = "HIT-DISK"
+    /// Rendered for this request.
+    case miss = "MISS"
+    /// Rendered for another request this one joined.
+    case coalesced = "COALESCED"
+    /// Expired, served while a background revalidation runs.
+    case stale = "STALE"
+    /// Expired past `stale_if_error`; the origin confirmed it (304) while this request waited.
+    case revalidated = "REVALIDATED"
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import EventLoops
+import Logging
+import OriginFetch
+import Thumbnailing
+
+/// The two tiers put together for thumbnails, plus the source originals and the memory of origin 404s.
+///
+/// - **Memory** (`MemoryCache`, cost = encoded bytes): looked up synchronously on the event loop, O(1).
+/// - **Disk** (`DiskCache` under `<cache.disk.path>/thumbnails`): looked up on the `disk-io` threads
+///   (``DiskReaders``), written by the `disk` thread (``DiskWriter``) in batches. A disk hit is promoted
+///   to memory, or sent with `sendfile` when the memory tier is off.
+/// - **Sources** (`DiskCache` under `<cache.disk.path>/sources`, own budget): the fetched originals, so a
+///   new size of a known source needs no fetch while the source is fresh.
+/// - **Not found**: origin 404/410 answers per source URL, kept `cache.negative_ttl` in a small LRU.
+///
+/// Only variants with freshness (the origin allowed storing them) enter a tier.
+final class ThumbnailCache: Sendable {
+    /// Sizes and places, from `cache.*` (Settings+Modules.swift).
+    struct Configuration: Sendable {
+        /// The memory tier; `nil` turns it off (`cache.memory.max_bytes: 0`).
+        var memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>.Configuration?
+        /// The thumbnail disk tier; `nil` turns it off (`cache.disk.max_bytes: 0`).
+        var variantsDisk: DiskCache.Configuration?
+        /// The source originals; `nil` when `cache.sources` is false or the disk tier is off.
+        var sourcesDisk: DiskCache.Configuration?
+        /// How long an origin 404 is remembered; zero turns that off.
+        var negativeTTL: Duration = .seconds(60)
+        /// Origin 404s remembered at most.
+        var maxNotFoundEntries = 10_000
+        /// `disk-io` threads.
+        var readerThreads = 2
+        /// Lookups waiting for a `disk-io` thread at most.
+        var readerQueueCapacity = 4096
+    }
+
+    /// The answer of a disk lookup.
+    enum DiskLookup: Sendable {
+        /// Read and verified (and promoted to the memory tier when it fits).
+        case variant(RenderedVariant)
+        /// An open blob for `sendfile` (memory tier off), with what the response needs.
+        case file(CachedFile)
+        /// Not on disk, or the blob was bad (logged, counted, deleted).
+        case miss
+    }
+
+    /// A disk hit kept as an open file.
+    struct CachedFile: Sendable {
+        let hit: DiskCache.FileHit
+        let format: ImageFormat
+        let etag: String
+        let freshness: DiskCache.Freshness
+    }
+
+    /// An origin 404 remembered for a while.
+    final class NotFound: Sendable {
+        let validatedAt: Timestamp
+        let expiresAt: Timestamp
+        init(validatedAt: Timestamp, expiresAt: Timestamp) {
+            self.validatedAt = validatedAt
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// What a purge removed.
+    struct PurgeReport: Sendable {
+        var memoryEntries = 0
+        var diskEntries = 0
+        var sourceEntries = 0
+    }
+
+    let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>?
+    let variants: DiskCache?
+    let sources: DiskCache?
+    private let notFound: MemoryCache<CacheKey, CacheGroup, NotFound>
+    private let negativeTTL: Duration
+    private let writer: DiskWriter?
+    private let readers: DiskReaders?
+    private let logger: Logger
+
+    /// Opens the disk caches (moving a corrupt index aside, logged as an error), starts the `disk` and
+    /// `disk-io` threads. Reads no blob directory: the index is the truth, reconciling runs later.
+    /// - Throws: when a cache directory cannot be used or a thread cannot start.
+    init(configuration: Configuration, logger: Logger) throws {
+        self.logger = logger
+        memory = try configuration.memory.map { try MemoryCache(configuration: $0) }
+        notFound = try MemoryCache(
+            configuration: .init(
+                maxBytes: configuration.maxNotFoundEntries * 256, maxEntries: configuration.maxNotFoundEntries)
+        )
+        negativeTTL = configuration.negativeTTL
+        variants = try configuration.variantsDisk.map { try Self.open($0, name: "thumbnails", logger: logger) }
+        sources = try configuration.sourcesDisk.map { try Self.open($0, name: "sources", logger: logger) }
+        let caches = [variants, sources].compactMap { $0 }
+        if caches.isEmpty {
+            writer = nil
+            readers = nil
+        } else {
+            writer = try DiskWriter(caches: caches, logger: logger)
+            readers = try DiskReaders(
+                variants: variants, sources: sources, threads: configuration.readerThreads,
+                queueCapacity: configuration.readerQueueCapacity)
+        }
+    }
+
+    private static func open(_ configuration: DiskCache.Configuration, name: String, logger: Logger) throws -> DiskCache
+    {
+        let cache = try DiskCache(configuration: configuration)
+        if let issue = cache.startupIssue {
+            logger.error(
+                "disk cache index was unusable and has been rebuilt empty",
+                metadata: ["cache": "\(name)", "directory": "\(configuration.directory)", "issue": "\(issue)"])
+        }
+        let statistics = cache.statistics
+        logger.info(
+            "disk cache opened",
+            metadata: [
+                "cache": "\(name)", "directory": "\(configuration.directory)",
+                "entries": "\(statistics.currentEntries)", "bytes": "\(statistics.currentBytes)",
+            ])
+        return cache
+    }
+
+    /// Whether lookups go to disk at all.
+    var hasDiskTier: Bool { variants != nil }
+
+    /// Drains the writer (queued stores are written), then stops the threads.
+    func shutdown() {
+        readers?.shutdown()
+        writer?.shutdown()
+    }
+
+    // MARK: - Lookups
+
+    /// The memory tier's entry for `key` (most recently used now). Any thread; O(1).
+    @inline(__always)
+    func memoryHit(_ key: VariantKey) -> RenderedVariant? {
+        memory?.value(forKey: key.cacheKey)
+    }
+
+    /// The remembered 404 for `source`, if it is younger than `cache.negative_ttl`.
+    func notFoundHit(_ source: SourceURL, now: Timestamp) -> NotFound? {
+        guard negativeTTL > .zero else { return nil }
+        let key = Self.notFoundKey(source)
+        guard let entry = notFound.value(forKey: key) else { return nil }
+        guard now < entry.expiresAt else {
+            notFound.removeValue(forKey: key)
+            return nil
+        }
+        return entry
+    }
+
+    /// Looks `key` up on disk on a `disk-io` thread; `completion` runs there.
+    /// - Throws: `Overloaded` when the lookup queue is full.
+    func lookupDisk(_ key: VariantKey, completion: @escaping @Sendable (DiskLookup) -> Void) throws(WorkerPool
+        .Overloaded)
+    {
+        guard let readers else {
+            completion(.miss)
+            return
+        }
+        try readers.submit { [self] readers in
+            completion(lookup(key, with: readers.variants))
+        }
+    }
+
+    private func lookup(_ key: VariantKey, with reader: DiskCache.Reader?) -> DiskLookup {
+        guard let reader else { return .miss }
+        do {
+            if let memory {
+                switch try reader.read(key.cacheKey) {
+                case .hit(let hit):
+                    let metadata = hit.entry.metadata
+                    guard let format = ImageFormat(mimeType: metadata.contentType) else { return .miss }
+                    let variant = RenderedVariant(
+                        bytes: hit.bytes, format: format, etag: metadata.etag ?? RenderedVariant.etag(for: hit.bytes),
+                        freshness: metadata.freshness)
+                    memory.insert(variant, forKey: key.cacheKey, cost: hit.bytes.count, group: key.group)
+                    return .variant(variant)
+                case .miss:
+                    return .miss
+                case .discarded(let reason):
+                    logDiscard(key, reason)
+                    return .miss
+                }
+            }
+            switch try reader.open(key.cacheKey) {
+            case .hit(let hit):
+                let metadata = hit.entry.metadata
+                guard let format = ImageFormat(mimeType: metadata.contentType), let etag = metadata.etag else {
+                    return .miss
+                }
+                return .file(CachedFile(hit: hit, format: format, etag: etag, freshness: metadata.freshness))
+            case .miss:
+                return .miss
+            case .discarded(let reason):
+                logDiscard(key, reason)
+                return .miss
+            }
+        } catch {
+            logger.error("disk cache lookup failed", metadata: ["key": "\(key.cacheKey)", "error": "\(error)"])
+            return .miss
+        }
+    }
+
+    private func logDiscard(_ key: VariantKey, _ reason: DiskCache.DiscardReason) {
+        logger.warning(
+            "disk cache blob was missing or corrupt: dropped, will be rendered again",
+            metadata: ["key": "\(key.cacheKey)", "reason": "\(reason)"])
+    }
+
+    /// Looks the fresh original of `source` up on a `disk-io` thread. Returns false when there is no
+    /// source cache or the lookup queue is full (then `completion` is never called; fetch instead).
+    func lookupSource(_ source: SourceURL, completion: @escaping @Sendable (FetchedSource?) -> Void) -> Bool {
+        guard sources != nil, let readers else { return false }
+        do {
+            try readers.submit { [self] readers in
+                completion(lookupSource(source, with: readers.sources))
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func lookupSource(_ source: SourceURL, with reader: DiskCache.Reader?) -> FetchedSource? {
+        guard let reader else { return nil }
+        do {
+            switch try reader.read(Self.sourceKey(source)) {
+            case .hit(let hit):
+                let metadata = hit.entry.metadata
+                let now = Timestamp.now()
+                guard metadata.freshness.state(at: now) == .fresh else { return nil }
+                return FetchedSource(
+                    body: hit.bytes, requestedURL: source.string, finalURL: source.string, status: 200,
+                    contentType: metadata.contentType,
+                    headers: FreshnessHeaders(equivalentTo: metadata.freshness, at: now))
+            case .miss:
+                return nil
+            case .discarded(let reason):
+                logger.warning(
+                    "source cache blob was missing or corrupt: dropped, will be fetched again",
+                    metadata: ["source": "\(source)", "reason": "\(reason)"])
+                return nil
+            }
+        } catch {
+            logger.error("source cache lookup failed", metadata: ["source": "\(source)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    // MARK: - Changes
+
+    /// Keeps a rendered variant in both tiers (nothing when it has no freshness). Any thread.
+    func store(_ key: VariantKey, _ variant: RenderedVariant) {
+        guard let freshness = variant.freshness else { return }
+        memory?.insert(variant, forKey: key.cacheKey, cost: variant.bytes.count, group: key.group)
+        guard let variants, let writer else { return }
+        let metadata = DiskCache.EntryMetadata(
+            contentType: variant.format.mimeType, etag: variant.etag, createdAt: Timestamp.now(), freshness: freshness)
+        writer.store(.init(bytes: variant.bytes, key: key.cacheKey, group: key.group, metadata: metadata), in: variants)
+    }
+
+    /// Keeps a fetched original (when there is a source cache). Any thread.
+    func storeSource(_ source: FetchedSource, url: SourceURL, freshness: DiskCache.Freshness) {
+        guard let sources, let writer else { return }
+        let metadata = DiskCache.EntryMetadata(
+            contentType: source.contentType ?? "application/octet-stream", createdAt: Timestamp.now(),
+            freshness: freshness)
+        writer.store(
+            .init(bytes: source.body, key: Self.sourceKey(url), group: CacheGroup(url.string), metadata: metadata),
+            in: sources)
+    }
+
+    /// Replaces the freshness of a stored variant (after a 304): in memory at once, on disk in queue order.
+    func refresh(_ key: VariantKey, _ variant: RenderedVariant) {
+        guard let freshness = variant.freshness else { return }
+        // A variant served from a file (memory tier off) carries no bytes: there is nothing to put in memory.
+        if !variant.bytes.isEmpty {
+            memory?.insert(variant, forKey: key.cacheKey, cost: variant.bytes.count, group: key.group)
+        }
+        guard let variants, let writer else { return }
+        let logger = self.logger
+        writer.perform {
+            do {
+                try variants.updateFreshness(for: key.cacheKey, freshness)
+            } catch {
+                logger.error("disk cache freshness update failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Forgets one variant in both tiers (the origin no longer allows storing it, or it is gone).
+    func remove(_ key: VariantKey) {
+        memory?.removeValue(forKey: key.cacheKey)
+        guard let variants, let writer else { return }
+        let logger = self.logger
+        writer.perform {
+            do {
+                try variants.remove(key.cacheKey)
+            } catch {
+                logger.error("disk cache remove failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Remembers that the origin answered 404 or 410 for `source`.
+    func rememberNotFound(_ source: SourceURL) {
+        guard negativeTTL > .zero else { return }
+        let now = Timestamp.now()
+        let key = Self.notFoundKey(source)
+        notFound.insert(
+            NotFound(validatedAt: now, expiresAt: now.advanced(by: negativeTTL)), forKey: key,
+            cost: 64 + key.variant.utf8.count, group: CacheGroup(source.string))
+    }
+
+    /// Removes every variant of `source` from both tiers, its original and its remembered 404.
+    /// `completion` runs once the disk rows are gone (on the `disk` thread), or at once without a disk tier.
+    /// Work already under way for the source (a render in progress) may store again afterwards.
+    func purge(source: SourceURL, completion: @escaping @Sendable (PurgeReport) -> Void) {
+        let group = CacheGroup(source.string)
+        var report = PurgeReport()
+        report.memoryEntries = memory?.removeAll(inGroup: group) ?? 0
+        notFound.removeAll(inGroup: group)
+        guard let writer else {
+            completion(report)
+            return
+        }
+        let (variants, sources, logger) = (self.variants, self.sources, self.logger)
+        let queued = writer.perform { [report] in
+            var report = report
+            do {
+                report.diskEntries = try variants?.purge(group: group) ?? 0
+                report.sourceEntries = try sources?.purge(group: group) ?? 0
+            } catch {
+                logger.error("disk cache purge failed", metadata: ["source": "\(source)", "error": "\(error)"])
+            }
+            completion(report)
+        }
+        if !queued { completion(report) }
+    }
+
+    /// Evicts least recently used thumbnails from memory until at most `bytes` remain. Returns how many.
+    func trimMemory(toBytes bytes: Int) -> Int {
+        memory?.trim(toBytes: bytes) ?? 0
+    }
+
+    // MARK: - Keys
+
+    /// The source cache's key of an original.
+    static func sourceKey(_ source: SourceURL) -> CacheKey { CacheKey("src " + source.string) }
+
+    private static func notFoundKey(_ source: SourceURL) -> CacheKey { CacheKey("404 " + source.string) }
+}
+
+/// Where a cached entry stands in its life.
+enum FreshnessState: Sendable, Equatable {
+    /// Serve it.
+    case fresh
+    /// Expired but within `stale_if_error`: serve it at once and revalidate in the background.
+    case stale
+    /// Past `stale_if_error`: the request waits for a revalidation.
+    case expired
+}
+
+extension DiskCache.Freshness {
+    /// The state at `now`.
+    func state(at now: Timestamp) -> FreshnessState {
+        guard let expiresAt, now >= expiresAt else { return .fresh }
+        if let staleIfErrorUntil, now < staleIfErrorUntil { return .stale }
+        return .expired
+    }
+
+    /// Whole seconds since the origin last confirmed the content, for the `Age` header.
+    func age(at now: Timestamp) -> Int {
+        max(0, Int((now.millisecondsSinceEpoch - validatedAt.millisecondsSinceEpoch) / 1000))
+    }
+}
+
+extension FreshnessHeaders {
+    /// Headers that make ``FreshnessPolicy`` give back `freshness` (for a source read from the source
+    /// cache, so the thumbnails rendered from it keep the source's deadlines and validators).
+    init(equivalentTo freshness: DiskCache.Freshness, at now: Timestamp) {
+        let lifetime = freshness.expiresAt.map {
+            max(0, ($0.millisecondsSinceEpoch - freshness.validatedAt.millisecondsSinceEpoch) / 1000)
+        }
+        self.init(
+            cacheControl: lifetime.map { "max-age=\($0)" }, age: String(freshness.age(at: now)),
+            etag: freshness.originETag, lastModified: freshness.originLastModified)
+    }
+}
