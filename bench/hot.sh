@@ -18,6 +18,9 @@
 # the listen address is always 127.0.0.1:18041.
 # Results (raw wrk output, warm-up log, CPU accounting, summary.md) go to bench/results/<UTC time>-hot[-memoff]/.
 set -euo pipefail
+# Paths given relative to the caller's directory, before moving to the repository root.
+if [ -n "${THUMBD_BIN:-}" ]; then THUMBD_BIN="$(realpath -m "$THUMBD_BIN")"; fi
+if [ -n "${PEERS:-}" ]; then PEERS="$(realpath -m "$PEERS")"; fi
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 duration="${DURATION:-10s}"
