@@ -71,6 +71,25 @@ extension Integration {
             #expect(harness.origin.hits("/kept.jpg") == 1)
         }
 
+        @Test func theBearerSchemeIsCaseInsensitive() async throws {
+            // Given a service with an admin token (RFC 9110 §11.1: the scheme is a case-insensitive token)
+            let harness = try Harness(["admin.token": Self.token])
+
+            // When trim is asked with the scheme spelled in other cases
+            for scheme in ["bearer", "BEARER", "bEaReR"] {
+                let response = try await harness.request(
+                    "/cache/trim", method: "POST", headers: [("Authorization", "\(scheme) \(Self.token)")],
+                    body: "{\"memory_bytes\": 0}")
+
+                // Then it is authorized; the token itself stays case-sensitive
+                #expect(response.status == 200, "\(scheme): \(response.text)")
+                let upper = try await harness.request(
+                    "/cache/trim", method: "POST", headers: [("Authorization", "\(scheme) \(Self.token.uppercased())")],
+                    body: "{\"memory_bytes\": 0}")
+                expectJSONError(upper, status: 403)
+            }
+        }
+
         @Test func purgeRemovesEveryVariantOfOneSourceFromBothTiersAndKeepsOtherSources() async throws {
             // Given two variants of one source and one of another, each rendered once
             let harness = try Harness(["admin.token": Self.token])
