@@ -76,14 +76,19 @@ final class AdminService: Sendable {
                     + "\"memory_entries\": \(statistics?.currentEntries ?? 0)}"))
     }
 
-    /// 403 unless the request carries `Authorization: Bearer <token>`, compared in constant time.
+    /// 403 unless the request carries `Authorization: Bearer <token>`, compared in constant time. The scheme
+    /// is matched case-insensitively (RFC 9110 §11.1: `bearer` is the same scheme); the token is not.
     private func authorize(_ request: HTTPRequest, _ responder: HTTPResponder) -> Bool {
         let presented = request.headers["authorization"].map { Array($0.utf8) } ?? []
-        let prefix = Array("Bearer ".utf8)
+        let prefix = Array("bearer ".utf8)
         var matches = presented.count == prefix.count + token.count
         var difference: UInt8 = 0
         if matches {
-            for index in prefix.indices { difference |= presented[index] ^ prefix[index] }
+            for index in prefix.indices {
+                let byte = presented[index]
+                let lowered = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+                difference |= lowered ^ prefix[index]
+            }
             for index in token.indices { difference |= presented[prefix.count + index] ^ token[index] }
         }
         matches = matches && difference == 0

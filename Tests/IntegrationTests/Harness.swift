@@ -34,23 +34,46 @@ final class Harness: Sendable {
         "log.level": "error",
     ]
 
-    init(_ overrides: [String: String] = [:]) throws {
-        directory = try TempDirectory(prefix: "thumbd-integration")
+    /// Whether this harness made `origin` (and so stops it when released).
+    private let ownsOrigin: Bool
+
+    /// Starts a service configured with `overrides`.
+    /// - Parameters:
+    ///   - directory: a directory to reuse (config file and `cache/`) instead of a new one: a restart on the
+    ///     same cache. The service that used it before must be shut down *and released* first: each disk
+    ///     cache holds a `flock` on its directory until it is deallocated.
+    ///   - origin: an origin to reuse instead of a new one, so that source URLs (and the cache keys made from
+    ///     them) stay the same across a restart. The caller keeps it running.
+    ///   - logs: where the service's log records go; `nil` discards them.
+    init(
+        _ overrides: [String: String] = [:], directory: TempDirectory? = nil, origin: LoopbackOrigin? = nil,
+        logs: LogRecorder? = nil
+    ) throws {
+        self.directory = try directory ?? TempDirectory(prefix: "thumbd-integration")
         var values = Self.baseConfiguration.merging(overrides) { _, new in new }
-        values["cache.disk.path"] = directory.appending("cache")
-        let path = directory.appending("thumbd.yaml")
+        values["cache.disk.path"] = self.directory.appending("cache")
+        let path = self.directory.appending("thumbd.yaml")
         try Data(Self.yaml(values).utf8).write(to: URL(fileURLWithPath: path))
         let settings = try ConfigFile(path: path, environment: [:]).load()
-        let logger = Logger(label: "thumbd-integration") { _ in SwiftLogNoOpLogHandler() }
+        let logger = Logger(label: "thumbd-integration") { _ -> any LogHandler in
+            if let logs { return RecordingLogHandler(recorder: logs) }
+            return SwiftLogNoOpLogHandler()
+        }
         service = try ThumbdService(settings: settings, logger: logger)
-        origin = try LoopbackOrigin(host: originHost)
+        ownsOrigin = origin == nil
+        self.origin = try origin ?? LoopbackOrigin(host: originHost)
         try service.start()
         port = try #require(service.localAddresses.first?.port)
     }
 
     deinit {
         service.shutdown()
-        origin.stop()
+        if ownsOrigin { origin.stop() }
+    }
+
+    /// `<directory>/cache/<tier>`: the thumbnail disk cache (`thumbnails`) or the originals (`sources`).
+    func cacheDirectory(_ tier: String = "thumbnails") -> String {
+        directory.appending("cache/\(tier)")
     }
 
     /// One service with the base configuration for the tests that need nothing special. Never stopped: it
@@ -77,11 +100,12 @@ final class Harness: Sendable {
 
     /// Sends one request on a new connection and reads the response (on a thread of its own: see ``blocking(_:)``).
     func request(
-        _ target: String, method: String = "GET", headers: [(String, String)] = [], timeout: Duration = .seconds(30)
+        _ target: String, method: String = "GET", headers: [(String, String)] = [], body: String? = nil,
+        timeout: Duration = .seconds(30)
     ) async throws -> RawHTTPClient.Response {
         try await blocking { [self] in
             let client = try client()
-            try client.send(Self.requestText(target, method: method, headers: headers))
+            try client.send(Self.requestText(target, method: method, headers: headers, body: body))
             return try client.readResponse(forHead: method == "HEAD", timeout: timeout)
         }
     }
@@ -91,11 +115,14 @@ final class Harness: Sendable {
         try await blocking { [self] in service.shutdown() }
     }
 
-    /// The bytes of a keep-alive request.
-    static func requestText(_ target: String, method: String = "GET", headers: [(String, String)] = []) -> String {
+    /// The bytes of a keep-alive request; a `body` gets its `Content-Length`.
+    static func requestText(
+        _ target: String, method: String = "GET", headers: [(String, String)] = [], body: String? = nil
+    ) -> String {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: thumbd.test\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        return text + "\r\n"
+        if let body { text += "Content-Length: \(body.utf8.count)\r\n" }
+        return text + "\r\n" + (body ?? "")
     }
 
     /// Every byte outside RFC 3986's unreserved set as `%XX`, so the value survives as one query parameter.
@@ -272,3 +299,50 @@ final class RefusingPort: Sendable {
 }
 
 struct RefusingPortError: Error {}
+
+// MARK: - Logs
+
+/// The log records of one service, kept so a test can check that something "is logged".
+final class LogRecorder: Sendable {
+    /// One log call.
+    struct Record: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: [String: String]
+    }
+
+    private let records = Mutex<[Record]>([])
+
+    /// Everything logged so far, in order.
+    var all: [Record] { records.withLock { $0 } }
+
+    /// The records at `level` or above whose message contains `text`.
+    func matching(_ text: String, atLeast level: Logger.Level) -> [Record] {
+        all.filter { $0.level >= level && $0.message.contains(text) }
+    }
+
+    fileprivate func append(_ record: Record) {
+        records.withLock { $0.append(record) }
+    }
+}
+
+/// A `LogHandler` that hands every record (debug and above) to a ``LogRecorder``.
+struct RecordingLogHandler: LogHandler {
+    let recorder: LogRecorder
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+    var metadataProvider: Logger.MetadataProvider?
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        recorder.append(
+            LogRecorder.Record(
+                level: event.level, message: event.message.description,
+                metadata: merged.mapValues { $0.description }))
+    }
+}
