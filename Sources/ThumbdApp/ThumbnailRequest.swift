@@ -21,10 +21,7 @@ struct ThumbnailRequest: Sendable {
     /// `sig`, when given (checked by the signature verifier, never logged).
     let signature: String?
     /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`).
-    var variesOnAccept: Bool {
-        if case .auto = spec.format { return true }
-        return false
-    }
+    var variesOnAccept: Bool { spec.format.isAuto }
 
     /// Parses the raw query of a `/thumb` request.
     /// - Parameters:
@@ -159,5 +156,13 @@ struct ThumbnailRequest: Sendable {
         case "quality": "q"
         default: field
         }
+    }
+}
+
+extension FormatRequest {
+    /// Whether the format is negotiated from `Accept` (the answer then varies on it).
+    var isAuto: Bool {
+        if case .auto = self { return true }
+        return false
     }
 }

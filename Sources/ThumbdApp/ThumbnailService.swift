@@ -40,10 +40,22 @@ final class ThumbnailService: Sendable {
 
     /// The route handler for `/thumb`, on an event loop.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let rawQuery = request.query ?? ""
+        let accept = Self.listValue(request.headers.values(for: "accept"))
+        let alias = cache.map { _ in ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept) }
+        // The hit path: a request seen before, whose thumbnail is in memory, skips parsing.
+        if let cache, let alias, let key = cache.aliasHit(alias), let variant = cache.memoryHit(key) {
+            let conditions = ResponseConditions(
+                ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
+                variesOnAccept: key.spec.format.isAuto)
+            serveCached(
+                variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: Timestamp.now(), conditions,
+                responder)
+            return
+        }
         let thumbnailRequest: ThumbnailRequest
         do {
-            thumbnailRequest = try ThumbnailRequest(
-                rawQuery: request.query ?? "", accept: Self.listValue(request.headers.values(for: "accept")))
+            thumbnailRequest = try ThumbnailRequest(rawQuery: rawQuery, accept: accept)
         } catch {
             responder.respond(ErrorResponse(error).response)
             return
@@ -53,7 +65,8 @@ final class ThumbnailService: Sendable {
             ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
             variesOnAccept: thumbnailRequest.variesOnAccept)
         let now = Timestamp.now()
-        if let cache {
+        if let cache, let alias {
+            cache.rememberAlias(alias, key)
             if let variant = cache.memoryHit(key) {
                 serveCached(
                     variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: now, conditions, responder)
