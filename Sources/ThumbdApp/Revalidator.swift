@@ -76,8 +76,9 @@ final class Revalidator: Sendable {
         case .success(.notModified(let headers)):
             let previous = current.freshness ?? DiskCache.Freshness(validatedAt: Timestamp.now())
             let refreshed = current.refreshed(policy.refreshed(previous, with: headers, receivedAt: Timestamp.now()))
-            cache.refresh(key, refreshed)
-            finish(key, .success((refreshed, .revalidated)))
+            // Ends when lookups see the new deadline (memory at once; disk after its update), so that no
+            // request in between starts a second revalidation.
+            cache.refresh(key, refreshed) { [self] in finish(key, .success((refreshed, .revalidated))) }
         case .success(.modified(let source)):
             do {
                 try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
@@ -104,12 +105,13 @@ final class Revalidator: Sendable {
             let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
             let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy)
             if let freshness = variant.freshness {
-                cache.store(key, variant)
                 cache.storeSource(source, url: key.source, freshness: freshness)
+                // As for a 304: ends when lookups find the new variant, not the old expired one.
+                cache.store(key, variant) { [self] in finish(key, .success((variant, .miss))) }
             } else {
                 cache.remove(key)
+                finish(key, .success((variant, .miss)))
             }
-            finish(key, .success((variant, .miss)))
         } catch {
             finish(key, .failure(.thumbnail(error)))
         }
