@@ -159,6 +159,61 @@ extension Integration.CacheFreshnessTests {
         #expect(harness.service.renderCounters.sourceCacheHits == 0)
     }
 
+    // MARK: - One revalidation, also when only the disk tier holds the entry
+
+    /// How the origin answers the revalidation.
+    enum RevalidationAnswer: String, Sendable, CaseIterable {
+        /// 304: the same thumbnail, fresh for a minute.
+        case notModified
+        /// 200 with another picture.
+        case modified
+    }
+
+    @Test(arguments: RevalidationAnswer.allCases)
+    func withTheMemoryTierOffBackToBackRequestsStillMakeOneRevalidation(_ answer: RevalidationAnswer) async throws {
+        // Given an expired thumbnail on disk only, being revalidated (the origin holds its answer behind a gate)
+        let harness = try Harness(["cache.min_ttl": "0s", "cache.memory.max_bytes": "0"])
+        let path = "/disk-race.jpg"
+        harness.origin.route(path, Self.conditional(cacheControl: "max-age=1"))
+        let target = harness.thumbTarget(path, "w=32&format=png")
+        let first = try await harness.request(target)
+        let variants = try #require(harness.service.cache.variants)
+        #expect(await eventually { variants.statistics.currentEntries == 1 })
+        let revalidated = answer == .notModified ? Self.conditional(cacheControl: "max-age=60") : Self.changedSource
+        harness.origin.route(path, .gate("answer", then: revalidated))
+        try await Task.sleep(for: Self.pastOneSecondLifetime)
+        #expect(try await harness.request(target).header("x-cache") == "STALE")
+        #expect(await eventually { harness.origin.hits(path) == 2 })
+
+        // When three keep-alive clients ask back to back while the origin answers, until the entry is fresh
+        let port = harness.port
+        let clients = (0..<3).map { _ in
+            onThread { () throws -> [String] in
+                let client = try RawHTTPClient(host: "127.0.0.1", port: port)
+                var outcomes: [String] = []
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline, outcomes.suffix(20).filter({ $0 == "HIT-DISK" }).count < 20 {
+                    try client.send(Harness.requestText(target))
+                    outcomes.append(try client.readResponse(timeout: .seconds(10)).header("x-cache") ?? "-")
+                }
+                return outcomes
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        harness.origin.openGate("answer")
+        var outcomes: [String] = []
+        for client in clients { outcomes += try await client.value() }
+
+        // Then they saw the stale entry, then the fresh one, and the origin was asked exactly once more: no
+        // request found the old deadline on disk after the revalidation had ended
+        #expect(outcomes.allSatisfy { $0 == "STALE" || $0 == "HIT-DISK" }, "\(Set(outcomes))")
+        #expect(outcomes.suffix(20) == Array(repeating: "HIT-DISK", count: 20))
+        #expect(Self.conditionalRequests(harness.origin, path).count == 1)
+        #expect(harness.origin.hits(path) == 2)
+        let fresh = try await harness.request(target)
+        #expect((fresh.header("etag") == first.header("etag")) == (answer == .notModified))
+    }
+
     // MARK: - Lifetimes from the origin's headers
 
     @Test func lifetimeComesFromExpiresAndDateOrSMaxAgeOrTheDefaultAndAgeCountsFromTheOrigin() async throws {

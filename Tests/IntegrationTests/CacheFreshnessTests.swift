@@ -219,6 +219,39 @@ extension Integration {
             #expect(Self.conditionalRequests(harness.origin, path).count == 1)
         }
 
+        @Test(arguments: [("1h", "STALE"), ("0s", "REVALIDATED")])
+        func withTheMemoryTierOffAnExpiredDiskEntryIsRevalidatedOnDisk(
+            staleIfError: String, outcome: String
+        ) async throws {
+            // Given a thumbnail kept one second on disk only (sent with sendfile)
+            let harness = try Harness(
+                ["cache.min_ttl": "0s", "cache.memory.max_bytes": "0", "cache.stale_if_error": staleIfError])
+            let path = "/disk-only.jpg"
+            harness.origin.route(path, Self.conditional(cacheControl: "max-age=1"))
+            let target = harness.thumbTarget(path, "w=32&format=png")
+            let first = try await harness.request(target)
+            let variants = try #require(harness.service.cache.variants)
+            #expect(await eventually { variants.statistics.currentEntries == 1 })
+            #expect(try await harness.request(target).header("x-cache") == "HIT-DISK")
+
+            // When it has expired and the origin confirms it with a 304 granting a minute
+            harness.origin.route(path, Self.conditional(cacheControl: "max-age=60"))
+            try await Task.sleep(for: Self.pastOneSecondLifetime)
+            let expired = try await harness.request(target)
+
+            // Then the disk copy is served (at once, or after the 304), and soon fresh again on disk
+            #expect(expired.status == 200)
+            #expect(expired.header("x-cache") == outcome)
+            #expect(expired.body == first.body)
+            let fresh = try #require(try await Self.poll(harness, target) { $0.header("x-cache") == "HIT-DISK" })
+            #expect(fresh.body == first.body)
+            #expect(fresh.header("etag") == first.header("etag"))
+            // And one conditional request did it, without a render
+            #expect(Self.conditionalRequests(harness.origin, path).count == 1)
+            #expect(harness.origin.hits(path) == 2)
+            #expect(harness.service.renderCounters.rendersStarted == 1)
+        }
+
         // MARK: - Origin failures
 
         /// How the origin fails a revalidation.
