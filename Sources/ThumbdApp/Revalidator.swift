@@ -28,7 +28,7 @@ final class Revalidator: Sendable {
     private let cache: ThumbnailCache
     private let policy: FreshnessPolicy
     private let logger: Logger
-    private let flights = Mutex<[VariantKey: [Completion]]>([:])
+    private let flights = Mutex<Flights>(Flights())
     private let started = Atomic<Int>(0)
 
     init(
@@ -43,19 +43,41 @@ final class Revalidator: Sendable {
         self.logger = logger
     }
 
+    /// Revalidations under way, and the ones that ended in the last seconds with a fresh entry.
+    private struct Flights {
+        var waiting: [VariantKey: [Completion]] = [:]
+        /// A request may have read the old entry just before a revalidation stored its result, and ask for
+        /// a revalidation just after it ended: such a copy (validated before this result) gets the result
+        /// instead of a second conditional request. Kept ``recentWindow``, pruned as results come in.
+        var recent: [VariantKey: (result: (RenderedVariant, CacheOutcome), endedAt: ContinuousClock.Instant)] = [:]
+    }
+
+    /// Longer than any lookup takes between reading an entry and asking for its revalidation.
+    private static let recentWindow = Duration.seconds(5)
+
     /// Revalidations sent to the origin since start.
     var revalidationsStarted: Int { started.load(ordering: .relaxed) }
 
     /// Revalidates `key`, whose cached entry is `current`, unless a revalidation of it is under way;
     /// `waiter` (if any) is answered when it ends, on a fetch or render thread.
     func revalidate(_ key: VariantKey, current: RenderedVariant, waiter: Completion?) {
-        let isFirst = flights.withLock { flights -> Bool in
-            if flights[key] != nil {
-                if let waiter { flights[key]?.append(waiter) }
-                return false
+        let (isFirst, ended) = flights.withLock { flights -> (Bool, (RenderedVariant, CacheOutcome)?) in
+            if flights.waiting[key] != nil {
+                if let waiter { flights.waiting[key]?.append(waiter) }
+                return (false, nil)
             }
-            flights[key] = waiter.map { [$0] } ?? []
-            return true
+            if let recent = flights.recent[key], ContinuousClock.now - recent.endedAt < Self.recentWindow,
+                let newer = recent.result.0.freshness?.validatedAt, let read = current.freshness?.validatedAt,
+                read < newer
+            {
+                return (false, recent.result)
+            }
+            flights.waiting[key] = waiter.map { [$0] } ?? []
+            return (true, nil)
+        }
+        if let ended {
+            waiter?(.success(ended))
+            return
         }
         guard isFirst else { return }
         started.add(1, ordering: .relaxed)
@@ -76,8 +98,9 @@ final class Revalidator: Sendable {
         case .success(.notModified(let headers)):
             let previous = current.freshness ?? DiskCache.Freshness(validatedAt: Timestamp.now())
             let refreshed = current.refreshed(policy.refreshed(previous, with: headers, receivedAt: Timestamp.now()))
-            cache.refresh(key, refreshed)
-            finish(key, .success((refreshed, .revalidated)))
+            // Ends when lookups see the new deadline (memory at once; disk after its update), so that no
+            // request in between starts a second revalidation.
+            cache.refresh(key, refreshed) { [self] in finish(key, .success((refreshed, .revalidated))) }
         case .success(.modified(let source)):
             do {
                 try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
@@ -104,19 +127,27 @@ final class Revalidator: Sendable {
             let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
             let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy)
             if let freshness = variant.freshness {
-                cache.store(key, variant)
                 cache.storeSource(source, url: key.source, freshness: freshness)
+                // As for a 304: ends when lookups find the new variant, not the old expired one.
+                cache.store(key, variant) { [self] in finish(key, .success((variant, .miss))) }
             } else {
                 cache.remove(key)
+                finish(key, .success((variant, .miss)))
             }
-            finish(key, .success((variant, .miss)))
         } catch {
             finish(key, .failure(.thumbnail(error)))
         }
     }
 
     private func finish(_ key: VariantKey, _ result: Result<(RenderedVariant, CacheOutcome), ServiceError>) {
-        let waiters = flights.withLock { $0.removeValue(forKey: key) } ?? []
+        let waiters = flights.withLock { flights -> [Completion] in
+            let now = ContinuousClock.now
+            if flights.recent.count >= 64 {
+                flights.recent = flights.recent.filter { now - $0.value.endedAt < Self.recentWindow }
+            }
+            if case .success(let ended) = result, ended.0.freshness != nil { flights.recent[key] = (ended, now) }
+            return flights.waiting.removeValue(forKey: key) ?? []
+        }
         for waiter in waiters { waiter(result) }
     }
 }

@@ -281,13 +281,23 @@ final class ThumbnailCache: Sendable {
     // MARK: - Changes
 
     /// Keeps a rendered variant in both tiers (nothing when it has no freshness). Any thread.
-    func store(_ key: VariantKey, _ variant: RenderedVariant) {
-        guard let freshness = variant.freshness else { return }
-        memory?.insert(variant, forKey: key.cacheKey, cost: variant.bytes.count, group: key.group)
-        guard let variants, let writer else { return }
+    ///
+    /// `visible` runs once a lookup finds the variant: at once when the memory tier took it, else after the
+    /// disk write (on the `disk` thread), or at once when it cannot be stored at all.
+    func store(_ key: VariantKey, _ variant: RenderedVariant, visible: @escaping @Sendable () -> Void = {}) {
+        guard let freshness = variant.freshness else { return visible() }
+        let inMemory =
+            memory?.insert(variant, forKey: key.cacheKey, cost: variant.bytes.count, group: key.group) ?? false
+        if inMemory { visible() }
+        guard let variants, let writer else {
+            if !inMemory { visible() }
+            return
+        }
         let metadata = DiskCache.EntryMetadata(
             contentType: variant.format.mimeType, etag: variant.etag, createdAt: Timestamp.now(), freshness: freshness)
         writer.store(.init(bytes: variant.bytes, key: key.cacheKey, group: key.group, metadata: metadata), in: variants)
+        // `perform` runs after the store queued before it.
+        if !inMemory, !writer.perform(visible) { visible() }
     }
 
     /// Keeps a fetched original (when there is a source cache). Any thread.
@@ -302,21 +312,31 @@ final class ThumbnailCache: Sendable {
     }
 
     /// Replaces the freshness of a stored variant (after a 304): in memory at once, on disk in queue order.
-    func refresh(_ key: VariantKey, _ variant: RenderedVariant) {
-        guard let freshness = variant.freshness else { return }
+    ///
+    /// `visible` runs once a lookup finds the new freshness: at once when the memory tier took the variant,
+    /// else after the disk update (on the `disk` thread). A revalidation ends only then: a request in between
+    /// would still find the old deadline and send the origin a second conditional request.
+    func refresh(_ key: VariantKey, _ variant: RenderedVariant, visible: @escaping @Sendable () -> Void = {}) {
+        guard let freshness = variant.freshness else { return visible() }
         // A variant served from a file (memory tier off) carries no bytes: there is nothing to put in memory.
-        if !variant.bytes.isEmpty {
-            memory?.insert(variant, forKey: key.cacheKey, cost: variant.bytes.count, group: key.group)
+        let inMemory =
+            !variant.bytes.isEmpty
+            && (memory?.insert(variant, forKey: key.cacheKey, cost: variant.bytes.count, group: key.group) ?? false)
+        if inMemory { visible() }
+        guard let variants, let writer else {
+            if !inMemory { visible() }
+            return
         }
-        guard let variants, let writer else { return }
         let logger = self.logger
-        writer.perform {
+        let queued = writer.perform {
             do {
                 try variants.updateFreshness(for: key.cacheKey, freshness)
             } catch {
                 logger.error("disk cache freshness update failed", metadata: ["error": "\(error)"])
             }
+            if !inMemory { visible() }
         }
+        if !queued, !inMemory { visible() }
     }
 
     /// Forgets one variant in both tiers (the origin no longer allows storing it, or it is gone).
