@@ -21,7 +21,7 @@ final class ThumbnailCache: Sendable {
     struct Configuration: Sendable {
         /// The memory tier; `nil` turns it off (`cache.memory.max_bytes: 0`).
         var memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>.Configuration?
-        /// The thumbnail disk tier; `nil` turns it off (`cache.disk.max_bytes: 0`).
+        /// The thumbnail disk tier; `nil` turns it off (tests only: `cache.disk.max_bytes` must be positive).
         var variantsDisk: DiskCache.Configuration?
         /// The source originals; `nil` when `cache.sources` is false or the disk tier is off.
         var sourcesDisk: DiskCache.Configuration?

@@ -57,7 +57,9 @@ final class ThumbnailService: Sendable {
         do {
             thumbnailRequest = try ThumbnailRequest(rawQuery: rawQuery, accept: accept)
         } catch {
-            responder.respond(ErrorResponse(error).response)
+            var response = ErrorResponse(error).response
+            Self.addCacheHeaders(&response, .miss, age: 0)
+            responder.respond(response)
             return
         }
         let key = VariantKey(source: thumbnailRequest.source, spec: thumbnailer.normalized(thumbnailRequest.spec))
@@ -85,7 +87,9 @@ final class ThumbnailService: Sendable {
         do {
             _ = try thumbnailer.outputFormats(for: key.spec.format)
         } catch {
-            responder.respond(ErrorResponse(error).response)
+            var response = ErrorResponse(error).response
+            Self.addCacheHeaders(&response, .miss, age: 0)
+            responder.respond(response)
             return
         }
         guard let cache, cache.hasDiskTier else {
