@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
 import EventLoops
+import Glibc
 import Logging
 import OriginFetch
 import Thumbnailing
@@ -219,6 +220,7 @@ final class ThumbnailCache: Sendable {
                 guard let format = ImageFormat(mimeType: metadata.contentType), let etag = metadata.etag else {
                     return .miss
                 }
+                Self.warmPageCache(hit.descriptor, size: hit.entry.sizeBytes)
                 return .file(CachedFile(hit: hit, format: format, etag: etag, freshness: metadata.freshness))
             case .miss:
                 return .miss
@@ -229,6 +231,27 @@ final class ThumbnailCache: Sendable {
         } catch {
             logger.error("disk cache lookup failed", metadata: ["key": "\(key.cacheKey)", "error": "\(error)"])
             return .miss
+        }
+    }
+
+    /// Reads the blob once here, on the `disk-io` thread, so that the event loop's `sendfile` finds every
+    /// page in the page cache and never waits for the disk (a cold file would otherwise stall the loop and
+    /// every connection on it). The copy costs about a microsecond per 10 KB, less than one syscall.
+    private static func warmPageCache(_ descriptor: Int32, size: Int) {
+        let chunk = min(size, 64 << 10)
+        guard chunk > 0 else { return }
+        withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 16) { buffer in
+            var offset = 0
+            while offset < size {
+                let count = pread(descriptor, buffer.baseAddress, min(chunk, size - offset), off_t(offset))
+                if count > 0 {
+                    offset += count
+                } else if count < 0, errno == EINTR {
+                    continue
+                } else {
+                    return  // the size was checked; a short file is caught by the send
+                }
+            }
         }
     }
 
