@@ -30,7 +30,9 @@ extension Integration {
             let configuration = directory.appending("thumbd.yaml")
             try ThumbdChild.writeConfiguration(to: configuration)
             let cacheDirectory = directory.appending("cache")
-            let first = try await blocking { try ThumbdChild(configuration: configuration, cacheDirectory: cacheDirectory) }
+            let first = try await blocking {
+                try ThumbdChild(configuration: configuration, cacheDirectory: cacheDirectory)
+            }
 
             // When it gets SIGKILL once 300 of 1,000 distinct variants are answered, at a moment when a batch of
             // blobs is being written (its temp files exist), while the renders go on
@@ -40,6 +42,7 @@ extension Integration {
             }
             let killedBy = try await blocking { first.process.wait(timeout: .seconds(10)) }
             #expect(killedBy == .signalled(SIGKILL))
+            #expect(crashed.killConditionHeld, "no batch was being written when the kill came")
             let afterCrash = try CacheCensus(root: cacheDirectory + "/thumbnails", countRows: true)
 
             // and is started again on the same directory, which then answers every variant
@@ -65,7 +68,9 @@ extension Integration {
             }
             #expect(settled, "the blob files did not settle")
             let stopped = try await blocking { second.stop() }
-            #expect(stopped == .exited(0), "\(stopped.map { "\($0)" } ?? "running"); stderr: \(second.process.standardError)")
+            #expect(
+                stopped == .exited(0),
+                "\(stopped.map { "\($0)" } ?? "running"); stderr: \(second.process.standardError)")
             let thumbnails = try CacheCensus.reconciledInTest(cacheDirectory + "/thumbnails")
             #expect(thumbnails.temporaryFiles == 0)
             #expect(thumbnails.orphanFilesRemoved == 0)
@@ -126,12 +131,16 @@ extension Integration {
             #expect(try await blocking { warmUp.stop() } == .exited(0))
 
             // When thumbd starts on it
-            let child = try await blocking { try ThumbdChild(configuration: configuration, cacheDirectory: cacheDirectory) }
+            let child = try await blocking {
+                try ThumbdChild(configuration: configuration, cacheDirectory: cacheDirectory)
+            }
             let ready = try await blocking { try Self.timeToReady(child) }
             let (hits, firstHit) = try await blocking {
                 let first = try child.get(probes[0].target, timeout: .seconds(10))
                 let firstHit = ContinuousClock.now - child.spawnedAt
-                return ([first] + (try probes.dropFirst().map { try child.get($0.target, timeout: .seconds(10)) }), firstHit)
+                return (
+                    [first] + (try probes.dropFirst().map { try child.get($0.target, timeout: .seconds(10)) }), firstHit
+                )
             }
             #expect(try await blocking { child.stop() } == .exited(0), "stderr: \(child.process.standardError)")
 
@@ -149,7 +158,8 @@ extension Integration {
 
             print(
                 "restart-100k: fill \(fillTime); spawn to /ready 200: \(ready.elapsed) (\(emptyReady.elapsed) with an "
-                    + "empty cache); spawn to first disk hit answered: \(firstHit); in-process init + start \(inProcess)")
+                    + "empty cache); spawn to first disk hit answered: \(firstHit); in-process init + start \(inProcess)"
+            )
         }
 
         /// `/ready` once the child listens: its status, and the time from the spawn to its answer.

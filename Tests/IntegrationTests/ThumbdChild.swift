@@ -108,7 +108,8 @@ extension ThumbdChild {
     /// `killWhen` holds (polled every 100 µs; at the latest 60 s after the start); the workers then stop at
     /// their first failed request. Blocks the calling thread.
     func requestAll(
-        _ targets: [String], threads: Int = 8, killAfter: Int? = nil, killWhen: @escaping @Sendable () -> Bool = { true }
+        _ targets: [String], threads: Int = 8, killAfter: Int? = nil,
+        killWhen: @escaping @Sendable () -> Bool = { true }
     ) -> RequestRound {
         let next = Atomic<Int>(0)
         let answered = Atomic<Int>(0)
