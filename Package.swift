@@ -144,7 +144,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "ThumbdTestSupport"],
+            dependencies: [
+                "ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "ThumbdTestSupport",
+            ],
             swiftSettings: swiftSettings),
     ]
 )

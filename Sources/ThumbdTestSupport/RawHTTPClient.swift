@@ -83,7 +83,9 @@ package final class RawHTTPClient {
         }
         guard rc == 0 else {
             let error = errno
-            Glibc.close(fd)
+            // A class whose stored properties are all set runs `deinit` when its init throws: closing here
+            // without marking it would close the descriptor a second time, by then maybe another thread's socket.
+            close()
             throw ClientError.system("connect", error)
         }
     }
