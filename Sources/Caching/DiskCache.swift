@@ -112,6 +112,14 @@ package final class DiskCache: @unchecked Sendable {
         try Reader(shared: shared)
     }
 
+    /// Counts a hit on `key` served without a lookup (from a blob the app still holds open) and buffers its
+    /// last-access update for the next ``flush()``, like a ``Reader`` hit, so that eviction still sees it
+    /// as recently used. Thread-safe and cheap (one short lock); no I/O.
+    package func recordHit(_ key: CacheKey) {
+        shared.recordTouch(keyHash: Int64(bitPattern: key.hash))
+        shared.hits.add(1, ordering: .relaxed)
+    }
+
     /// Current counters and sizes. Thread-safe.
     package var statistics: Statistics {
         Statistics(

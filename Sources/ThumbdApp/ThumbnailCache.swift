@@ -4,6 +4,7 @@ import EventLoops
 import Glibc
 import Logging
 import OriginFetch
+import Synchronization
 import Thumbnailing
 
 /// The two tiers put together for thumbnails, plus the source originals and the memory of origin 404s.
@@ -30,6 +31,10 @@ final class ThumbnailCache: Sendable {
         var negativeTTL: Duration = .seconds(60)
         /// Origin 404s remembered at most.
         var maxNotFoundEntries = 10_000
+        /// Blob files kept open when the memory tier is off (descriptors), at most.
+        var openBlobsMaxEntries = 4096
+        /// Bytes of the blob files kept open when the memory tier is off, at most.
+        var openBlobsMaxBytes = 64 << 20
         /// `disk-io` threads.
         var readerThreads = 2
         /// Lookups waiting for a `disk-io` thread at most.
@@ -72,9 +77,20 @@ final class ThumbnailCache: Sendable {
     }
 
     let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>?
-    /// Raw request (query + `Accept`) → the variant key it parsed to, beside the memory tier: a repeated
+    /// Raw request (query + `Accept`) → the variant key it parsed to (~1/16 of the memory budget): a repeated
     /// request finds its thumbnail without parsing and normalising again (see ``aliasHit(_:)``).
-    private let aliases: MemoryCache<CacheKey, CacheGroup, VariantKey>?
+    private let aliases: MemoryCache<CacheKey, CacheGroup, VariantKey>
+    /// With the memory tier off: blobs found on disk, kept open with their metadata (nginx's
+    /// `open_file_cache`), so that a repeated disk hit is sent with `sendfile` from the event loop without a
+    /// hop, a query or an `open`. Blobs are immutable (a new version gets a new file), so an open descriptor
+    /// always holds the bytes it was verified with; entries go when their key is stored, refreshed, removed or
+    /// purged. An entry evicted from disk behind its back keeps its (unlinked) file alive until it leaves
+    /// this cache, which is bounded by ``Configuration/openBlobsMaxBytes``.
+    private let openBlobs: MemoryCache<CacheKey, CacheGroup, CachedFile>?
+    /// Bumped by every change that makes an open blob outdated. A `disk-io` lookup keeps what it opened only
+    /// if no change happened since it began (checked and inserted under this lock): otherwise a lookup that
+    /// read a row just before a purge or a 304 could put the outdated blob back after it was forgotten.
+    private let openBlobsGeneration = Mutex<UInt64>(0)
     let variants: DiskCache?
     let sources: DiskCache?
     private let notFound: MemoryCache<CacheKey, CacheGroup, NotFound>
@@ -90,9 +106,17 @@ final class ThumbnailCache: Sendable {
         self.logger = logger
         memory = try configuration.memory.map { try MemoryCache(configuration: $0) }
         // About 200 bytes per alias (key text + entry): at most ~1/16 of the memory tier's budget.
-        aliases = try configuration.memory.map {
-            try MemoryCache(configuration: .init(maxBytes: max(1 << 20, $0.maxBytes / 16), maxEntries: $0.maxEntries))
-        }
+        let memoryBytes = configuration.memory?.maxBytes ?? 256 << 20
+        aliases = try MemoryCache(
+            configuration: .init(
+                maxBytes: max(1 << 20, memoryBytes / 16), maxEntries: configuration.memory?.maxEntries ?? 100_000))
+        openBlobs =
+            configuration.memory == nil && configuration.variantsDisk != nil
+            ? try MemoryCache(
+                configuration: .init(
+                    maxBytes: configuration.openBlobsMaxBytes, maxEntries: configuration.openBlobsMaxEntries,
+                    entryCostLimit: configuration.openBlobsMaxBytes))
+            : nil
         notFound = try MemoryCache(
             configuration: .init(
                 maxBytes: configuration.maxNotFoundEntries * 256, maxEntries: configuration.maxNotFoundEntries)
@@ -156,16 +180,34 @@ final class ThumbnailCache: Sendable {
 
     /// The variant key that the request `alias` parsed to the last time, if remembered. Parsing is a pure
     /// function of the query and `Accept`, so the answer is the same as parsing again, for a fraction of
-    /// the cost (measured: parsing and key building were ~25% of a memory hit's CPU). Aliases go with the
-    /// memory tier; a purge removes a source's aliases too.
+    /// the cost (measured: parsing and key building were ~25% of a memory hit's CPU). A purge removes a
+    /// source's aliases too.
     @inline(__always)
     func aliasHit(_ alias: CacheKey) -> VariantKey? {
-        aliases?.value(forKey: alias)
+        aliases.value(forKey: alias)
     }
 
     /// Remembers what `alias` parses to (after a hit or a render of `key`).
     func rememberAlias(_ alias: CacheKey, _ key: VariantKey) {
-        aliases?.insert(key, forKey: alias, cost: 96 + alias.variant.utf8.count, group: key.group)
+        aliases.insert(key, forKey: alias, cost: 96 + alias.variant.utf8.count, group: key.group)
+    }
+
+    /// With the memory tier off: the blob of `key` if it is held open (a disk hit with no hop). Counts the hit
+    /// and buffers its last-access update like a lookup would. Any thread; O(1).
+    @inline(__always)
+    func openBlobHit(_ key: VariantKey) -> CachedFile? {
+        guard let openBlobs, let file = openBlobs.value(forKey: key.cacheKey) else { return nil }
+        variants?.recordHit(key.cacheKey)
+        return file
+    }
+
+    /// Forgets an open blob whose entry changed.
+    private func forgetOpenBlob(_ key: VariantKey) {
+        guard let openBlobs else { return }
+        openBlobsGeneration.withLock { generation in
+            generation &+= 1
+            openBlobs.removeValue(forKey: key.cacheKey)
+        }
     }
 
     /// The remembered 404 for `source`, if it is younger than `cache.negative_ttl`.
@@ -196,6 +238,7 @@ final class ThumbnailCache: Sendable {
 
     private func lookup(_ key: VariantKey, with reader: DiskCache.Reader?) -> DiskLookup {
         guard let reader else { return .miss }
+        let generation = openBlobsGeneration.withLock { $0 }
         do {
             if let memory {
                 switch try reader.read(key.cacheKey) {
@@ -221,7 +264,14 @@ final class ThumbnailCache: Sendable {
                     return .miss
                 }
                 Self.warmPageCache(hit.descriptor, size: hit.entry.sizeBytes)
-                return .file(CachedFile(hit: hit, format: format, etag: etag, freshness: metadata.freshness))
+                let file = CachedFile(hit: hit, format: format, etag: etag, freshness: metadata.freshness)
+                if let openBlobs {
+                    openBlobsGeneration.withLock { current in
+                        guard current == generation else { return }
+                        openBlobs.insert(file, forKey: key.cacheKey, cost: hit.entry.sizeBytes, group: key.group)
+                    }
+                }
+                return .file(file)
             case .miss:
                 return .miss
             case .discarded(let reason):
@@ -308,6 +358,7 @@ final class ThumbnailCache: Sendable {
     /// `visible` runs once a lookup finds the variant: at once when the memory tier took it, else after the
     /// disk write (on the `disk` thread), or at once when it cannot be stored at all.
     func store(_ key: VariantKey, _ variant: RenderedVariant, visible: @escaping @Sendable () -> Void = {}) {
+        forgetOpenBlob(key)
         guard let freshness = variant.freshness else { return visible() }
         let inMemory =
             memory?.insert(variant, forKey: key.cacheKey, cost: variant.bytes.count, group: key.group) ?? false
@@ -320,7 +371,16 @@ final class ThumbnailCache: Sendable {
             contentType: variant.format.mimeType, etag: variant.etag, createdAt: Timestamp.now(), freshness: freshness)
         writer.store(.init(bytes: variant.bytes, key: key.cacheKey, group: key.group, metadata: metadata), in: variants)
         // `perform` runs after the store queued before it.
-        if !inMemory, !writer.perform(visible) { visible() }
+        // A lookup between the forget above and the write may have reopened the old blob: forget it again
+        // once the new row is in (`perform` runs after the store queued before it).
+        if !inMemory,
+            !writer.perform({ [self] in
+                forgetOpenBlob(key)
+                visible()
+            })
+        {
+            visible()
+        }
     }
 
     /// Keeps a fetched original (when there is a source cache). Any thread.
@@ -340,6 +400,7 @@ final class ThumbnailCache: Sendable {
     /// else after the disk update (on the `disk` thread). A revalidation ends only then: a request in between
     /// would still find the old deadline and send the origin a second conditional request.
     func refresh(_ key: VariantKey, _ variant: RenderedVariant, visible: @escaping @Sendable () -> Void = {}) {
+        forgetOpenBlob(key)  // its metadata carries the old deadline; the next lookup reopens it
         guard let freshness = variant.freshness else { return visible() }
         // A variant served from a file (memory tier off) carries no bytes: there is nothing to put in memory.
         let inMemory =
@@ -351,12 +412,13 @@ final class ThumbnailCache: Sendable {
             return
         }
         let logger = self.logger
-        let queued = writer.perform {
+        let queued = writer.perform { [self] in
             do {
                 try variants.updateFreshness(for: key.cacheKey, freshness)
             } catch {
                 logger.error("disk cache freshness update failed", metadata: ["error": "\(error)"])
             }
+            forgetOpenBlob(key)  // reopened with the old deadline meanwhile? The next lookup sees the new one.
             if !inMemory { visible() }
         }
         if !queued, !inMemory { visible() }
@@ -365,6 +427,7 @@ final class ThumbnailCache: Sendable {
     /// Forgets one variant in both tiers (the origin no longer allows storing it, or it is gone).
     func remove(_ key: VariantKey) {
         memory?.removeValue(forKey: key.cacheKey)
+        forgetOpenBlob(key)
         guard let variants, let writer else { return }
         let logger = self.logger
         writer.perform {
@@ -393,7 +456,13 @@ final class ThumbnailCache: Sendable {
         let group = CacheGroup(source.string)
         var report = PurgeReport()
         report.memoryEntries = memory?.removeAll(inGroup: group) ?? 0
-        aliases?.removeAll(inGroup: group)
+        aliases.removeAll(inGroup: group)
+        if let openBlobs {
+            openBlobsGeneration.withLock { generation in
+                generation &+= 1
+                openBlobs.removeAll(inGroup: group)
+            }
+        }
         notFound.removeAll(inGroup: group)
         guard let writer else {
             completion(report)

@@ -43,14 +43,9 @@ final class ThumbnailService: Sendable {
         let rawQuery = request.query ?? ""
         let accept = Self.listValue(request.headers.values(for: "accept"))
         let alias = cache.map { _ in ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept) }
-        // The hit path: a request seen before, whose thumbnail is in memory, skips parsing.
-        if let cache, let alias, let key = cache.aliasHit(alias), let variant = cache.memoryHit(key) {
-            let conditions = ResponseConditions(
-                ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
-                variesOnAccept: key.spec.format.isAuto)
-            serveCached(
-                variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: Timestamp.now(), conditions,
-                responder)
+        // The hit path: a request seen before, whose thumbnail is in memory (or, memory tier off, held open),
+        // skips parsing.
+        if let cache, let alias, let key = cache.aliasHit(alias), serveFromLoop(key, cache, request, responder) {
             return
         }
         let thumbnailRequest: ThumbnailRequest
@@ -69,11 +64,7 @@ final class ThumbnailService: Sendable {
         let now = Timestamp.now()
         if let cache, let alias {
             cache.rememberAlias(alias, key)
-            if let variant = cache.memoryHit(key) {
-                serveCached(
-                    variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: now, conditions, responder)
-                return
-            }
+            if serveFromLoop(key, cache, request, responder) { return }
             if let notFound = cache.notFoundHit(key.source, now: now) {
                 var response = ErrorResponse(FetchError.originNotFound(status: 404)).response
                 Self.addCacheHeaders(
@@ -109,13 +100,7 @@ final class ThumbnailService: Sendable {
                     serveCached(
                         variant, body: .bytes(variant.bytes), key: key, tier: .hitDisk, now: now, conditions, responder)
                 case .file(let file):
-                    let region = FileRegion(
-                        borrowing: file.hit.descriptor, offset: 0, length: Int64(file.hit.entry.sizeBytes),
-                        owner: file.hit)
-                    // The bytes stay on disk: the revalidator gets the metadata only (no memory tier to refresh).
-                    let variant = RenderedVariant(
-                        bytes: [], format: file.format, etag: file.etag, freshness: file.freshness)
-                    serveCached(variant, body: .file(region), key: key, tier: .hitDisk, now: now, conditions, responder)
+                    serveFile(file, key: key, now: now, conditions, responder)
                 case .miss:
                     render(key, conditions, pending, responder)
                 }
@@ -132,6 +117,40 @@ final class ThumbnailService: Sendable {
     }
 
     // MARK: - Paths
+
+    /// Answers from what the event loop can reach without a hop: the memory tier, or (memory tier off) a blob
+    /// held open. Returns false when neither has `key`.
+    @inline(__always)
+    private func serveFromLoop(
+        _ key: VariantKey, _ cache: ThumbnailCache, _ request: HTTPRequest, _ responder: HTTPResponder
+    ) -> Bool {
+        let conditions = ResponseConditions(
+            ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
+            variesOnAccept: key.spec.format.isAuto)
+        if let variant = cache.memoryHit(key) {
+            serveCached(
+                variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: Timestamp.now(), conditions,
+                responder)
+            return true
+        }
+        if let file = cache.openBlobHit(key) {
+            serveFile(file, key: key, now: Timestamp.now(), conditions, responder)
+            return true
+        }
+        return false
+    }
+
+    /// A disk hit as an open blob, sent with `sendfile`.
+    private func serveFile(
+        _ file: ThumbnailCache.CachedFile, key: VariantKey, now: Timestamp, _ conditions: ResponseConditions,
+        _ responder: HTTPResponder
+    ) {
+        let region = FileRegion(
+            borrowing: file.hit.descriptor, offset: 0, length: Int64(file.hit.entry.sizeBytes), owner: file.hit)
+        // The bytes stay on disk: the revalidator gets the metadata only (no memory tier to refresh).
+        let variant = RenderedVariant(bytes: [], format: file.format, etag: file.etag, freshness: file.freshness)
+        serveCached(variant, body: .file(region), key: key, tier: .hitDisk, now: now, conditions, responder)
+    }
 
     /// Serves a cached variant according to its freshness: fresh as `tier`; stale at once with a background
     /// revalidation; past `stale_if_error` after a revalidation this request waits for.

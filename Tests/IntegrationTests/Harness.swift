@@ -208,10 +208,33 @@ func expectJSONError(
 /// blocks in `read` for seconds holds one of them, and the async tests of other targets (OriginFetchTests)
 /// then miss their deadlines under load. So the integration tests are `async`, and everything that can wait
 /// goes through here; their assertions stay in the test's task, where Swift Testing attributes them.
+///
+/// `body` (and whatever it captures, e.g. a harness) is released before the caller resumes: a test that drops
+/// its last reference to a service right after `await` must really release it then (the disk caches close
+/// their SQLite connections and locks in `deinit`), not a moment later on this thread.
 func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
+    let handOff = BodyHandOff(body)
+    return try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            let result: Result<T, any Error>
+            do {
+                let body = handOff.take()
+                result = Result { try body() }
+            }
+            continuation.resume(with: result)
+        }
         thread.start()
+    }
+}
+
+/// Holds a closure until one thread takes it, so that the thread's own block does not keep it alive.
+private final class BodyHandOff<T>: @unchecked Sendable {
+    // @unchecked Sendable: `body` is written in init and taken once, by the one thread that runs it.
+    private var body: (@Sendable () throws -> T)?
+    init(_ body: @escaping @Sendable () throws -> T) { self.body = body }
+    func take() -> @Sendable () throws -> T {
+        defer { body = nil }
+        return body!
     }
 }
 
