@@ -41,41 +41,6 @@ final class ThumbnailCache: Sendable {
         var readerQueueCapacity = 4096
     }
 
-    /// The answer of a disk lookup.
-    enum DiskLookup: Sendable {
-        /// Read and verified (and promoted to the memory tier when it fits).
-        case variant(RenderedVariant)
-        /// An open blob for `sendfile` (memory tier off), with what the response needs.
-        case file(CachedFile)
-        /// Not on disk, or the blob was bad (logged, counted, deleted).
-        case miss
-    }
-
-    /// A disk hit kept as an open file.
-    struct CachedFile: Sendable {
-        let hit: DiskCache.FileHit
-        let format: ImageFormat
-        let etag: String
-        let freshness: DiskCache.Freshness
-    }
-
-    /// An origin 404 remembered for a while.
-    final class NotFound: Sendable {
-        let validatedAt: Timestamp
-        let expiresAt: Timestamp
-        init(validatedAt: Timestamp, expiresAt: Timestamp) {
-            self.validatedAt = validatedAt
-            self.expiresAt = expiresAt
-        }
-    }
-
-    /// What a purge removed.
-    struct PurgeReport: Sendable {
-        var memoryEntries = 0
-        var diskEntries = 0
-        var sourceEntries = 0
-    }
-
     let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>?
     /// Raw request (query + `Accept`) → the variant key it parsed to (~1/16 of the memory budget): a repeated
     /// request finds its thumbnail without parsing and normalising again (see ``aliasHit(_:)``).
@@ -493,41 +458,4 @@ final class ThumbnailCache: Sendable {
     static func sourceKey(_ source: SourceURL) -> CacheKey { CacheKey("src " + source.string) }
 
     private static func notFoundKey(_ source: SourceURL) -> CacheKey { CacheKey("404 " + source.string) }
-}
-
-/// Where a cached entry stands in its life.
-enum FreshnessState: Sendable, Equatable {
-    /// Serve it.
-    case fresh
-    /// Expired but within `stale_if_error`: serve it at once and revalidate in the background.
-    case stale
-    /// Past `stale_if_error`: the request waits for a revalidation.
-    case expired
-}
-
-extension DiskCache.Freshness {
-    /// The state at `now`.
-    func state(at now: Timestamp) -> FreshnessState {
-        guard let expiresAt, now >= expiresAt else { return .fresh }
-        if let staleIfErrorUntil, now < staleIfErrorUntil { return .stale }
-        return .expired
-    }
-
-    /// Whole seconds since the origin last confirmed the content, for the `Age` header.
-    func age(at now: Timestamp) -> Int {
-        max(0, Int((now.millisecondsSinceEpoch - validatedAt.millisecondsSinceEpoch) / 1000))
-    }
-}
-
-extension FreshnessHeaders {
-    /// Headers that make ``FreshnessPolicy`` give back `freshness` (for a source read from the source
-    /// cache, so the thumbnails rendered from it keep the source's deadlines and validators).
-    init(equivalentTo freshness: DiskCache.Freshness, at now: Timestamp) {
-        let lifetime = freshness.expiresAt.map {
-            max(0, ($0.millisecondsSinceEpoch - freshness.validatedAt.millisecondsSinceEpoch) / 1000)
-        }
-        self.init(
-            cacheControl: lifetime.map { "max-age=\($0)" }, age: String(freshness.age(at: now)),
-            etag: freshness.originETag, lastModified: freshness.originLastModified)
-    }
 }

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import Thumbnailing
+
+extension ThumbnailCache {
+    /// The answer of a disk lookup.
+    enum DiskLookup: Sendable {
+        /// Read and verified (and promoted to the memory tier when it fits).
+        case variant(RenderedVariant)
+        /// An open blob for `sendfile` (memory tier off), with what the response needs.
+        case file(CachedFile)
+        /// Not on disk, or the blob was bad (logged, counted, deleted).
+        case miss
+    }
+
+    /// A disk hit kept as an open file.
+    struct CachedFile: Sendable {
+        let hit: DiskCache.FileHit
+        let format: ImageFormat
+        let etag: String
+        let freshness: DiskCache.Freshness
+    }
+
+    /// An origin 404 remembered for a while.
+    final class NotFound: Sendable {
+        let validatedAt: Timestamp
+        let expiresAt: Timestamp
+        init(validatedAt: Timestamp, expiresAt: Timestamp) {
+            self.validatedAt = validatedAt
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// What a purge removed.
+    struct PurgeReport: Sendable {
+        var memoryEntries = 0
+        var diskEntries = 0
+        var sourceEntries = 0
+    }
+}
