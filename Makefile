@@ -33,7 +33,10 @@ run: release
 	mkdir -p $(CACHE_DIR)
 	.build/release/thumbd --config $(CONFIG) --cache-dir $(CACHE_DIR)
 
+# `swift build --build-tests` first: it also builds the thumbd executable, which the crash-recovery tests
+# run as a child process (`swift test` alone builds only what the test bundle links).
 test: deps check-imports lint
+	$(SWIFT) build --build-tests $(SWIFT_TEST_FLAGS)
 	$(SWIFT) test $(SWIFT_TEST_FLAGS)
 
 # swift-format with .swift-format (4 spaces, 120 columns): `make format` rewrites, `make lint` checks.
