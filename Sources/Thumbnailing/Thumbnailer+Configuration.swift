@@ -25,6 +25,12 @@ extension Thumbnailer {
         /// libheif/aom effort for AVIF, 0...9. 2: about 27 ms of CPU per 256 px thumbnail against 148 ms at
         /// libvips's default 4, for files 0.3 % larger; 0 takes 10 ms but files grow by 12 %.
         package var avifEffort = 2
+        /// Sizes (bands) of the intermediate renders small boxes go through: a box that at most half fills
+        /// the smallest band's intermediate of its source (on each axis) is resized from that intermediate
+        /// (the source decoded once to fit band x band) instead of from the source, so other boxes of the
+        /// same source can reuse it (`Thumbnailer.render(_:spec:intermediates:)`). Empty: every render
+        /// starts from the source. Default 512 and 1024: boxes up to 256 and 512 px of large photos.
+        package var intermediateBands = [512, 1024]
 
         /// The defaults described on each property.
         package init() {}
@@ -52,6 +58,9 @@ extension Thumbnailer {
             }
             guard (0...6).contains(webpEffort) else {
                 throw ConfigurationError(key: "webpEffort", reason: "must be 0...6")
+            }
+            guard intermediateBands.allSatisfy({ (64...ThumbnailSpec.maxDimension).contains($0) }) else {
+                throw ConfigurationError(key: "intermediateBands", reason: "must be 64...\(ThumbnailSpec.maxDimension)")
             }
             guard (0...9).contains(avifEffort) else {
                 throw ConfigurationError(key: "avifEffort", reason: "must be 0...9")
