@@ -42,7 +42,8 @@ static double band_scale(int band, int width, int height) {
 }
 
 ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
-                                const int *bands, int band_count, int *band, ThumbdVipsThumbnailResult *result) {
+                                const int *bands, int band_count, double margin, int *band,
+                                ThumbdVipsThumbnailResult *result) {
     memset(result, 0, sizeof(*result));
     *band = 0;
     ThumbdVipsSourceInfo info;
@@ -51,11 +52,10 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
     if (step != THUMBD_VIPS_STEP_OK) return step;
     double hscale = 1, vscale = 1;
     box_scale(p, info.upright_width, info.upright_height, &hscale, &vscale);
-    // The smallest band that still holds at least twice the box's pixels on each axis, so the second
-    // resize has real pixels to antialias from (quality then matches a direct render).
+    // The smallest band whose intermediate holds at least `margin` times the box's pixels on each axis.
     for (int i = 0; i < band_count; i++) {
         if (bands[i] <= 0) continue;
-        double limit = band_scale(bands[i], info.upright_width, info.upright_height) / 2;
+        double limit = band_scale(bands[i], info.upright_width, info.upright_height) / VIPS_MAX(1.0, margin);
         if (hscale <= limit && vscale <= limit && (*band == 0 || bands[i] < *band)) *band = bands[i];
     }
     vips_error_clear();
@@ -76,7 +76,29 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
     // A square box is the same in stored and upright orientation.
     step = THUMBD_VIPS_STEP_THUMBNAIL;
     ResizeTarget target = {band, band, VIPS_SIZE_DOWN};
-    if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc ? "srgb" : NULL)) goto failed;
+    if (result->source_format == THUMBD_VIPS_FORMAT_JPEG) {
+        // vips_thumbnail keeps a 2x margin above its target when it picks libjpeg's shrink-on-load factor
+        // (its own final resize antialiases from it). Every box made from an intermediate is at most half
+        // its size, so the intermediate needs no margin: decode at the largest factor that still gives
+        // band pixels, then resize. For a 1600 px JPEG and band 512 that is 1/2 instead of a full decode.
+        int longest = VIPS_MAX(info.upright_width, info.upright_height);
+        int shrink = 8;
+        while (shrink > 1 && (longest + shrink - 1) / shrink < band) shrink /= 2;
+        // The loader reads the borrowed buffer lazily; fail_on=error as in the direct job.
+        image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
+                                           VIPS_FAIL_ON_ERROR, "shrink", shrink, NULL);
+        if (!image) goto failed;
+        if (info.use_icc) {
+            THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
+                                                       VIPS_SIZE_DOWN, "no_rotate", TRUE, "export_profile", "srgb",
+                                                       NULL));
+        } else {
+            THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
+                                                       VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL));
+        }
+    } else if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc ? "srgb" : NULL)) {
+        goto failed;
+    }
 
     step = THUMBD_VIPS_STEP_DECODE;
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
@@ -142,11 +164,19 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
     box_scale(p, width, height, &hscale, &vscale);
     int target_width = VIPS_MAX(1, (int)rint(width * hscale));
     int target_height = VIPS_MAX(1, (int)rint(height * vscale));
-    // vips_thumbnail_image premultiplies alpha around the resize, like the direct job's vips_thumbnail.
-    // The intermediate is only read: the new image references its pixels, which it never changes.
-    if (vips_thumbnail_image(intermediate->image, &image, target_width, "height", target_height, "size",
-                             VIPS_SIZE_FORCE, "no_rotate", TRUE, NULL))
-        goto failed;
+    // The intermediate is only read: new images reference its pixels, which it never changes.
+    image = intermediate->image;
+    g_object_ref(image);
+    // libvips 8.14's reduce widens its kernel with the ratio (lanczos3 over 8x = 48 taps per axis): 512 ->
+    // 64 px took 6-9 ms. As shrink-on-load does for the direct job, first average integer blocks down to
+    // 2-4x the box (fast), then let the resize antialias the rest. Alpha images skip the block step, which
+    // would average colour under transparent pixels; vips_thumbnail_image premultiplies around its resize.
+    int block = (int)VIPS_MIN(image->Xsize / (2.0 * target_width), image->Ysize / (2.0 * target_height));
+    if (block >= 2 && !vips_image_hasalpha(image)) {
+        THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)block, (double)block, NULL));
+    }
+    THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, target_width, "height", target_height, "size",
+                                               VIPS_SIZE_FORCE, "no_rotate", TRUE, NULL));
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
     return thumbd_vips_finish(image, 1, p, result);
 

@@ -49,12 +49,14 @@ extension Thumbnailer {
     ) throws(ThumbnailError) -> RenderedThumbnail {
         let params = try parameters(for: spec)
         let bands = configuration.intermediateBands.map { Int32($0) }
+        let margin = configuration.intermediateMargin
         let outcome = source.withUnsafeBytes {
             (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
             var band: Int32 = 0
             var result = ThumbdVipsThumbnailResult()
             let step = bands.withUnsafeBufferPointer {
-                thumbd_vips_plan(bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), &band, &result)
+                thumbd_vips_plan(
+                    bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin, &band, &result)
             }
             guard step == THUMBD_VIPS_STEP_OK else { return Self.outcome(step, &result, bytes) }
             if band == 0 {

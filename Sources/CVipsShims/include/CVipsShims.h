@@ -186,12 +186,14 @@ typedef struct ThumbdVipsIntermediate ThumbdVipsIntermediate;
 
 /// Decides how a job renders: reads the header and applies the checks of thumbd_vips_thumbnail (allowed
 /// format, pixel limit; failures reported in result as that function does), then sets *band to the smallest
-/// of `bands` whose intermediate has at least twice the box's size on each axis, or 0 (render directly).
+/// of `bands` whose intermediate has at least `margin` (>= 1) times the box's size on each axis, or 0
+/// (render directly; also for any box that would be enlarged).
 /// The choice depends only on params and the header, so every render of a (source, params) goes the same way.
 /// - buffer: (transfer none) borrowed for the call. bands: (transfer none) band_count values.
 /// - result: (out caller-allocates) zeroed then filled (source fields; error_detail on failure).
 ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
-                                const int *bands, int band_count, int *band, ThumbdVipsThumbnailResult *result);
+                                const int *bands, int band_count, double margin, int *band,
+                                ThumbdVipsThumbnailResult *result);
 
 /// Makes the intermediate of a source for `band`: the same header checks, then shrink-on-load and decode
 /// (fail_on=error; a damaged source fails here with THUMBD_VIPS_STEP_DECODE), rotate upright, 8-bit.
