@@ -102,7 +102,7 @@ package struct Settings: Sendable, Equatable {
         package var isAVIFEnabled = true
         /// Budget for decoded intermediate renders kept so other sizes of a recent source skip its decode
         /// (`IntermediateCache`); 0 keeps none.
-        package var intermediateCacheBytes = 64_000_000
+        package var intermediateCacheBytes = 128_000_000
 
         /// The defaults.
         package init() {}
