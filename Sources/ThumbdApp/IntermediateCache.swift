@@ -5,8 +5,9 @@ import Synchronization
 import Thumbnailing
 
 /// Keeps the intermediate renders of recent sources (`IntermediateImage`: a source decoded once to fit a
-/// band, e.g. 512 x 512), so that other boxes of the same source are resized from it instead of decoding
-/// the source again (about 17 ms of CPU for a 1280-4000 px photo, against 2-4 ms from the intermediate).
+/// band, 512 x 512 by default), so that other boxes of the same source are resized from it instead of
+/// decoding the source again (measured on corpus photos of 1280-3088 px: 3-7 ms from the intermediate for
+/// 64-256 px boxes, against 13-40 ms from the source, including the encode).
 ///
 /// - Keyed by source URL, a digest of the source bytes and the band: a source that changed at the origin
 ///   (revalidated with a new body) gets new intermediates, so outputs stay a pure function of the bytes.
@@ -47,10 +48,13 @@ final class IntermediateCache: Sendable {
         guard maxBytes >= 0 else {
             throw Caching.ConfigurationError(key: "maxBytes", message: "must not be negative")
         }
-        // One entry may take the whole budget: a 1024 px band of a 4:3 photo is 2.4 MB, and a small budget
-        // should still hold the latest source's intermediates.
-        memory = maxBytes == 0 ? nil : try MemoryCache(
-            configuration: .init(maxBytes: maxBytes, maxEntries: 100_000, entryCostLimit: maxBytes))
+        // One entry may take the whole budget (a 512 px band of a 4:3 photo is 0.6 MB): a small budget
+        // should still hold the latest source's intermediate.
+        memory =
+            maxBytes == 0
+            ? nil
+            : try MemoryCache(
+                configuration: .init(maxBytes: maxBytes, maxEntries: 100_000, entryCostLimit: maxBytes))
     }
 
     /// Totals since start.

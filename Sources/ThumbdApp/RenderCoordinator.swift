@@ -214,7 +214,8 @@ final class RenderCoordinator: Sendable {
         do {
             let thumbnail =
                 if let intermediates {
-                    try intermediates.render(source.body, url: key.source.string, spec: key.spec, thumbnailer: thumbnailer)
+                    try intermediates.render(
+                        source.body, url: key.source.string, spec: key.spec, thumbnailer: thumbnailer)
                 } else {
                     try thumbnailer.render(source.body, spec: key.spec)
                 }

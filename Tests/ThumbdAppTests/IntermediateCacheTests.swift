@@ -38,8 +38,10 @@ import Thumbnailing
         let thumbnailer = try Thumbnailer(vips: Vips.initialize())
         let cache = try IntermediateCache(maxBytes: 64 << 20)
         // The same URL with two different bodies: the second must not be rendered from the first's pixels
-        let first = try cache.render(Fixtures.orientation(1), url: Self.url, spec: Self.spec(32, 32), thumbnailer: thumbnailer)
-        let second = try cache.render(Fixtures.bytes("cmyk.jpg"), url: Self.url, spec: Self.spec(32, 32), thumbnailer: thumbnailer)
+        let first = try cache.render(
+            Fixtures.orientation(1), url: Self.url, spec: Self.spec(32, 32), thumbnailer: thumbnailer)
+        let second = try cache.render(
+            Fixtures.bytes("cmyk.jpg"), url: Self.url, spec: Self.spec(32, 32), thumbnailer: thumbnailer)
         #expect(cache.counters == .init(hits: 0, made: 2, joined: 0))
         let image = try DecodedImage(decoding: second.bytes)
         #expect(image.colour(x: 8, y: 6).isClose(to: Fixtures.cmykQuadrants[0], tolerance: 16))

@@ -113,7 +113,8 @@ import Thumbnailing
         let thumbnailer = try Self.smallBands()
         let recorder = Recorder()
         // Top opaque, bottom transparent: PNG under auto, with the transparency kept
-        let rgba = try recorder.render(thumbnailer, Fixtures.bytes("rgba.png"), TestThumbnailer.spec(32, 32, format: .auto(accepting: [])))
+        let rgba = try recorder.render(
+            thumbnailer, Fixtures.bytes("rgba.png"), TestThumbnailer.spec(32, 32, format: .auto(accepting: [])))
         #expect(rgba.format == .png)
         let image = try DecodedImage(decoding: rgba.bytes)
         #expect(image.bands == 4 && image.alpha(x: 8, y: 4) == 255 && image.alpha(x: 8, y: 20) == 0)
