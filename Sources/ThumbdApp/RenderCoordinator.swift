@@ -72,6 +72,12 @@ final class RenderCoordinator: Sendable {
     /// A snapshot of the totals since start.
     var counters: Counters { counts.snapshot }
 
+    /// The intermediate cache's totals (hits, made, joined) and its current bytes, for /metrics; `nil`
+    /// without one.
+    var intermediateStatistics: (counters: IntermediateCache.Counters, bytes: Int)? {
+        intermediates.map { ($0.counters, $0.currentBytes) }
+    }
+
     /// Asks for the thumbnail `key`; `completion` is called exactly once, on a fetch or render thread,
     /// unless the waiter leaves first (then never). After ``shutdown()`` (or once the fetcher has shut
     /// down) it is called at once, on the caller's thread, before this returns.
