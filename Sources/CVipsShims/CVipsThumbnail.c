@@ -12,19 +12,12 @@
 // decode happens in step 4: vips_thumbnail would otherwise decode inside its own build when it rotates or
 // smart-crops, and a truncated file would then be reported as a pipeline failure instead of a decode failure.
 // Step 5 works on a small in-memory image, so doing it ourselves costs nothing measurable.
+// Steps 1-2 (thumbd_vips_check_source) and 5-6 (thumbd_vips_finish) are shared with CVipsIntermediate.c.
 #include <string.h>
 
 #include "CVipsShimsInternal.h"
 
-// The box vips_thumbnail gets, in the source's stored orientation.
-typedef struct ResizeTarget {
-    int width;
-    int height;
-    VipsSize size;
-} ResizeTarget;
-
-// Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
-static ResizeTarget resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height) {
+ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height) {
     VipsSize size = p.enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
     ResizeTarget target = {p.width, p.height, size};
     switch (p.fit) {
@@ -54,7 +47,7 @@ static ResizeTarget resize_target(ThumbdVipsThumbnailParams p, int upright_width
     return target;
 }
 
-static int thumbnail_call(const void *buffer, size_t length, VipsImage **out, ResizeTarget t,
+int thumbd_vips_thumbnail_call(const void *buffer, size_t length, VipsImage **out, ResizeTarget t,
                           const char *export_profile) {
     // (void *): libvips's signature is not const, but it only reads the buffer (it wraps it, uncopied).
     // fail_on=error also goes in option_string: libvips 8.14.1's thumbnail_buffer does not pass its own
@@ -69,20 +62,6 @@ static int thumbnail_call(const void *buffer, size_t length, VipsImage **out, Re
                                  "no_rotate", TRUE, "fail_on", VIPS_FAIL_ON_ERROR, "option_string",
                                  "fail_on=error", NULL);
 }
-
-// Runs `call`, which reads `in` (the current image) and writes `thumbd_next`; on success the current image
-// is released and replaced by thumbd_next, on failure control goes to `failed` (with the step already set).
-#define THUMBD_REPLACE(image, call)                                                                            \
-    do {                                                                                                       \
-        VipsImage *thumbd_next = NULL;                                                                         \
-        VipsImage *in = (image);                                                                               \
-        if (call) {                                                                                            \
-            if (thumbd_next) g_object_unref(thumbd_next);                                                      \
-            goto failed;                                                                                       \
-        }                                                                                                      \
-        g_object_unref(image);                                                                                 \
-        (image) = thumbd_next;                                                                                 \
-    } while (0)
 
 static int crop_offset(int free_space, int gravity_low, int gravity_high) {
     if (gravity_low) return 0;
@@ -106,7 +85,7 @@ static int has_transparency(VipsImage *image, int *transparent) {
     return 0;
 }
 
-static void *remove_field(VipsImage *image, const char *name, GValue *value, void *unused) {
+void *thumbd_vips_remove_field(VipsImage *image, const char *name, GValue *value, void *unused) {
     (void)value;
     (void)unused;
     vips_image_remove(image, name);
@@ -175,54 +154,81 @@ static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailPa
     }
 }
 
-ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
-                                     ThumbdVipsThumbnailResult *result) {
-    memset(result, 0, sizeof(*result));
-    VipsImage *image = NULL;
-    ThumbdVipsStep step = THUMBD_VIPS_STEP_OK;
+ThumbdVipsStep thumbd_vips_fail(VipsImage *image, ThumbdVipsStep step, ThumbdVipsThumbnailResult *result) {
+    if (image) g_object_unref(image);
+    g_free(result->data);
+    result->data = NULL;
+    result->length = 0;
+    result->error_detail = vips_error_buffer_copy();
+    return step;
+}
 
+ThumbdVipsStep thumbd_vips_check_source(const void *buffer, size_t length, uint32_t allowed_sources,
+                                        int64_t max_source_pixels, ThumbdVipsThumbnailResult *result,
+                                        ThumbdVipsSourceInfo *info) {
+    VipsImage *image = NULL;
     // 1. Header.
-    step = thumbd_vips_open_header(buffer, length, p.allowed_sources, &image, &result->source_format,
-                                   &result->loader);
-    if (step != THUMBD_VIPS_STEP_OK) goto failed;
+    ThumbdVipsStep step =
+        thumbd_vips_open_header(buffer, length, allowed_sources, &image, &result->source_format, &result->loader);
+    if (step != THUMBD_VIPS_STEP_OK) return thumbd_vips_fail(image, step, result);
     result->source_width = image->Xsize;
     result->source_height = image->Ysize;  // one page: the loaders open page 0 only (n=1)
 
     // 2. Pixel limit, before anything is decoded. Only the first page is ever decoded, so the page count
     // does not multiply the cost.
-    if ((int64_t)image->Xsize * image->Ysize > p.max_source_pixels) {
+    if ((int64_t)image->Xsize * image->Ysize > max_source_pixels) {
         vips_error("thumbd", "%dx%d exceeds the pixel limit", image->Xsize, image->Ysize);
-        step = THUMBD_VIPS_STEP_PIXEL_LIMIT;
-        goto failed;
+        return thumbd_vips_fail(image, THUMBD_VIPS_STEP_PIXEL_LIMIT, result);
     }
-    int orientation = vips_image_get_orientation(image);
-    int swap = vips_image_get_orientation_swap(image) ? 1 : 0;
-    int upright_width = swap ? image->Ysize : image->Xsize;
-    int upright_height = swap ? image->Xsize : image->Ysize;
+    info->orientation = vips_image_get_orientation(image);
+    info->swap = vips_image_get_orientation_swap(image) ? 1 : 0;
+    info->upright_width = info->swap ? image->Ysize : image->Xsize;
+    info->upright_height = info->swap ? image->Xsize : image->Ysize;
     // Convert through ICC only when the source carries a profile. Untagged sources are taken as sRGB: an
     // export profile would cost an sRGB -> XYZ -> sRGB round trip for nothing. CMYK is left to libvips's
     // colourspace step, which uses the embedded (or its built-in) CMYK profile; an sRGB export on top would
     // apply the CMYK profile to RGB pixels.
-    int use_icc = vips_image_get_typeof(image, VIPS_META_ICC_NAME) && image->Type != VIPS_INTERPRETATION_CMYK;
+    info->use_icc = vips_image_get_typeof(image, VIPS_META_ICC_NAME) && image->Type != VIPS_INTERPRETATION_CMYK;
     g_object_unref(image);
-    image = NULL;
+    return THUMBD_VIPS_STEP_OK;
+}
+
+ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                     ThumbdVipsThumbnailResult *result) {
+    memset(result, 0, sizeof(*result));
+    VipsImage *image = NULL;
+    ThumbdVipsSourceInfo info;
+
+    // 1-2. Header and pixel limit.
+    ThumbdVipsStep step =
+        thumbd_vips_check_source(buffer, length, p.allowed_sources, p.max_source_pixels, result, &info);
+    if (step != THUMBD_VIPS_STEP_OK) return step;
 
     // 3. The lazy shrink-on-load pipeline, sized in stored orientation (we rotate afterwards).
     step = THUMBD_VIPS_STEP_THUMBNAIL;
-    ResizeTarget target = resize_target(p, upright_width, upright_height);
-    if (swap) {
+    ResizeTarget target = thumbd_vips_resize_target(p, info.upright_width, info.upright_height);
+    if (info.swap) {
         int w = target.width;
         target.width = target.height;
         target.height = w;
     }
-    if (thumbnail_call(buffer, length, &image, target, use_icc ? "srgb" : NULL)) goto failed;
+    if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc ? "srgb" : NULL)) goto failed;
 
     // 4. Decode and shrink: the only place source pixels are read.
     step = THUMBD_VIPS_STEP_DECODE;
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
 
+    // 5-6.
+    return thumbd_vips_finish(image, info.orientation, p, result);
+
+failed:
+    return thumbd_vips_fail(image, step, result);
+}
+
+ThumbdVipsStep thumbd_vips_finish(VipsImage *image, int orientation, ThumbdVipsThumbnailParams p,
+                                  ThumbdVipsThumbnailResult *result) {
+    ThumbdVipsStep step = THUMBD_VIPS_STEP_THUMBNAIL;
     // 5. Upright, cropped, 8-bit.
-    step = THUMBD_VIPS_STEP_THUMBNAIL;
     if (orientation != 1) {
         // Our image is private (refcount 1), so setting the tag is safe; vips_autorot removes it again.
         vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
@@ -284,7 +290,7 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     // and loader fields) is removed first, and the savers are also asked to strip: libvips 8.14.1's webpsave
     // ignores "strip" and would rebuild EXIF from the exif-* fields. Our image is private (refcount 1), so
     // changing its metadata is safe; vips_image_map copes with removal while mapping.
-    vips_image_map(image, remove_field, NULL);
+    vips_image_map(image, thumbd_vips_remove_field, NULL);
     step = THUMBD_VIPS_STEP_SAVE;
     if (save(image, format, p, &result->data, &result->length)) goto failed;
     result->format = format;
@@ -295,10 +301,5 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     return THUMBD_VIPS_STEP_OK;
 
 failed:
-    if (image) g_object_unref(image);
-    g_free(result->data);
-    result->data = NULL;
-    result->length = 0;
-    result->error_detail = vips_error_buffer_copy();
-    return step;
+    return thumbd_vips_fail(image, step, result);
 }

@@ -37,6 +37,7 @@ final class RenderCoordinator: Sendable {
     private let renderPool: WorkerPool
     private let thumbnailer: Thumbnailer
     private let cache: ThumbnailCache?
+    private let intermediates: IntermediateCache?
     private let policy: FreshnessPolicy
     private let state = Mutex(State())
     private let counts = RenderCounters()
@@ -51,10 +52,13 @@ final class RenderCoordinator: Sendable {
     ///   - cache: where rendered variants and fetched sources are kept, and sources looked up before a
     ///     fetch; `nil` for none.
     ///   - policy: turns the origin's caching headers into each variant's freshness.
+    ///   - intermediates: decoded intermediates kept for other sizes of the same source; `nil` for none
+    ///     (the output bytes are the same either way).
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache? = nil,
-        policy: FreshnessPolicy = FreshnessPolicy(Settings.Cache())
+        policy: FreshnessPolicy = FreshnessPolicy(Settings.Cache()), intermediates: IntermediateCache? = nil
     ) {
+        self.intermediates = intermediates
         self.fetcher = fetcher
         self.renderPool = renderPool
         self.thumbnailer = thumbnailer
@@ -67,6 +71,12 @@ final class RenderCoordinator: Sendable {
 
     /// A snapshot of the totals since start.
     var counters: Counters { counts.snapshot }
+
+    /// The intermediate cache's totals (hits, made, joined) and its current bytes, for /metrics; `nil`
+    /// without one.
+    var intermediateStatistics: (counters: IntermediateCache.Counters, bytes: Int)? {
+        intermediates.map { ($0.counters, $0.currentBytes) }
+    }
 
     /// Asks for the thumbnail `key`; `completion` is called exactly once, on a fetch or render thread,
     /// unless the waiter leaves first (then never). After ``shutdown()`` (or once the fetcher has shut
@@ -208,7 +218,13 @@ final class RenderCoordinator: Sendable {
         counts.rendersStarted.increment()
         let result: Result<RenderedVariant, ServiceError>
         do {
-            let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
+            let thumbnail =
+                if let intermediates {
+                    try intermediates.render(
+                        source.body, url: key.source.string, spec: key.spec, thumbnailer: thumbnailer)
+                } else {
+                    try thumbnailer.render(source.body, spec: key.spec)
+                }
             let variant = Self.variant(thumbnail, from: source, policy: policy)
             if let cache {
                 cache.store(key, variant)

@@ -115,6 +115,7 @@ extension Settings {
             .integer("image.max_source_pixels", \.image.maxSourcePixels, .reloadable),
             .integer("image.default_quality", \.image.defaultQuality, .reloadable),
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),
+            .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),
 
             .duration("cache.client_max_age", \.cache.clientMaxAge, .reloadable),
             .duration("cache.default_ttl", \.cache.defaultTTL, .reloadable),

@@ -100,6 +100,9 @@ package struct Settings: Sendable, Equatable {
         package var defaultQuality = 80
         /// Whether `format=auto` may answer AVIF to clients that accept it.
         package var isAVIFEnabled = true
+        /// Budget for decoded intermediate renders kept so other sizes of a recent source skip its decode
+        /// (`IntermediateCache`); 0 keeps none.
+        package var intermediateCacheBytes = 128_000_000
 
         /// The defaults.
         package init() {}

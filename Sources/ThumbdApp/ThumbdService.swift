@@ -41,7 +41,8 @@ package final class ThumbdService: Sendable {
         cache = try ThumbnailCache(configuration: settings.thumbnailCacheConfiguration, logger: logger)
         let policy = settings.freshnessPolicy
         coordinator = RenderCoordinator(
-            fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy)
+            fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
+            intermediates: try IntermediateCache(maxBytes: settings.image.intermediateCacheBytes))
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             logger: logger)

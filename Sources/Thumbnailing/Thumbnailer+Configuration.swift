@@ -25,6 +25,20 @@ extension Thumbnailer {
         /// libheif/aom effort for AVIF, 0...9. 2: about 27 ms of CPU per 256 px thumbnail against 148 ms at
         /// libvips's default 4, for files 0.3 % larger; 0 takes 10 ms but files grow by 12 %.
         package var avifEffort = 2
+        /// Sizes (bands) of the intermediate renders boxes go through: a box that fits `intermediateMargin`
+        /// times into the smallest band's intermediate of its source (on each axis) is resized from that
+        /// intermediate (the source decoded once to fit band x band) instead of from the source, so other
+        /// boxes of the same source can reuse it (`Thumbnailer.render(_:spec:intermediates:)`). Empty: every
+        /// render starts from the source. Default 512: every box up to 512 px. Measured on the peers' ZIPF
+        /// run (boxes 64-512): one 512 band with margin 1 gave 1,726 req/s; adding a 1024 band or margin 2
+        /// was slower than no intermediates (645 and 978 req/s against about 1,000), because a 1024 px
+        /// intermediate costs a near-full decode and is rarely reused before the cache evicts it.
+        package var intermediateBands = [512]
+        /// How many times the box's size (per axis) an intermediate must hold for the box to be resized from
+        /// it, 1...16. 1 (default): a box as large as the intermediate uses it (resampled twice; on 34 photos
+        /// of the corpus, 302 box/fit pairs, the mean absolute difference from a direct render is 0.9 of
+        /// 255 levels). 2 keeps libvips's own shrink-on-load margin, but sends 320 and 512 px boxes direct.
+        package var intermediateMargin = 1.0
 
         /// The defaults described on each property.
         package init() {}
@@ -52,6 +66,12 @@ extension Thumbnailer {
             }
             guard (0...6).contains(webpEffort) else {
                 throw ConfigurationError(key: "webpEffort", reason: "must be 0...6")
+            }
+            guard intermediateBands.allSatisfy({ (64...ThumbnailSpec.maxDimension).contains($0) }) else {
+                throw ConfigurationError(key: "intermediateBands", reason: "must be 64...\(ThumbnailSpec.maxDimension)")
+            }
+            guard intermediateMargin >= 1 && intermediateMargin <= 16 else {
+                throw ConfigurationError(key: "intermediateMargin", reason: "must be 1...16")
             }
             guard (0...9).contains(avifEffort) else {
                 throw ConfigurationError(key: "avifEffort", reason: "must be 0...9")

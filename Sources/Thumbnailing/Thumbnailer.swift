@@ -40,6 +40,8 @@ package struct Thumbnailer: Sendable {
 
     /// Renders one thumbnail. Blocks the calling thread for the whole job; `source` is borrowed (libvips
     /// does not copy it) and released when this returns; the output is copied once into the result.
+    /// Small boxes go through an intermediate made for this call and dropped after it (see
+    /// `render(_:spec:intermediates:)`), so the bytes equal those of a render that reuses a cached one.
     /// - Throws: `ThumbnailError`; the case says which step failed (see its documentation).
     package func render(
         _ source: some ContiguousBytes,
@@ -47,42 +49,7 @@ package struct Thumbnailer: Sendable {
     ) throws(ThumbnailError)
         -> RenderedThumbnail
     {
-        let params = try parameters(for: spec)
-        let outcome = source.withUnsafeBytes {
-            (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
-            var result = ThumbdVipsThumbnailResult()
-            let step = thumbd_vips_thumbnail(bytes.baseAddress, bytes.count, params, &result)
-            defer {
-                thumbd_vips_free(result.data)
-                thumbd_vips_free(result.error_detail)
-            }
-            guard step == THUMBD_VIPS_STEP_OK, let data = result.data,
-                let format = ImageFormat(result.format), let sourceFormat = ImageFormat(result.source_format)
-            else {
-                return .failure(
-                    ThumbnailError(
-                        step: step,
-                        detail: result.error_detail,
-                        loader: result.loader,
-                        sourceFormat: result.source_format,
-                        width: result.source_width,
-                        height: result.source_height,
-                        sniffed: ImageFormat.sniff(bytes)
-                    )
-                )
-            }
-            let output = [UInt8](UnsafeRawBufferPointer(start: data, count: result.length))
-            return .success(
-                RenderedThumbnail(
-                    bytes: output,
-                    format: format,
-                    width: Int(result.width),
-                    height: Int(result.height),
-                    sourceFormat: sourceFormat
-                )
-            )
-        }
-        return try outcome.get()
+        try render(source, spec: spec) { (_, make) throws(ThumbnailError) -> IntermediateImage in try make() }
     }
 
     /// Reads format, upright dimensions, orientation, page count and alpha from the header, without

@@ -22,7 +22,7 @@ import Thumbnailing
         let thumbnailer: Thumbnailer
         let coordinator: RenderCoordinator
 
-        init(renderThreads: Int = 2, queueLimit: Int = 64) throws {
+        init(renderThreads: Int = 2, queueLimit: Int = 64, intermediates: IntermediateCache? = nil) throws {
             origin = try LoopbackOrigin(host: "127.0.0.2")
             var configuration = OriginFetcher.Configuration()
             configuration.allowedNetworks = [IPNetwork("127.0.0.2/32")!]
@@ -33,7 +33,8 @@ import Thumbnailing
                     name: "test-render"),
                 onThreadExit: { _ in Vips.shutdownCurrentThread() })
             thumbnailer = try Thumbnailer(vips: Vips.initialize())
-            coordinator = RenderCoordinator(fetcher: fetcher, renderPool: pool, thumbnailer: thumbnailer)
+            coordinator = RenderCoordinator(
+                fetcher: fetcher, renderPool: pool, thumbnailer: thumbnailer, intermediates: intermediates)
         }
 
         deinit {
@@ -158,6 +159,36 @@ import Thumbnailing
         // And leaving twice changes nothing
         fixture.coordinator.leave(ticket)
         #expect(fixture.coordinator.counters.waitersLeft == 1)
+    }
+
+    @Test func otherSizesOfASourceAreRenderedFromItsKeptIntermediateWithTheSameBytes() throws {
+        // Given a coordinator with an intermediate cache, and one without
+        let intermediates = try IntermediateCache(maxBytes: 16 << 20)
+        let cached = try Fixture(intermediates: intermediates)
+        let plain = try Fixture()
+        let body = Fixtures.bytes("progressive.jpg")
+        for fixture in [cached, plain] { fixture.origin.route("/photo.jpg", .ok(body)) }
+
+        // When three sizes of the source are asked for, one after the other
+        var outputs: [[[UInt8]]] = [[], []]
+        for (index, fixture) in [cached, plain].enumerated() {
+            for width in [40, 80, 160] {
+                let ledger = Ledger()
+                _ = fixture.coordinator.request(try fixture.key("/photo.jpg", width: width), priority: .interactive) {
+                    result, _ in ledger.complete(0, result)
+                }
+                #expect(waitUntil(timeout: .seconds(30)) { ledger.all[0]?.completions == 1 })
+                guard case .success(let variant)? = ledger.all[0]?.result else {
+                    Issue.record("expected a thumbnail, got \(String(describing: ledger.all[0]?.result))")
+                    return
+                }
+                outputs[index].append(variant.bytes)
+            }
+        }
+
+        // Then the source was decoded once for all three, and the bytes are those of renders without the cache
+        #expect(intermediates.counters == .init(hits: 2, made: 1, joined: 0))
+        #expect(outputs[0] == outputs[1])
     }
 
     @Test func requestAfterShutdownIsAnsweredAtOnce() throws {

@@ -176,3 +176,45 @@ void thumbd_vips_thread_shutdown(void);
 
 /// Empties libvips's process-wide error buffer.
 void thumbd_vips_error_clear(void);
+
+// MARK: - Rendering through an intermediate (CVipsIntermediate.c)
+
+/// A source decoded once at a reduced size ("band": it fits band x band, never enlarged), upright, 8-bit
+/// sRGB or grey (alpha kept), metadata stripped, in memory. Opaque to Swift. Read-only once made, so one
+/// intermediate may be used by several threads at once; released with thumbd_vips_intermediate_release.
+typedef struct ThumbdVipsIntermediate ThumbdVipsIntermediate;
+
+/// Decides how a job renders: reads the header and applies the checks of thumbd_vips_thumbnail (allowed
+/// format, pixel limit; failures reported in result as that function does), then sets *band to the smallest
+/// of `bands` whose intermediate has at least `margin` (>= 1) times the box's size on each axis, or 0
+/// (render directly; also for any box that would be enlarged).
+/// The choice depends only on params and the header, so every render of a (source, params) goes the same way.
+/// - buffer: (transfer none) borrowed for the call. bands: (transfer none) band_count values.
+/// - result: (out caller-allocates) zeroed then filled (source fields; error_detail on failure).
+ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
+                                const int *bands, int band_count, double margin, int *band,
+                                ThumbdVipsThumbnailResult *result);
+
+/// Makes the intermediate of a source for `band`: the same header checks, then shrink-on-load and decode
+/// (fail_on=error; a damaged source fails here with THUMBD_VIPS_STEP_DECODE), rotate upright, 8-bit.
+/// Only params.allowed_sources and params.max_source_pixels are used.
+/// - buffer: (transfer none) borrowed for the call; the intermediate does not reference it.
+/// - out: (out, transfer full) the intermediate on success, else NULL.
+/// - result: (out caller-allocates) zeroed, then source fields and, on failure, error_detail.
+ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
+                                            int band, ThumbdVipsIntermediate **out,
+                                            ThumbdVipsThumbnailResult *result);
+
+/// Bytes of pixels an intermediate holds (width x height x bands), for cache budgets.
+size_t thumbd_vips_intermediate_bytes(const ThumbdVipsIntermediate *intermediate);
+
+/// Releases an intermediate (transfer full). NULL is allowed. Other threads must be done with it.
+void thumbd_vips_intermediate_release(ThumbdVipsIntermediate *intermediate);
+
+/// Renders a thumbnail from an intermediate: the box's geometry is computed from the source's size, the
+/// intermediate is resized to it (vips_thumbnail_image, alpha premultiplied), then cropped, flattened and
+/// encoded like thumbd_vips_thumbnail. result is as for thumbd_vips_thumbnail.
+/// - intermediate: (transfer none) only read; may be in use by other threads.
+ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermediate *intermediate,
+                                                       ThumbdVipsThumbnailParams params,
+                                                       ThumbdVipsThumbnailResult *result);

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// Renders through a deterministic intermediate (see CVipsShims.h, thumbd_vips_plan).
+//
+// A small box is rendered in two stages: source -> intermediate (vips_thumbnail_buffer into band x band,
+// shrink-on-load, decoded, upright, 8-bit, metadata stripped, in memory) -> the box. Which boxes go this way
+// depends only on the spec and the source's header, and the intermediate only on the source and the band,
+// so the output bytes are the same whether the intermediate was just made or taken from thumbd's cache.
+// The same checks as the direct job apply (allowed loaders, pixel limit, fail_on=error) and the same steps
+// are reported: a damaged source fails while its intermediate is decoded, with THUMBD_VIPS_STEP_DECODE.
+#include <math.h>
+#include <string.h>
+
+#include "CVipsShimsInternal.h"
+
+struct ThumbdVipsIntermediate {
+    VipsImage *image;  // (owned) upright 8-bit pixels in memory; read-only once built, shared by threads
+    int upright_width;  // the source's upright size, from which every box's geometry is computed
+    int upright_height;
+    int source_width;   // as stored, for results
+    int source_height;
+    ThumbdVipsFormat source_format;
+    const char *loader;  // static class name
+};
+
+// How much the box scales the upright source, per axis (the same geometry as the direct job).
+static void box_scale(ThumbdVipsThumbnailParams p, int width, int height, double *hscale, double *vscale) {
+    ResizeTarget t = thumbd_vips_resize_target(p, width, height);
+    if (t.size == VIPS_SIZE_FORCE) {
+        *hscale = (double)t.width / width;
+        *vscale = (double)t.height / height;
+        return;
+    }
+    double scale = VIPS_MIN((double)t.width / width, (double)t.height / height);
+    if (t.size == VIPS_SIZE_DOWN) scale = VIPS_MIN(scale, 1.0);
+    *hscale = scale;
+    *vscale = scale;
+}
+
+// The scale an intermediate in `band` has relative to the upright source (never above 1: size=down).
+static double band_scale(int band, int width, int height) {
+    return VIPS_MIN(1.0, (double)band / VIPS_MAX(width, height));
+}
+
+ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                const int *bands, int band_count, double margin, int *band,
+                                ThumbdVipsThumbnailResult *result) {
+    memset(result, 0, sizeof(*result));
+    *band = 0;
+    ThumbdVipsSourceInfo info;
+    ThumbdVipsStep step =
+        thumbd_vips_check_source(buffer, length, p.allowed_sources, p.max_source_pixels, result, &info);
+    if (step != THUMBD_VIPS_STEP_OK) return step;
+    double hscale = 1, vscale = 1;
+    box_scale(p, info.upright_width, info.upright_height, &hscale, &vscale);
+    // The smallest band whose intermediate holds at least `margin` times the box's pixels on each axis.
+    for (int i = 0; i < band_count; i++) {
+        if (bands[i] <= 0) continue;
+        double limit = band_scale(bands[i], info.upright_width, info.upright_height) / VIPS_MAX(1.0, margin);
+        if (hscale <= limit && vscale <= limit && (*band == 0 || bands[i] < *band)) *band = bands[i];
+    }
+    vips_error_clear();
+    return THUMBD_VIPS_STEP_OK;
+}
+
+ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                            int band, ThumbdVipsIntermediate **out,
+                                            ThumbdVipsThumbnailResult *result) {
+    memset(result, 0, sizeof(*result));
+    *out = NULL;
+    VipsImage *image = NULL;
+    ThumbdVipsSourceInfo info;
+    ThumbdVipsStep step =
+        thumbd_vips_check_source(buffer, length, p.allowed_sources, p.max_source_pixels, result, &info);
+    if (step != THUMBD_VIPS_STEP_OK) return step;
+
+    // A square box is the same in stored and upright orientation.
+    step = THUMBD_VIPS_STEP_THUMBNAIL;
+    ResizeTarget target = {band, band, VIPS_SIZE_DOWN};
+    if (result->source_format == THUMBD_VIPS_FORMAT_JPEG) {
+        // vips_thumbnail keeps a 2x margin above its target when it picks libjpeg's shrink-on-load factor
+        // (its own final resize antialiases from it). Every box made from an intermediate is at most half
+        // its size, so the intermediate needs no margin: decode at the largest factor that still gives
+        // band pixels, then resize. For a 1600 px JPEG and band 512 that is 1/2 instead of a full decode.
+        int longest = VIPS_MAX(info.upright_width, info.upright_height);
+        int shrink = 8;
+        while (shrink > 1 && (longest + shrink - 1) / shrink < band) shrink /= 2;
+        // The loader reads the borrowed buffer lazily; fail_on=error as in the direct job.
+        image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
+                                           VIPS_FAIL_ON_ERROR, "shrink", shrink, NULL);
+        if (!image) goto failed;
+        if (info.use_icc) {
+            THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
+                                                       VIPS_SIZE_DOWN, "no_rotate", TRUE, "export_profile", "srgb",
+                                                       NULL));
+        } else {
+            THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
+                                                       VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL));
+        }
+    } else if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc ? "srgb" : NULL)) {
+        goto failed;
+    }
+
+    step = THUMBD_VIPS_STEP_DECODE;
+    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+
+    step = THUMBD_VIPS_STEP_THUMBNAIL;
+    if (info.orientation != 1) {
+        // Private image (refcount 1): setting the tag is safe; vips_autorot removes it again.
+        vips_image_set_int(image, VIPS_META_ORIENTATION, info.orientation);
+        THUMBD_REPLACE(image, vips_autorot(in, &thumbd_next, NULL));
+    }
+    if (image->BandFmt != VIPS_FORMAT_UCHAR) {
+        VipsInterpretation space = image->Bands < 3 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
+        THUMBD_REPLACE(image, vips_colourspace(in, &thumbd_next, space, NULL));
+        if (image->BandFmt != VIPS_FORMAT_UCHAR) THUMBD_REPLACE(image, vips_cast_uchar(in, &thumbd_next, NULL));
+    }
+    // Pixels in memory (autorot and the casts are lazy), then no metadata at all: the intermediate is shared
+    // read-only by every render thread and must carry nothing (orientation, ICC) a later step would act on.
+    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+    vips_image_map(image, thumbd_vips_remove_field, NULL);
+
+    ThumbdVipsIntermediate *intermediate = g_new0(ThumbdVipsIntermediate, 1);
+    intermediate->image = image;
+    intermediate->upright_width = info.upright_width;
+    intermediate->upright_height = info.upright_height;
+    intermediate->source_width = result->source_width;
+    intermediate->source_height = result->source_height;
+    intermediate->source_format = result->source_format;
+    intermediate->loader = result->loader;
+    *out = intermediate;
+    vips_error_clear();
+    return THUMBD_VIPS_STEP_OK;
+
+failed:
+    return thumbd_vips_fail(image, step, result);
+}
+
+size_t thumbd_vips_intermediate_bytes(const ThumbdVipsIntermediate *intermediate) {
+    VipsImage *image = intermediate->image;
+    return (size_t)image->Xsize * image->Ysize * image->Bands;
+}
+
+void thumbd_vips_intermediate_release(ThumbdVipsIntermediate *intermediate) {
+    if (!intermediate) return;
+    g_object_unref(intermediate->image);
+    g_free(intermediate);
+}
+
+ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermediate *intermediate,
+                                                       ThumbdVipsThumbnailParams p,
+                                                       ThumbdVipsThumbnailResult *result) {
+    memset(result, 0, sizeof(*result));
+    result->source_format = intermediate->source_format;
+    result->source_width = intermediate->source_width;
+    result->source_height = intermediate->source_height;
+    result->loader = intermediate->loader;
+    ThumbdVipsStep step = THUMBD_VIPS_STEP_THUMBNAIL;
+    VipsImage *image = NULL;
+
+    // The size a direct render would resize to (before any cover crop), from the source's own size, so
+    // the geometry does not depend on the intermediate's rounding; the intermediate is then forced to it.
+    int width = intermediate->upright_width, height = intermediate->upright_height;
+    double hscale = 1, vscale = 1;
+    box_scale(p, width, height, &hscale, &vscale);
+    int target_width = VIPS_MAX(1, (int)rint(width * hscale));
+    int target_height = VIPS_MAX(1, (int)rint(height * vscale));
+    // The intermediate is only read: new images reference its pixels, which it never changes.
+    image = intermediate->image;
+    g_object_ref(image);
+    // libvips 8.14's reduce widens its kernel with the ratio (lanczos3 over 8x = 48 taps per axis): 512 ->
+    // 64 px took 6-9 ms. As shrink-on-load does for the direct job, first average integer blocks down to
+    // 2-4x the box (fast), then let the resize antialias the rest. Alpha images skip the block step, which
+    // would average colour under transparent pixels; vips_thumbnail_image premultiplies around its resize.
+    int block = (int)VIPS_MIN(image->Xsize / (2.0 * target_width), image->Ysize / (2.0 * target_height));
+    if (block >= 2 && !vips_image_hasalpha(image)) {
+        THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)block, (double)block, NULL));
+    }
+    THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, target_width, "height", target_height, "size",
+                                               VIPS_SIZE_FORCE, "no_rotate", TRUE, NULL));
+    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+    return thumbd_vips_finish(image, 1, p, result);
+
+failed:
+    return thumbd_vips_fail(image, step, result);
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+import CVipsShims
+package import FoundationEssentials
+
+/// A source decoded once at a reduced size: it fits `band` x `band` (never enlarged), upright, 8-bit sRGB
+/// or grey with alpha kept, metadata stripped, held in memory by libvips.
+///
+/// Made by `Thumbnailer.render(_:spec:intermediates:)` when a box is small enough; a cache may keep it and
+/// hand it back for other boxes of the same source, which then skip decoding the source. Immutable: any
+/// number of threads may render from it at once. The pixels are released when the last reference goes.
+package final class IntermediateImage: @unchecked Sendable {
+    // Sendable: the C object is never modified after it is made (libvips only reads its pixels), and
+    // releasing it happens once, in deinit, when no thread holds a reference.
+    fileprivate let pointer: OpaquePointer
+    /// The band it was made for.
+    package let band: Int
+    /// Bytes of pixels held (width x height x bands): the cost to charge a cache.
+    package let byteCount: Int
+
+    fileprivate init(pointer: OpaquePointer, band: Int) {
+        self.pointer = pointer
+        self.band = band
+        byteCount = thumbd_vips_intermediate_bytes(pointer)
+    }
+
+    deinit { thumbd_vips_intermediate_release(pointer) }
+}
+
+extension Thumbnailer {
+    /// Where `render(_:spec:intermediates:)` gets an intermediate for a band: return a cached one for this
+    /// source and band, or call `make` (which decodes the source) and perhaps keep its result. Called at
+    /// most once per render, on the rendering thread, before `render` returns.
+    package typealias IntermediateProvider = (
+        _ band: Int, _ make: () throws(ThumbnailError) -> IntermediateImage
+    ) throws(ThumbnailError) -> IntermediateImage
+
+    /// Renders one thumbnail, taking the intermediate for small boxes from `intermediates`.
+    ///
+    /// Which boxes go through an intermediate depends only on the spec and the source's header (see
+    /// `Configuration.intermediateBands`), and the intermediate only on the source and the band, so the
+    /// output bytes are the same whether `intermediates` returns a kept intermediate or a new one, provided
+    /// it keeps them per source bytes. Checks and errors are those of `render(_:spec:)`: the header and
+    /// the pixel limit are checked on every call, and a damaged source fails with `.decodeFailed` while its
+    /// intermediate is made.
+    package func render(
+        _ source: some ContiguousBytes,
+        spec: ThumbnailSpec,
+        intermediates: IntermediateProvider
+    ) throws(ThumbnailError) -> RenderedThumbnail {
+        let params = try parameters(for: spec)
+        let bands = configuration.intermediateBands.map { Int32($0) }
+        let margin = configuration.intermediateMargin
+        let outcome = source.withUnsafeBytes {
+            (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
+            var band: Int32 = 0
+            var result = ThumbdVipsThumbnailResult()
+            let step = bands.withUnsafeBufferPointer {
+                thumbd_vips_plan(
+                    bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin, &band, &result)
+            }
+            guard step == THUMBD_VIPS_STEP_OK else { return Self.outcome(step, &result, bytes) }
+            if band == 0 {
+                let step = thumbd_vips_thumbnail(bytes.baseAddress, bytes.count, params, &result)
+                return Self.outcome(step, &result, bytes)
+            }
+            let make = { () throws(ThumbnailError) -> IntermediateImage in
+                var made: OpaquePointer?
+                var result = ThumbdVipsThumbnailResult()
+                let step = thumbd_vips_intermediate_new(bytes.baseAddress, bytes.count, params, band, &made, &result)
+                guard step == THUMBD_VIPS_STEP_OK, let made else {
+                    throw Self.outcome(step, &result, bytes).failure ?? .renderFailed("no intermediate")
+                }
+                return IntermediateImage(pointer: made, band: Int(band))
+            }
+            let intermediate: IntermediateImage
+            do throws(ThumbnailError) {
+                intermediate = try intermediates(Int(band), make)
+            } catch {
+                return .failure(error)
+            }
+            let fromStep = withExtendedLifetime(intermediate) {
+                thumbd_vips_thumbnail_from_intermediate(intermediate.pointer, params, &result)
+            }
+            return Self.outcome(fromStep, &result, bytes)
+        }
+        return try outcome.get()
+    }
+
+    /// The result of a shim job, with its C memory released.
+    private static func outcome(
+        _ step: ThumbdVipsStep, _ result: inout ThumbdVipsThumbnailResult, _ bytes: UnsafeRawBufferPointer
+    ) -> Result<RenderedThumbnail, ThumbnailError> {
+        defer {
+            thumbd_vips_free(result.data)
+            thumbd_vips_free(result.error_detail)
+            result.data = nil
+            result.error_detail = nil
+        }
+        guard step == THUMBD_VIPS_STEP_OK, let data = result.data,
+            let format = ImageFormat(result.format), let sourceFormat = ImageFormat(result.source_format)
+        else {
+            return .failure(
+                ThumbnailError(
+                    step: step,
+                    detail: result.error_detail,
+                    loader: result.loader,
+                    sourceFormat: result.source_format,
+                    width: result.source_width,
+                    height: result.source_height,
+                    sniffed: ImageFormat.sniff(bytes)
+                )
+            )
+        }
+        let output = [UInt8](UnsafeRawBufferPointer(start: data, count: result.length))
+        return .success(
+            RenderedThumbnail(
+                bytes: output,
+                format: format,
+                width: Int(result.width),
+                height: Int(result.height),
+                sourceFormat: sourceFormat
+            )
+        )
+    }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
