@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-
+import EventLoops
 import Synchronization
 
 #if canImport(Glibc)
@@ -182,53 +182,28 @@ extension AccessLog {
     }
 }
 
-/// A wake-up flag with a timed wait, for the writer thread (the stdlib has no condition variable).
+/// A wake-up flag with a timed wait, for the writer thread.
 ///
-/// `@unchecked Sendable`: `pending` is only touched with `mutex` held, and the pthread objects live at
-/// stable heap addresses from `init` to `deinit`.
+/// `@unchecked Sendable`: `pending` is only touched with `lock` held.
 private final class WakeSignal: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let lock = ConditionLock()  // timed waits on the monotonic clock: a wall-clock jump cannot stall us
     private var pending = false
 
-    init() {
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        // Timed waits on the monotonic clock, so a wall-clock jump cannot stall the writer.
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
-
     func signal() {
-        pthread_mutex_lock(mutex)
-        pending = true
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        lock.withLock { pending = true }
+        lock.signal()
     }
 
     /// Returns when signalled (consuming the signal) or after `timeout`.
     func wait(timeout: Duration) {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let (seconds, attoseconds) = timeout.components
-        var nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
-        deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
-        nanoseconds %= 1_000_000_000
-        deadline.tv_nsec = nanoseconds
-        pthread_mutex_lock(mutex)
+        let deadline = ContinuousClock.now + timeout
+        lock.lock()
+        defer { lock.unlock() }
         while !pending {
-            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+            let left = ContinuousClock.now.duration(to: deadline)
+            if left <= .zero { break }
+            lock.wait(timeout: left)
         }
         pending = false
-        pthread_mutex_unlock(mutex)
     }
 }
