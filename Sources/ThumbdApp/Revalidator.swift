@@ -111,8 +111,9 @@ final class Revalidator: Sendable {
             }
         case .failure(let error):
             if case .originNotFound = error {
-                cache.remove(key)
+                // The 404 first: a request between the two then finds it instead of fetching again.
                 cache.rememberNotFound(key.source)
+                cache.remove(key)
             }
             logger.notice(
                 "revalidation failed; the cached thumbnail stays until stale_if_error runs out",
