@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
+import OriginFetch
 import Thumbnailing
 
 extension ThumbnailCache {
@@ -36,5 +37,15 @@ extension ThumbnailCache {
         var memoryEntries = 0
         var diskEntries = 0
         var sourceEntries = 0
+    }
+
+    /// An original kept in memory beside the source cache, with the freshness it was stored with.
+    final class RecentSource: Sendable {
+        let source: FetchedSource
+        let freshness: DiskCache.Freshness
+        init(source: FetchedSource, freshness: DiskCache.Freshness) {
+            self.source = source
+            self.freshness = freshness
+        }
     }
 }

@@ -35,6 +35,8 @@ final class ThumbnailCache: Sendable {
         var openBlobsMaxEntries = 4096
         /// Bytes of the blob files kept open when the memory tier is off, at most.
         var openBlobsMaxBytes = 64 << 20
+        /// Bytes of recently stored originals also kept in memory (with a source cache).
+        var recentSourcesMaxBytes = 64 << 20
         /// `disk-io` threads.
         var readerThreads = 2
         /// Lookups waiting for a `disk-io` thread at most.
@@ -58,6 +60,9 @@ final class ThumbnailCache: Sendable {
     private let openBlobsGeneration = Mutex<UInt64>(0)
     let variants: DiskCache?
     let sources: DiskCache?
+    /// The originals stored last, also in memory (64 MB): a new size of a source fetched a moment ago needs
+    /// neither the disk (its store may still be queued) nor the origin. Only with a source cache.
+    private let recentSources: MemoryCache<CacheKey, CacheGroup, RecentSource>?
     private let notFound: MemoryCache<CacheKey, CacheGroup, NotFound>
     private let negativeTTL: Duration
     private let writer: DiskWriter?
@@ -89,6 +94,10 @@ final class ThumbnailCache: Sendable {
         negativeTTL = configuration.negativeTTL
         variants = try configuration.variantsDisk.map { try Self.open($0, name: "thumbnails", logger: logger) }
         sources = try configuration.sourcesDisk.map { try Self.open($0, name: "sources", logger: logger) }
+        recentSources =
+            sources == nil
+            ? nil
+            : try MemoryCache(configuration: .init(maxBytes: configuration.recentSourcesMaxBytes, maxEntries: 1024))
         let caches = [variants, sources].compactMap { $0 }
         if caches.isEmpty {
             writer = nil
@@ -278,8 +287,22 @@ final class ThumbnailCache: Sendable {
 
     /// Looks the fresh original of `source` up on a `disk-io` thread. Returns false when there is no
     /// source cache or the lookup queue is full (then `completion` is never called; fetch instead).
+    /// A fresh original kept in memory answers at once, on the calling thread.
     func lookupSource(_ source: SourceURL, completion: @escaping @Sendable (FetchedSource?) -> Void) -> Bool {
         guard sources != nil, let readers else { return false }
+        if let recent = recentSources?.value(forKey: Self.sourceKey(source)) {
+            let now = Timestamp.now()
+            if recent.freshness.state(at: now) == .fresh {
+                // Headers equivalent to the stored freshness (not the origin's own): a render from it gets the
+                // original's deadlines, not new ones counted from now.
+                completion(
+                    FetchedSource(
+                        body: recent.source.body, requestedURL: source.string, finalURL: source.string, status: 200,
+                        contentType: recent.source.contentType,
+                        headers: FreshnessHeaders(equivalentTo: recent.freshness, at: now)))
+                return true
+            }
+        }
         do {
             try readers.submit { [self] readers in
                 completion(lookupSource(source, with: readers.sources))
@@ -351,6 +374,9 @@ final class ThumbnailCache: Sendable {
     /// Keeps a fetched original (when there is a source cache). Any thread.
     func storeSource(_ source: FetchedSource, url: SourceURL, freshness: DiskCache.Freshness) {
         guard let sources, let writer else { return }
+        recentSources?.insert(
+            RecentSource(source: source, freshness: freshness), forKey: Self.sourceKey(url), cost: source.body.count,
+            group: CacheGroup(url.string))
         let metadata = DiskCache.EntryMetadata(
             contentType: source.contentType ?? "application/octet-stream", createdAt: Timestamp.now(),
             freshness: freshness)
@@ -422,6 +448,7 @@ final class ThumbnailCache: Sendable {
         var report = PurgeReport()
         report.memoryEntries = memory?.removeAll(inGroup: group) ?? 0
         aliases.removeAll(inGroup: group)
+        recentSources?.removeAll(inGroup: group)
         if let openBlobs {
             openBlobsGeneration.withLock { generation in
                 generation &+= 1
