@@ -184,6 +184,13 @@ final class RenderCoordinator: Sendable {
             if case .originNotFound = error { cache?.rememberNotFound(key.source) }
             finish(key, flight: flight, result: .failure(.fetch(error)))
         case .success(let source):
+            // Kept as soon as it arrives, not after the render: another size of this source asked for during
+            // the render then finds it instead of fetching it again.
+            if !sourceWasCached, let cache,
+                case .store(let freshness) = policy.decide(source.headers, receivedAt: Timestamp.now())
+            {
+                cache.storeSource(source, url: key.source, freshness: freshness)
+            }
             // `.abandoned` here means the last waiter left while this completion was already on its way
             // (`cancel` lost the race): the origin cost is paid, so the source is rendered for the cache
             // anyway, at background priority since nobody waits. The flight is no longer in the table, so
@@ -203,7 +210,7 @@ final class RenderCoordinator: Sendable {
             guard let priority else { return }
             do {
                 try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
-                    render(key, flight: flight, source: source, sourceWasCached: sourceWasCached)
+                    render(key, flight: flight, source: source)
                 }
             } catch {
                 counts.renderQueueRejections.increment()
@@ -214,7 +221,7 @@ final class RenderCoordinator: Sendable {
 
     /// On a render worker. A rendered variant goes into the cache before any waiter is answered, so a
     /// request that arrives after an answer finds it there.
-    private func render(_ key: VariantKey, flight: Flight, source: FetchedSource, sourceWasCached: Bool) {
+    private func render(_ key: VariantKey, flight: Flight, source: FetchedSource) {
         counts.rendersStarted.increment()
         let result: Result<RenderedVariant, ServiceError>
         do {
@@ -226,12 +233,7 @@ final class RenderCoordinator: Sendable {
                     try thumbnailer.render(source.body, spec: key.spec)
                 }
             let variant = Self.variant(thumbnail, from: source, policy: policy)
-            if let cache {
-                cache.store(key, variant)
-                if !sourceWasCached, let freshness = variant.freshness {
-                    cache.storeSource(source, url: key.source, freshness: freshness)
-                }
-            }
+            cache?.store(key, variant)
             result = .success(variant)
         } catch {
             counts.renderFailures.increment()

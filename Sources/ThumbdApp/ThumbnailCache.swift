@@ -372,8 +372,10 @@ final class ThumbnailCache: Sendable {
     }
 
     /// Keeps a fetched original (when there is a source cache). Any thread.
+    /// The flights of several sizes that shared one fetch each hand the same source in: it is stored once.
     func storeSource(_ source: FetchedSource, url: SourceURL, freshness: DiskCache.Freshness) {
         guard let sources, let writer else { return }
+        if let recent = recentSources?.value(forKey: Self.sourceKey(url)), recent.source === source { return }
         recentSources?.insert(
             RecentSource(source: source, freshness: freshness), forKey: Self.sourceKey(url), cost: source.body.count,
             group: CacheGroup(url.string))
