@@ -31,8 +31,7 @@ warm_tries="${WARM_TRIES:-5}"
 timeout="${TIMEOUT:-10s}"
 access_log="${ACCESS_LOG:-0}"
 peers="${PEERS:-$HOME/peers}"
-if [ "$(id -u)" = 0 ]; then niceness="${NICE:--10}"; else niceness="${NICE:-0}"; fi
-run=(nice -n "$niceness")   # an array, not a function: `nice` execs, so $! is the server's pid
+. bench/lib.sh   # niceness and `run`, CPU accounting (ticks, busy, irqs, hz, cpus)
 case "$memory" in on | off) ;; *) echo "MEMORY must be on or off" >&2; exit 2 ;; esac
 suffix=hot; [ "$memory" = off ] && suffix=hot-memoff
 out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$suffix"
@@ -232,13 +231,6 @@ done
 rm -f "$out/static.tmp" "$out/headers.tmp"
 echo "   nginx static serves exactly thumbd's bytes (cmp, $count files)"
 
-# CPU accounting in clock ticks, as bench/http.sh: the server's processes (all threads), the origin, and
-# the whole machine (task time; interrupt time separately: loopback TCP works in softirq).
-ticks() { local total=0 f; for p in "$@"; do read -r -a f < "/proc/$p/stat"; total=$((total + f[13] + f[14])); done; echo "$total"; }
-busy() { awk '/^cpu /{print $2 + $3 + $4 + $9}' /proc/stat; }
-irqs() { awk '/^cpu /{print $7 + $8}' /proc/stat; }
-hz=$(getconf CLK_TCK)
-cpus=$(nproc)
 
 targets=(thumbd nginx-static nginx-proxy-cache)
 declare -A base=([thumbd]=http://127.0.0.1:18041 [nginx-static]=http://127.0.0.1:18042 [nginx-proxy-cache]=http://127.0.0.1:18010)

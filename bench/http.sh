@@ -17,8 +17,7 @@ connections="${CONNECTIONS:-64}"
 rounds="${ROUNDS:-2}"
 threads="${THREADS:-2}"
 ceiling="${CEILING:-0}"
-if [ "$(id -u)" = 0 ]; then niceness="${NICE:--10}"; else niceness="${NICE:-0}"; fi
-run=(nice -n "$niceness")   # an array, not a function: `nice` execs, so $! is the server's pid
+. bench/lib.sh   # niceness and `run`, CPU accounting (ticks, busy, irqs, hz, cpus)
 out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out/nginx/www" "$out/nginx/tmp"
 for tool in wrk nginx python3; do command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }; done
@@ -48,15 +47,6 @@ if [ "$ceiling" = 1 ]; then
   targets+=(bare)
 fi
 
-# CPU accounting in clock ticks: the server's processes (all threads), and the whole machine
-# (user+nice+system+irq+softirq+steal), so each run records how much CPU *other* processes took.
-ticks() { local total=0 f; for p in "$@"; do read -r -a f < "/proc/$p/stat"; total=$((total + f[13] + f[14])); done; echo "$total"; }
-# Task time (user+nice+system+steal) and interrupt time (irq+softirq) of the whole machine: loopback
-# TCP does much of its work in softirq, which is charged to no process.
-busy() { awk '/^cpu /{print $2 + $3 + $4 + $9}' /proc/stat; }
-irqs() { awk '/^cpu /{print $7 + $8}' /proc/stat; }
-hz=$(getconf CLK_TCK)
-cpus=$(nproc)
 
 wait_for() {
   for _ in $(seq 1 100); do
