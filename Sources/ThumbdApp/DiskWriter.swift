@@ -38,7 +38,6 @@ final class DiskWriter: Sendable {
     private let thread: Mutex<OSThread?>
     private let dropped = Atomic<Int>(0)
     private let failures = Atomic<Int>(0)
-    private let reconciled = Atomic<Bool>(false)
 
     /// Starts the thread.
     /// - Parameters:
@@ -60,8 +59,6 @@ final class DiskWriter: Sendable {
     var droppedStores: Int { dropped.load(ordering: .relaxed) }
     /// Writer operations that failed (logged).
     var failedOperations: Int { failures.load(ordering: .relaxed) }
-    /// Whether one full reconcile pass over every cache has finished since start.
-    var hasReconciled: Bool { reconciled.load(ordering: .relaxed) }
 
     /// Queues a store. Never blocks. Returns false when it was dropped (queue full or shutting down).
     @discardableResult
@@ -203,6 +200,5 @@ final class DiskWriter: Sendable {
             logger.error("disk cache reconcile failed", metadata: ["error": "\(error)"])
             done.insert(ObjectIdentifier(cache))  // retried at the next start, not in a tight loop
         }
-        if done.count == caches.count { reconciled.store(true, ordering: .relaxed) }
     }
 }

@@ -45,7 +45,9 @@ final class ThumbnailService: Sendable {
         let alias = cache.map { _ in ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept) }
         // The hit path: a request seen before, whose thumbnail is in memory (or, memory tier off, held open),
         // skips parsing.
-        if let cache, let alias, let key = cache.aliasHit(alias), serveFromLoop(key, cache, request, responder) {
+        if let cache, let alias, let key = cache.aliasHit(alias),
+            serveFromLoop(key, cache, Self.conditions(request, key), now: Timestamp.now(), responder)
+        {
             return
         }
         let thumbnailRequest: ThumbnailRequest
@@ -58,13 +60,11 @@ final class ThumbnailService: Sendable {
             return
         }
         let key = VariantKey(source: thumbnailRequest.source, spec: thumbnailer.normalized(thumbnailRequest.spec))
-        let conditions = ResponseConditions(
-            ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
-            variesOnAccept: thumbnailRequest.variesOnAccept)
+        let conditions = Self.conditions(request, key)
         let now = Timestamp.now()
         if let cache, let alias {
             cache.rememberAlias(alias, key)
-            if serveFromLoop(key, cache, request, responder) { return }
+            if serveFromLoop(key, cache, conditions, now: now, responder) { return }
             if let notFound = cache.notFoundHit(key.source, now: now) {
                 var response = ErrorResponse(FetchError.originNotFound(status: 404)).response
                 Self.addCacheHeaders(
@@ -110,6 +110,14 @@ final class ThumbnailService: Sendable {
         }
     }
 
+    /// What the request asks of the answer beyond the thumbnail (its answer varies on `Accept` when the format
+    /// is negotiated).
+    private static func conditions(_ request: HTTPRequest, _ key: VariantKey) -> ResponseConditions {
+        ResponseConditions(
+            ifNoneMatch: listValue(request.headers.values(for: "if-none-match")), variesOnAccept: key.spec.format.isAuto
+        )
+    }
+
     /// A list-valued header (Accept, If-None-Match) sent on several lines means the lines joined with commas
     /// (RFC 9110 §5.3): reading only the first would miss `image/webp` on a second Accept line.
     static func listValue(_ lines: [String]) -> String? {
@@ -122,19 +130,16 @@ final class ThumbnailService: Sendable {
     /// held open. Returns false when neither has `key`.
     @inline(__always)
     private func serveFromLoop(
-        _ key: VariantKey, _ cache: ThumbnailCache, _ request: HTTPRequest, _ responder: HTTPResponder
+        _ key: VariantKey, _ cache: ThumbnailCache, _ conditions: ResponseConditions, now: Timestamp,
+        _ responder: HTTPResponder
     ) -> Bool {
-        let conditions = ResponseConditions(
-            ifNoneMatch: Self.listValue(request.headers.values(for: "if-none-match")),
-            variesOnAccept: key.spec.format.isAuto)
         if let variant = cache.memoryHit(key) {
             serveCached(
-                variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: Timestamp.now(), conditions,
-                responder)
+                variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: now, conditions, responder)
             return true
         }
         if let file = cache.openBlobHit(key) {
-            serveFile(file, key: key, now: Timestamp.now(), conditions, responder)
+            serveFile(file, key: key, now: now, conditions, responder)
             return true
         }
         return false
