@@ -47,7 +47,8 @@ import Testing
             if !line.trimmingCharacters(in: .whitespaces).isEmpty && indent <= keyIndent { break }
             block.append(line)
         }
-        let common = block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let common =
+            block.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
             .map { $0.prefix { $0 == " " }.count }.min() ?? 0
         return block.map { String($0.dropFirst(min(common, $0.count))) }.joined(separator: "\n")
     }
