@@ -30,6 +30,8 @@ let package = Package(
         // Already in the graph through swift-configuration's YAML trait; ConfigFile walks the YAML tree with it
         // to reject unknown keys, which swift-configuration does not detect.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // HMAC-SHA256 for signed /thumb URLs (URLSignatureVerifier); on Linux it builds BoringSSL's primitives.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // MARK: - C libraries and shims
@@ -103,6 +105,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

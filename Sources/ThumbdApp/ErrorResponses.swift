@@ -39,7 +39,12 @@ extension ErrorResponse {
     private static let gatewayTimeout = HTTPStatus(code: 504, reasonPhrase: "Gateway Timeout")
 
     init(_ error: RequestError) {
-        self.init(status: Self.badRequest, publicMessage: error.publicMessage, logLevel: .debug)
+        switch error {
+        case .missingParameter, .unknownParameter, .duplicateParameter, .invalidValue, .malformedQuery:
+            self.init(status: Self.badRequest, publicMessage: error.publicMessage, logLevel: .debug)
+        case .missingSignature, .invalidSignature:
+            self.init(status: Self.forbidden, publicMessage: error.publicMessage, logLevel: .info)
+        }
     }
 
     init(_ error: FetchError) {

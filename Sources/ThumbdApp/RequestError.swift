@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// Why a request's parameters were refused (answered 400, naming the parameter).
+/// Why a request's parameters were refused (answered 400 naming the parameter; a signature problem 403).
 enum RequestError: Error, Hashable, Sendable {
     /// A required parameter is absent (`url`, or `w or h`).
     case missingParameter(String)
@@ -12,6 +12,11 @@ enum RequestError: Error, Hashable, Sendable {
     case invalidValue(String, reason: String)
     /// A broken percent-escape or a value that is not UTF-8.
     case malformedQuery(parameter: String)
+    /// Signing is on (`security.signing_keys`) and the request has no `sig`, or an empty one.
+    case missingSignature
+    /// `sig` does not verify under any current key (wrong key, tampered parameters, malformed, padded,
+    /// repeated). One message for all of them: the client learns nothing about why.
+    case invalidSignature
 
     /// The parameter the error is about, as the client spelt it (`url`, `w`, `w or h`, ...).
     var parameter: String {
@@ -19,6 +24,7 @@ enum RequestError: Error, Hashable, Sendable {
         case .missingParameter(let name), .unknownParameter(let name), .duplicateParameter(let name),
             .invalidValue(let name, _), .malformedQuery(let name):
             name
+        case .missingSignature, .invalidSignature: URLSignature.parameterName
         }
     }
 
@@ -30,6 +36,8 @@ enum RequestError: Error, Hashable, Sendable {
         case .duplicateParameter(let name): "duplicate parameter: \(Self.printable(name))"
         case .invalidValue(let name, let reason): "invalid \(name): \(reason)"
         case .malformedQuery(let name): "malformed percent-encoding in parameter: \(Self.printable(name))"
+        case .missingSignature: "missing signature"
+        case .invalidSignature: "invalid signature"
         }
     }
 

@@ -5,14 +5,14 @@ import Foundation
 import Logging
 
 /// The `thumbd` command line: `thumbd [--config FILE] [--listen HOST:PORT] [--port N] [--cache-dir DIR]
-/// [--log-level LEVEL] [--check-config]`.
+/// [--log-level LEVEL] [--check-config]`, and `thumbd sign ...` (``SignCommand``).
 ///
 /// It loads the settings (`ConfigFile`: defaults < file < `THUMBD_*` environment < these flags), then either
 /// prints them (`--check-config`) or bootstraps logging and runs `ThumbdService`. A configuration error exits
-/// with status 78 (`EX_CONFIG`) and one line naming the key and why. Subcommands such as `sign` attach
-/// to `configuration.subcommands`; running `thumbd` without one serves.
+/// with status 78 (`EX_CONFIG`) and one line naming the key and why. Subcommands (`sign`) attach to
+/// `configuration.subcommands`; running `thumbd` without one serves, with the same flags as before.
 package struct ThumbdCommand: ParsableCommand {
-    /// Command name, help text and (later) subcommands.
+    /// Command name, help text and subcommands.
     package static let configuration = CommandConfiguration(
         commandName: "thumbd",
         abstract: "A caching HTTP image proxy: GET /thumb?url=<image URL>&w=256&h=256.",
@@ -20,14 +20,17 @@ package struct ThumbdCommand: ParsableCommand {
             Settings come from built-in defaults, then the YAML file (--config, else $THUMBD_CONFIG, else none), \
             then THUMBD_* environment variables (THUMBD_SERVER_LISTEN, THUMBD_CACHE_MEMORY_MAX_BYTES, ...), \
             then these flags. See docs/configuration.md for every key.
-            """
+            """,
+        subcommands: [SignCommand.self]
     )
 
     /// Exit status for an invalid configuration (`EX_CONFIG` from sysexits.h).
     package static let configurationErrorStatus: Int32 = 78
 
-    @Option(name: .long, help: ArgumentHelp("YAML configuration file.", valueName: "file"))
-    var config: String?
+    @OptionGroup var configFile: ConfigFileOption
+
+    /// `--config FILE`.
+    var config: String? { configFile.path }
 
     @Option(name: .long, help: ArgumentHelp("Address to listen on, overriding server.listen.", valueName: "host:port"))
     var listen: String?
@@ -120,4 +123,14 @@ package struct ThumbdCommand: ParsableCommand {
             )
         )
     }
+}
+
+/// `--config FILE`, shared by `thumbd` and its subcommands.
+///
+/// The root command parses every argument it knows, those after a subcommand's name too, so a subcommand that
+/// declared its own `--config` would never see it; one that includes this group gets the value the root parsed
+/// (swift-argument-parser hands an option group of the same type down to the subcommand).
+struct ConfigFileOption: ParsableArguments {
+    @Option(name: .customLong("config"), help: ArgumentHelp("YAML configuration file.", valueName: "file"))
+    var path: String?
 }

@@ -23,6 +23,9 @@ package final class ThumbdService: Sendable {
     let cache: ThumbnailCache
     /// Background and waiting revalidations of expired entries (internal: tests count them).
     let revalidator: Revalidator
+    /// Checks `sig` on /thumb against `security.signing_keys`; a reload applies new keys with
+    /// `signatureVerifier.update(keys:)`, effective for the next request.
+    package let signatureVerifier: URLSignatureVerifier
     private let accessLog: AccessLog
     private let server: HTTPServer
     private let readiness = Readiness()
@@ -46,9 +49,10 @@ package final class ThumbdService: Sendable {
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             logger: logger)
+        signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         let thumbnails = ThumbnailService(
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
-            clientMaxAge: settings.cache.clientMaxAge, logger: logger)
+            verifier: signatureVerifier, clientMaxAge: settings.cache.clientMaxAge, logger: logger)
         accessLog = AccessLog(settings: settings.log)
 
         var router = Router()

@@ -14,6 +14,12 @@ extension ThumbnailCache {
         case miss
     }
 
+    /// What a raw request parsed to, and the generation of the signing keys that verified it.
+    struct Alias: Sendable {
+        let key: VariantKey
+        let keyGeneration: UInt64
+    }
+
     /// A disk hit kept as an open file.
     struct CachedFile: Sendable {
         let hit: DiskCache.FileHit

@@ -45,8 +45,8 @@ final class ThumbnailCache: Sendable {
 
     let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>?
     /// Raw request (query + `Accept`) → the variant key it parsed to (~1/16 of the memory budget): a repeated
-    /// request finds its thumbnail without parsing and normalising again (see ``aliasHit(_:)``).
-    private let aliases: MemoryCache<CacheKey, CacheGroup, VariantKey>
+    /// request finds its thumbnail without parsing and normalising again (see ``aliasHit(_:keyGeneration:)``).
+    private let aliases: MemoryCache<CacheKey, CacheGroup, Alias>
     /// With the memory tier off: blobs found on disk, kept open with their metadata (nginx's
     /// `open_file_cache`), so that a repeated disk hit is sent with `sendfile` from the event loop without a
     /// hop, a query or an `open`. Blobs are immutable (a new version gets a new file), so an open descriptor
@@ -152,18 +152,29 @@ final class ThumbnailCache: Sendable {
         CacheKey(accept.map { rawQuery + "\n" + $0 } ?? rawQuery)
     }
 
-    /// The variant key that the request `alias` parsed to the last time, if remembered. Parsing is a pure
-    /// function of the query and `Accept`, so the answer is the same as parsing again, for a fraction of
-    /// the cost (measured: parsing and key building were ~25% of a memory hit's CPU). A purge removes a
-    /// source's aliases too.
+    /// The variant key that the request `alias` parsed to the last time, if remembered under the signing keys
+    /// of `keyGeneration` (``URLSignatureVerifier/keyGeneration``). Parsing is a pure function of the query and
+    /// `Accept`, so the answer is the same as parsing again, for a fraction of the cost (measured: parsing and
+    /// key building were ~25% of a memory hit's CPU). Verifying the signature is a pure function of the query
+    /// and the keys, so an alias remembered after a verification under the same keys needs none either; one
+    /// from older keys is ignored. A purge removes a source's aliases too.
     @inline(__always)
-    func aliasHit(_ alias: CacheKey) -> VariantKey? {
-        aliases.value(forKey: alias)
+    func aliasHit(_ alias: CacheKey, keyGeneration: UInt64) -> VariantKey? {
+        guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
+        return entry.key
     }
 
-    /// Remembers what `alias` parses to (after a hit or a render of `key`).
-    func rememberAlias(_ alias: CacheKey, _ key: VariantKey) {
-        aliases.insert(key, forKey: alias, cost: 96 + alias.variant.utf8.count, group: key.group)
+    /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
+    /// signing keys of `keyGeneration`.
+    func rememberAlias(_ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64) {
+        aliases.insert(
+            Alias(key: key, keyGeneration: keyGeneration), forKey: alias, cost: 104 + alias.variant.utf8.count,
+            group: key.group)
+    }
+
+    /// Forgets every alias (the signing keys changed: their entries can no longer hit, this frees their memory).
+    func forgetAliases() {
+        aliases.removeAll()
     }
 
     /// With the memory tier off: the blob of `key` if it is held open (a disk hit with no hop). Counts the hit

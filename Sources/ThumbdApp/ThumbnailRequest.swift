@@ -29,7 +29,12 @@ struct ThumbnailRequest: Sendable {
     ///   - accept: the request's `Accept` header, for `format=auto`.
     /// - Throws: `RequestError` naming the offending parameter.
     init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
-        let parameters = try QueryParameters(parsing: rawQuery)
+        try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept)
+    }
+
+    /// Validates already decoded parameters (the service decodes once, checks `sig` on them, then validates).
+    /// - Throws: `RequestError` naming the offending parameter.
+    init(parameters: QueryParameters, accept: String?) throws(RequestError) {
         var seen = Set<String>()
         var values: [Parameter: String] = [:]
         var signature: String?

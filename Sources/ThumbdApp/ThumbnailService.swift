@@ -12,8 +12,13 @@ import Thumbnailing
 ///
 /// Never blocks the loop: parsing and the memory lookup are pure and O(1); disk, fetch and render run on
 /// their own threads. Every answer carries `X-Cache` (``CacheOutcome``) and `Age`.
+///
+/// With `security.signing_keys` set, a request is answered only once its `sig` verified: on the parsed path
+/// before any cache lookup; the alias path answers only a raw query that verified under the same keys (see
+/// ``ThumbnailCache/aliasHit(_:keyGeneration:)``).
 final class ThumbnailService: Sendable {
     private let coordinator: RenderCoordinator
+    private let verifier: URLSignatureVerifier
     private let thumbnailer: Thumbnailer
     private let cache: ThumbnailCache?
     private let revalidator: Revalidator?
@@ -22,9 +27,12 @@ final class ThumbnailService: Sendable {
 
     init(
         coordinator: RenderCoordinator, thumbnailer: Thumbnailer, cache: ThumbnailCache?, revalidator: Revalidator?,
-        clientMaxAge: Duration, logger: Logger
+        verifier: URLSignatureVerifier, clientMaxAge: Duration, logger: Logger
     ) {
         self.coordinator = coordinator
+        self.verifier = verifier
+        // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
+        verifier.onUpdate { [cache] in cache?.forgetAliases() }
         self.thumbnailer = thumbnailer
         self.cache = cache
         self.revalidator = revalidator
@@ -43,16 +51,21 @@ final class ThumbnailService: Sendable {
         let rawQuery = request.query ?? ""
         let accept = Self.listValue(request.headers.values(for: "accept"))
         let alias = cache.map { _ in ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept) }
-        // The hit path: a request seen before, whose thumbnail is in memory (or, memory tier off, held open),
-        // skips parsing.
-        if let cache, let alias, let key = cache.aliasHit(alias),
+        // The hit path: a request seen before (and verified under the current signing keys), whose thumbnail is
+        // in memory (or, memory tier off, held open), skips parsing and verifying.
+        if let cache, let alias, let key = cache.aliasHit(alias, keyGeneration: verifier.keyGeneration),
             serveFromLoop(key, cache, Self.conditions(request, key), now: Timestamp.now(), responder)
         {
             return
         }
+        // Decoded once; the signature is checked before the parameters are validated (an unsigned request learns
+        // nothing about them) and before any cache is looked at.
         let thumbnailRequest: ThumbnailRequest
+        let keyGeneration: UInt64
         do {
-            thumbnailRequest = try ThumbnailRequest(rawQuery: rawQuery, accept: accept)
+            let parameters = try QueryParameters(parsing: rawQuery)
+            keyGeneration = try verifier.verify(parameters)
+            thumbnailRequest = try ThumbnailRequest(parameters: parameters, accept: accept)
         } catch {
             var response = ErrorResponse(error).response
             Self.addCacheHeaders(&response, .miss, age: 0)
@@ -63,7 +76,7 @@ final class ThumbnailService: Sendable {
         let conditions = Self.conditions(request, key)
         let now = Timestamp.now()
         if let cache, let alias {
-            cache.rememberAlias(alias, key)
+            cache.rememberAlias(alias, key, keyGeneration: keyGeneration)
             if serveFromLoop(key, cache, conditions, now: now, responder) { return }
             if let notFound = cache.notFoundHit(key.source, now: now) {
                 var response = ErrorResponse(FetchError.originNotFound(status: 404)).response

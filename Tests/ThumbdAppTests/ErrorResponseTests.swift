@@ -55,6 +55,8 @@ import Thumbnailing
         (.duplicateParameter("w"), 400),
         (.invalidValue("q", reason: "must be an integer 1...100"), 400),
         (.malformedQuery(parameter: "w"), 400),
+        (.missingSignature, 403),
+        (.invalidSignature, 403),
     ]
 
     static let serviceErrors: [(error: ServiceError, status: Int)] =
