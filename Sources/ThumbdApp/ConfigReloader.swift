@@ -167,14 +167,27 @@ final class ConfigReloader: Sendable {
             thumbnailer.allowedSourceFormats = current.allowedSourceFormats
             self.thumbnailer = thumbnailer
             cache = settings.thumbnailCacheConfiguration
+            // The modules' own checks, which can be narrower than Settings.validate() (fetch.max_per_host).
             do {
                 try self.server.validate()
+            } catch {
+                throw SettingsError(key: error.key, reason: error.reason)
+            }
+            do {
                 try fetcher.validate()
+            } catch {
+                throw SettingsError(key: error.key, reason: error.reason)
+            }
+            do {
                 try thumbnailer.validate()
+            } catch {
+                throw SettingsError(key: "image", reason: "\(error)")
+            }
+            do {
                 try (cache.memory ?? .init(maxBytes: 0, maxEntries: 0)).validate()
                 for disk in [cache.variantsDisk, cache.sourcesDisk].compactMap({ $0 }) { try disk.validate() }
             } catch {
-                throw SettingsError(key: "reload", reason: "refused by a component: \(error)")
+                throw SettingsError(key: "cache", reason: "\(error)")
             }
         }
 
