@@ -30,6 +30,7 @@ import Thumbnailing
 ///
 /// `restart` keys (`Settings.keys`) keep their running value and are logged as needing a restart; so does
 /// turning on a memory tier that started off (`cache.memory.max_bytes: 0`), since no tier exists to resize.
+/// The outcome is logged before a new `log.level` applies, so a reload that raises the level still shows.
 final class ConfigReloader: Sendable {
     /// The running components a reload reaches.
     struct Components: Sendable {
@@ -74,9 +75,8 @@ final class ConfigReloader: Sendable {
             return nil
         }
         do {
-            let outcome = try apply(loaded)
-            report(outcome, trigger: trigger)
-            return outcome
+            // Reported before the new log level applies: raising it to `warning` still shows this reload.
+            return try apply(loaded) { outcome in report(outcome, trigger: trigger) }
         } catch {
             refuse(error, trigger: trigger)
             return nil
@@ -88,18 +88,25 @@ final class ConfigReloader: Sendable {
     /// before anything changes, so a refusal leaves the running configuration whole.
     /// - Returns: the keys whose value changed, and the restart keys whose new value was not applied.
     /// - Throws: `SettingsError` naming the key when the result would be invalid; nothing changes then.
-    func apply(_ loaded: Settings) throws(SettingsError) -> ReloadOutcome {
+    /// - Parameter beforeLevelChange: runs once the rest is applied, before `log.level` changes.
+    func apply(
+        _ loaded: Settings, beforeLevelChange: (ReloadOutcome) -> Void = { _ in }
+    ) throws(SettingsError) -> ReloadOutcome {
         try running.withLock { running throws(SettingsError) -> ReloadOutcome in
             var (next, restartKeys) = running.reloaded(with: loaded)
-            if running.cache.memory.maxBytes == 0, next.cache.memory.maxBytes > 0 {
-                // The memory tier did not start, so there is nothing to resize; it needs a restart.
+            if components.cache.memory == nil, next.cache.memory.maxBytes > 0 {
+                // The memory tier did not start (max_bytes 0), so there is nothing to resize; it needs a restart.
                 next.cache.memory.maxBytes = 0
                 restartKeys.append("cache.memory.max_bytes")
             }
             try next.validate()
             let modules = try Modules(next, running: components)
             let changed = Settings.keys.filter { $0.reload == .reloadable && $0.render(running) != $0.render(next) }
-            guard !changed.isEmpty else { return ReloadOutcome(changedKeys: [], restartKeys: restartKeys) }
+            guard !changed.isEmpty else {
+                let outcome = ReloadOutcome(changedKeys: [], restartKeys: restartKeys)
+                beforeLevelChange(outcome)
+                return outcome
+            }
             do {
                 try modules.apply(to: components, next)
             } catch {
@@ -108,7 +115,10 @@ final class ConfigReloader: Sendable {
                 throw SettingsError(key: "reload", reason: "\(error)")
             }
             running = next
-            return ReloadOutcome(changedKeys: changed.map(\.name), restartKeys: restartKeys)
+            let outcome = ReloadOutcome(changedKeys: changed.map(\.name), restartKeys: restartKeys)
+            beforeLevelChange(outcome)
+            components.levelControl?.level = next.log.level
+            return outcome
         }
     }
 
@@ -203,7 +213,6 @@ final class ConfigReloader: Sendable {
             components.admin.update(token: settings.admin.token)
             // SIGNING (security.signing_keys): the signature verifier of the `signing` branch is updated here,
             // with `update(keys: settings.security.signingKeys)`, once that branch is merged.
-            components.levelControl?.level = settings.log.level
             components.accessLog.isEnabled = settings.log.isAccessLogEnabled
             components.server.isAccessLogEnabled = settings.log.isAccessLogEnabled
         }

@@ -12,7 +12,8 @@ extension Integration {
     @Suite(.timeLimit(.minutes(3))) struct ConfigReloadTests {
         /// The child's configuration: the harness's base settings, with the keys the tests change.
         static func configuration(
-            allowedHosts: String = "[]", maxSourceBytes: String = "25MB", host: String = "127.0.0.1"
+            allowedHosts: String = "[]", maxSourceBytes: String = "25MB", host: String = "127.0.0.1",
+            level: String = "info"
         )
             -> String
         {
@@ -28,7 +29,7 @@ extension Integration {
               render_threads: 2
             log:
               access: false
-              level: info
+              level: \(level)
 
             """
         }
@@ -172,6 +173,31 @@ extension Integration {
             #expect(logged, "stderr: \(setup.child.process.standardError)")
             let after = try await blocking { try setup.child.get(setup.target(0)) }
             #expect(after.status == 200, "\(after.text)")
+        }
+
+        @Test func logLevelChangeIsReportedAndThenApplies() async throws {
+            // Given a child logging at info
+            let setup = try await blocking { try Setup(Self.configuration()) }
+            defer { setup.stop() }
+
+            // When the level goes up to warning, then that reload is still reported
+            try Setup.write(Self.configuration(level: "warning"), to: setup.path)
+            #expect(setup.child.process.kill(SIGHUP))
+            let reported = try await blocking { setup.waitForLog("config reloaded", "log.level") }
+            #expect(reported, "stderr: \(setup.child.process.standardError)")
+
+            // When the allowlist changes next, then it applies (403) but its notice is below the level now
+            try Setup.write(Self.configuration(allowedHosts: "[example.com]", level: "warning"), to: setup.path)
+            #expect(setup.child.process.kill(SIGHUP))
+            let refused = try await blocking { () -> Bool in
+                for index in 1..<10 {
+                    if try setup.child.get(setup.target(index)).status == 403 { return true }
+                    usleep(300_000)
+                }
+                return false
+            }
+            #expect(refused, "the allowlist change was not applied")
+            #expect(setup.logLines(containing: "config reloaded", "fetch.allowed_hosts").isEmpty)
         }
 
         @Test func aChangedFileIsAppliedWithoutASignal() async throws {
