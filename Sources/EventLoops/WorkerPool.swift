@@ -69,10 +69,21 @@ package final class WorkerPool: Sendable {
         var background = RingBuffer<@Sendable () -> Void>()
         var isShuttingDown = false
         var running = 0
+        /// The queue capacities in force (``setQueueCapacities(interactive:background:)`` changes them).
+        var interactiveCapacity = 0
+        var backgroundCapacity = 0
     }
 
-    /// The pool's sizes.
-    package let configuration: Configuration
+    /// The pool's sizes: the thread count and name it was created with, the queue capacities in force.
+    package var configuration: Configuration {
+        var current = initialConfiguration
+        state.lock.withLock {
+            current.interactiveQueueCapacity = state.interactiveCapacity
+            current.backgroundQueueCapacity = state.backgroundCapacity
+        }
+        return current
+    }
+    private let initialConfiguration: Configuration
     private let state = State()
     private let threads: Mutex<[OSThread]>
 
@@ -87,8 +98,10 @@ package final class WorkerPool: Sendable {
         onThreadExit: (@Sendable (Int) -> Void)? = nil
     ) throws(SystemError) {
         precondition(configuration.threads > 0, "WorkerPool needs at least one thread")
-        self.configuration = configuration
+        initialConfiguration = configuration
         let state = self.state
+        state.interactiveCapacity = configuration.interactiveQueueCapacity
+        state.backgroundCapacity = configuration.backgroundQueueCapacity
         var started: [OSThread] = []
         for index in 0..<configuration.threads {
             do {
@@ -118,9 +131,7 @@ package final class WorkerPool: Sendable {
         let state = self.state
         state.lock.lock()
         let depth = priority == .interactive ? state.interactive.count : state.background.count
-        let capacity =
-            priority == .interactive
-            ? configuration.interactiveQueueCapacity : configuration.backgroundQueueCapacity
+        let capacity = priority == .interactive ? state.interactiveCapacity : state.backgroundCapacity
         guard !state.isShuttingDown, depth < capacity else {
             state.lock.unlock()
             throw Overloaded(priority: priority, queueDepth: depth)
@@ -132,6 +143,15 @@ package final class WorkerPool: Sendable {
         }
         state.lock.unlock()
         state.lock.signal()
+    }
+
+    /// Changes the queue capacities (config hot reload). Jobs already queued stay queued even above a smaller
+    /// capacity; only new submissions see it. Any thread.
+    package func setQueueCapacities(interactive: Int, background: Int) {
+        state.lock.withLock {
+            state.interactiveCapacity = max(0, interactive)
+            state.backgroundCapacity = max(0, background)
+        }
     }
 
     /// How many jobs wait in each queue now.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import EventLoops
+import Synchronization
 
 /// One owed answer in a connection's pipeline, in request order.
 struct PendingResponse {
@@ -28,7 +29,7 @@ extension Connection {
     // MARK: - Slots
 
     func appendSlot(for request: HTTPRequest) -> UInt64 {
-        let keepRequest = accessLog != nil
+        let keepRequest = accessLog != nil && owner.shared.isAccessLogEnabled.load(ordering: .relaxed)
         return appendSlot(
             PendingResponse(
                 kind: .request, method: request.method, version: request.version, keepAlive: request.keepAlive,
@@ -99,6 +100,7 @@ extension Connection {
             let field: ResponseWriter.ConnectionField =
                 closing ? .close : (first.version == .http1_0 ? .keepAlive : .none)
             let status = response.status.code
+            let accessLog = owner.shared.isAccessLogEnabled.load(ordering: .relaxed) ? self.accessLog : nil
             let note = accessLog == nil ? nil : response.accessLogNote
             let bodyBytes = writer.append(
                 response, isHeadRequest: first.method == .head, connection: field, date: owner.currentDate())

@@ -17,8 +17,8 @@ import Synchronization
 /// server.shutdown()
 /// ```
 package final class HTTPServer: Sendable {
-    /// The settings the server was created with.
-    package let configuration: Configuration
+    /// The settings in force (those it was created with, then the reloadable ones of ``update(configuration:)``).
+    package var configuration: Configuration { shared.configuration }
     private let shared: ServerShared
 
     private struct Running: Sendable {
@@ -46,13 +46,36 @@ package final class HTTPServer: Sendable {
         router: Router,
         accessLog: (@Sendable (AccessLogRecord) -> Void)? = nil
     ) {
-        self.configuration = configuration
         shared = ServerShared(configuration: configuration, router: router, accessLog: accessLog)
+    }
+
+    /// Whether the `accessLog` hook is called (default true). While false, nothing is built for it per request,
+    /// so a server whose access log can be turned on by a reload pays nothing while it is off. Any thread.
+    package var isAccessLogEnabled: Bool {
+        get { shared.isAccessLogEnabled.load(ordering: .relaxed) }
+        set { shared.isAccessLogEnabled.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Applies the reloadable settings of `configuration` (config hot reload): connection limit, body limit,
+    /// timeouts, shutdown timeout. The listener (host, port, threads, backlog) keeps its values. Connections
+    /// already open keep the limits and timeouts they started with; new connections get the new ones. Nothing
+    /// is closed. Any thread.
+    /// - Throws: ``ConfigurationError`` when a value is out of range; nothing changes then.
+    package func update(configuration: Configuration) throws(ConfigurationError) {
+        let running = shared.configuration
+        var next = configuration
+        next.host = running.host
+        next.port = running.port
+        next.threads = running.threads
+        next.backlog = running.backlog
+        try next.validate()
+        shared.update(next)
     }
 
     /// Validates the configuration, starts the loops and binds the listen sockets.
     /// - Throws: ``ConfigurationError``, ``HTTPServerError``.
     package func start() throws {
+        let configuration = self.configuration
         try configuration.validate()
         let address = try SocketAddress.listenAddress(host: configuration.host, port: configuration.port)
         try phase.withLock { phase throws(HTTPServerError) in

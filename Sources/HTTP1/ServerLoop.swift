@@ -10,24 +10,44 @@ import Synchronization
 /// What every loop of one server shares: settings, routes, the access-log hook and the global
 /// connection count that enforces `maxConnections` across loops.
 final class ServerShared: Sendable {
-    let configuration: HTTPServer.Configuration
+    /// The settings in force: read once per new connection (which keeps them for its life), replaced by
+    /// ``update(_:)`` on a config reload.
+    var configuration: HTTPServer.Configuration { current.withLock { $0 } }
+    private let current: Mutex<HTTPServer.Configuration>
+    /// `configuration.maxConnections`, apart so that every accept reads it without the lock.
+    private let maxConnections: Atomic<Int>
     let router: Router
     let accessLog: (@Sendable (AccessLogRecord) -> Void)?
+    /// Whether `accessLog` is called (``HTTPServer/isAccessLogEnabled``): while false, connections keep no
+    /// request for it and build no record.
+    let isAccessLogEnabled = Atomic<Bool>(true)
     /// Open (or reserved) connections, all loops together.
     let connectionCount = Atomic<Int>(0)
     private let pausedCount = Atomic<Int>(0)
     private let pausedLoops = Mutex<[ServerLoop]>([])
 
     init(configuration: HTTPServer.Configuration, router: Router, accessLog: (@Sendable (AccessLogRecord) -> Void)?) {
-        self.configuration = configuration
+        current = Mutex(configuration)
+        maxConnections = Atomic(configuration.maxConnections)
         self.router = router
         self.accessLog = accessLog
+    }
+
+    /// Replaces the settings (already validated); a higher connection limit wakes loops paused at the old one.
+    func update(_ configuration: HTTPServer.Configuration) {
+        current.withLock { $0 = configuration }
+        maxConnections.store(configuration.maxConnections, ordering: .sequentiallyConsistent)
+        if pausedCount.load(ordering: .sequentiallyConsistent) > 0,
+            connectionCount.load(ordering: .sequentiallyConsistent) < configuration.maxConnections
+        {
+            resumePausedLoops()
+        }
     }
 
     /// Takes one connection slot if the limit allows.
     func reserveConnection() -> Bool {
         var current = connectionCount.load(ordering: .sequentiallyConsistent)
-        while current < configuration.maxConnections {
+        while current < maxConnections.load(ordering: .relaxed) {
             let (exchanged, original) = connectionCount.compareExchange(
                 expected: current, desired: current + 1, ordering: .sequentiallyConsistent)
             if exchanged { return true }
@@ -48,7 +68,9 @@ final class ServerShared: Sendable {
     func pauseAtLimit(_ loop: ServerLoop) {
         pausedLoops.withLock { $0.append(loop) }
         pausedCount.add(1, ordering: .sequentiallyConsistent)
-        if connectionCount.load(ordering: .sequentiallyConsistent) < configuration.maxConnections {
+        if connectionCount.load(ordering: .sequentiallyConsistent)
+            < maxConnections.load(ordering: .sequentiallyConsistent)
+        {
             resumePausedLoops()
         }
     }

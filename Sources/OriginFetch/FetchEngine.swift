@@ -12,12 +12,14 @@ import Synchronization
 /// on touched only there (checked with `assertOnFetchThread()` in debug builds); other threads
 /// reach it only through ``Mailbox`` and the Mutex-guarded ``counters``.
 final class FetchEngine: @unchecked Sendable {
-    let configuration: OriginFetcher.Configuration
+    /// Fetch thread only: replaced by a `.reconfigure` command (read by ``OriginFetcher/configuration``
+    /// through its own copy).
+    private(set) var configuration: OriginFetcher.Configuration
     let mailbox: Mailbox
     let counters = Mutex(OriginFetcher.Counters())
     private let multi: UnsafeMutableRawPointer  // CURLM*, owned; cleaned up when the loop exits
     private let reactor: FetchReactor
-    private let hostPatterns: [HostPattern]?
+    private var hostPatterns: [HostPattern]?
 
     private var scheduler: HostScheduler
     private var transfers: [UInt64: Transfer] = [:]  // every live transfer, queued or running
@@ -138,10 +140,31 @@ final class FetchEngine: @unchecked Sendable {
             start(waiter, url: url, validators: validators)
         case .cancel(let ticketID):
             cancel(ticketID: ticketID)
+        case .reconfigure(let configuration):
+            reconfigure(configuration)
         case .shutdown:
             return false
         }
         return true
+    }
+
+    /// Takes a new (validated) configuration. Transfers started afterwards get its timeouts, limits, address
+    /// policy and User-Agent; running and queued transfers keep the values they were created with, except
+    /// that redirects are checked against the new host allowlist. Under a lower per-host limit, running
+    /// transfers finish and queued ones wait until their host is below it; a higher one starts queued
+    /// transfers at once.
+    private func reconfigure(_ new: OriginFetcher.Configuration) {
+        assertOnFetchThread()
+        configuration = new
+        hostPatterns = new.allowedHosts?.compactMap(HostPattern.init)
+        guard new.maxPerHost != scheduler.limit else { return }
+        let isRaised = new.maxPerHost > scheduler.limit
+        scheduler.limit = new.maxPerHost
+        _ = thumbd_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, new.maxPerHost)
+        guard isRaised, !isStopping else { return }
+        for id in scheduler.admitQueued(isWaiting: { transfers[$0]?.state == .queued }) {
+            if let queued = transfers[id] { begin(queued) }
+        }
     }
 
     /// Copies the counters out under the lock once per loop turn (cheap, uncontended).

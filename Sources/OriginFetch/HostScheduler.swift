@@ -8,8 +8,11 @@
 /// a queue and is skipped when it comes up, because the caller's `isWaiting` says no. That
 /// keeps cancel O(1) however long the queue is.
 struct HostScheduler {
-    /// Transfers allowed to run at once per host.
-    let limit: Int
+    /// Transfers allowed to run at once per host (a config reload may change it: hosts above a lowered limit
+    /// start nothing until they are below it; see `release`).
+    var limit: Int {
+        didSet { precondition(limit >= 1) }
+    }
     private var hosts: [String: Host] = [:]
 
     private struct Host {
@@ -49,12 +52,32 @@ struct HostScheduler {
     mutating func release(host: String, isWaiting: (UInt64) -> Bool) -> UInt64? {
         guard var state = hosts[host] else { return nil }
         defer { hosts[host] = state.isEmpty ? nil : state }
+        if state.running <= limit, let next = Self.popWaiting(&state, isWaiting) { return next }
+        state.running -= 1  // above a lowered limit: the slot goes away instead of to the next transfer
+        return nil
+    }
+
+    /// After the limit was raised: takes a slot for each queued transfer that now fits, in queue order.
+    /// - Returns: the identifiers that now own a slot and must be started.
+    mutating func admitQueued(isWaiting: (UInt64) -> Bool) -> [UInt64] {
+        var admitted: [UInt64] = []
+        for host in Array(hosts.keys) {
+            guard var state = hosts[host] else { continue }
+            while state.running < limit, let next = Self.popWaiting(&state, isWaiting) {
+                state.running += 1
+                admitted.append(next)
+            }
+            hosts[host] = state.isEmpty ? nil : state
+        }
+        return admitted
+    }
+
+    private static func popWaiting(_ state: inout Host, _ isWaiting: (UInt64) -> Bool) -> UInt64? {
         for index in state.queues.indices {
             while let next = state.queues[index].popFirst() {
                 if isWaiting(next) { return next }
             }
         }
-        state.running -= 1
         return nil
     }
 

@@ -9,6 +9,8 @@ enum Command: Sendable {
     case start(Waiter, Result<SourceURL, FetchError>, Validators?)
     /// Remove the waiter holding this ticket id (its ticket was already claimed by `cancel`).
     case cancel(ticketID: UInt64)
+    /// Use this configuration for transfers started from now on (config hot reload).
+    case reconfigure(OriginFetcher.Configuration)
     /// Cancel everything and leave the loop.
     case shutdown
 }

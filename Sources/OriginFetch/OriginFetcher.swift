@@ -33,6 +33,8 @@ package final class OriginFetcher: Sendable {
     private let mailbox: Mailbox
     private let nextTicketID = Atomic<UInt64>(0)
     private let thread: Mutex<OSThread?>
+    /// The configuration in force, for readers on other threads (the engine keeps its own copy).
+    private let current: Mutex<Configuration>
 
     /// Validates `configuration` and starts the fetch thread.
     /// - Throws: ``FetchError/internalFailure(detail:)`` when libcurl or the thread cannot be
@@ -46,6 +48,7 @@ package final class OriginFetcher: Sendable {
         let engine = try FetchEngine(configuration: configuration)
         self.engine = engine
         self.mailbox = engine.mailbox
+        self.current = Mutex(configuration)
         let thread: OSThread
         do {
             thread = try OSThread.spawn(name: "fetch") { engine.run() }
@@ -58,8 +61,22 @@ package final class OriginFetcher: Sendable {
 
     deinit { shutdown() }
 
-    /// The configuration in force.
-    package var configuration: Configuration { engine.configuration }
+    /// The configuration in force (the last one given to ``update(configuration:)``).
+    package var configuration: Configuration { current.withLock { $0 } }
+
+    /// Applies a new configuration (config hot reload) on the fetch thread, for transfers started afterwards:
+    /// timeouts, size limit, redirects, per-host limit, address policy, host allowlist, User-Agent. Transfers
+    /// already running keep their limits (a fetch that joins one gets its result). Any thread; does not wait
+    /// for the fetch thread.
+    /// - Throws: ``ConfigurationError`` when `configuration` is invalid; nothing changes then.
+    package func update(configuration: Configuration) throws(ConfigurationError) {
+        try configuration.validate()
+        current.withLock { current in
+            current = configuration
+            // Posted under the lock, so two concurrent updates reach the fetch thread in the order they took effect.
+            _ = mailbox.post(.reconfigure(configuration))
+        }
+    }
 
     /// A snapshot of the counters, refreshed by the fetch thread at every loop turn.
     package var counters: Counters { engine.counters.withLock { $0 } }

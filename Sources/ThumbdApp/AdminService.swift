@@ -3,22 +3,30 @@ import Foundation
 import HTTP1
 import Logging
 import OriginFetch
+import Synchronization
 
-/// The cache admin routes, behind `Authorization: Bearer <admin.token>` (registered only when a token is
-/// configured, so they answer 404 otherwise):
+/// The cache admin routes, behind `Authorization: Bearer <admin.token>` (they answer 404, like an unknown
+/// route, while no token is configured; a config reload can set or clear the token):
 /// - `DELETE /cache?url=<source>`: purges every variant of the source from both tiers, its original and
 ///   its remembered 404. Answers once the disk rows are gone.
 /// - `POST /cache/trim` with `{"memory_bytes": N}`: evicts least recently used thumbnails from memory
 ///   until at most N bytes remain (the seed: clearing the cache on a memory warning).
 final class AdminService: Sendable {
-    private let token: [UInt8]
+    /// The bytes of `admin.token`; empty while the admin routes are off.
+    private let token: Mutex<[UInt8]>
     private let cache: ThumbnailCache
     private let logger: Logger
 
     init(token: String, cache: ThumbnailCache, logger: Logger) {
-        self.token = Array(token.utf8)
+        self.token = Mutex(Array(token.utf8))
         self.cache = cache
         self.logger = logger
+    }
+
+    /// Requires `token` from now on; empty turns the routes off (404). Any thread (config hot reload).
+    func update(token: String) {
+        let bytes = Array(token.utf8)
+        self.token.withLock { $0 = bytes }
     }
 
     /// Adds the routes to `router`.
@@ -79,6 +87,11 @@ final class AdminService: Sendable {
     /// 403 unless the request carries `Authorization: Bearer <token>`, compared in constant time. The scheme
     /// is matched case-insensitively (RFC 9110 §11.1: `bearer` is the same scheme); the token is not.
     private func authorize(_ request: HTTPRequest, _ responder: HTTPResponder) -> Bool {
+        let token = self.token.withLock { $0 }
+        guard !token.isEmpty else {
+            responder.respond(.error(.notFound))
+            return false
+        }
         let presented = request.headers["authorization"].map { Array($0.utf8) } ?? []
         let prefix = Array("bearer ".utf8)
         var matches = presented.count == prefix.count + token.count

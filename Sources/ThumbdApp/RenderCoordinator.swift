@@ -38,7 +38,7 @@ final class RenderCoordinator: Sendable {
     private let thumbnailer: Thumbnailer
     private let cache: ThumbnailCache?
     private let intermediates: IntermediateCache?
-    private let policy: FreshnessPolicy
+    private let policy: SharedFreshnessPolicy
     private let state = Mutex(State())
     private let counts = RenderCounters()
 
@@ -56,7 +56,8 @@ final class RenderCoordinator: Sendable {
     ///     (the output bytes are the same either way).
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache? = nil,
-        policy: FreshnessPolicy = FreshnessPolicy(Settings.Cache()), intermediates: IntermediateCache? = nil
+        policy: SharedFreshnessPolicy = SharedFreshnessPolicy(FreshnessPolicy(Settings.Cache())),
+        intermediates: IntermediateCache? = nil
     ) {
         self.intermediates = intermediates
         self.fetcher = fetcher
@@ -187,7 +188,7 @@ final class RenderCoordinator: Sendable {
             // Kept as soon as it arrives, not after the render: another size of this source asked for during
             // the render then finds it instead of fetching it again.
             if !sourceWasCached, let cache,
-                case .store(let freshness) = policy.decide(source.headers, receivedAt: Timestamp.now())
+                case .store(let freshness) = policy.current.decide(source.headers, receivedAt: Timestamp.now())
             {
                 cache.storeSource(source, url: key.source, freshness: freshness)
             }
@@ -232,7 +233,7 @@ final class RenderCoordinator: Sendable {
                 } else {
                     try thumbnailer.render(source.body, spec: key.spec)
                 }
-            let variant = Self.variant(thumbnail, from: source, policy: policy)
+            let variant = Self.variant(thumbnail, from: source, policy: policy.current)
             cache?.store(key, variant)
             result = .success(variant)
         } catch {

@@ -26,14 +26,14 @@ final class Revalidator: Sendable {
     private let renderPool: WorkerPool
     private let thumbnailer: Thumbnailer
     private let cache: ThumbnailCache
-    private let policy: FreshnessPolicy
+    private let policy: SharedFreshnessPolicy
     private let logger: Logger
     private let flights = Mutex<Flights>(Flights())
     private let started = Atomic<Int>(0)
 
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache,
-        policy: FreshnessPolicy, logger: Logger
+        policy: SharedFreshnessPolicy, logger: Logger
     ) {
         self.fetcher = fetcher
         self.renderPool = renderPool
@@ -97,7 +97,8 @@ final class Revalidator: Sendable {
         switch result {
         case .success(.notModified(let headers)):
             let previous = current.freshness ?? DiskCache.Freshness(validatedAt: Timestamp.now())
-            let refreshed = current.refreshed(policy.refreshed(previous, with: headers, receivedAt: Timestamp.now()))
+            let rules = policy.current
+            let refreshed = current.refreshed(rules.refreshed(previous, with: headers, receivedAt: Timestamp.now()))
             // Ends when lookups see the new deadline (memory at once; disk after its update), so that no
             // request in between starts a second revalidation.
             cache.refresh(key, refreshed) { [self] in finish(key, .success((refreshed, .revalidated))) }
@@ -126,7 +127,7 @@ final class Revalidator: Sendable {
     private func render(_ key: VariantKey, source: FetchedSource) {
         do {
             let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
-            let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy)
+            let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy.current)
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)
                 // As for a 304: ends when lookups find the new variant, not the old expired one.

@@ -123,7 +123,7 @@ extension Settings {
             .duration("cache.max_ttl", \.cache.maxTTL, .reloadable),
             .duration("cache.stale_if_error", \.cache.staleIfError, .reloadable),
             .duration("cache.negative_ttl", \.cache.negativeTTL, .reloadable),
-            .boolean("cache.sources", \.cache.keepsSources, .reloadable),
+            .boolean("cache.sources", \.cache.keepsSources, .restart),
             .bytes("cache.memory.max_bytes", \.cache.memory.maxBytes, .reloadable),
             .integer("cache.memory.max_entries", \.cache.memory.maxEntries, .reloadable),
             .string("cache.disk.path", \.cache.disk.path, .restart),

@@ -75,17 +75,18 @@ package struct ThumbdCommand: ParsableCommand {
             return
         }
         let resolution: ConfigFile.Resolution
+        let file = configFile(environment: environment)
         do {
-            resolution = try configFile(environment: environment).resolve()
+            resolution = try file.resolve()
         } catch {
             FileHandle.standardError.write(Data("thumbd: configuration error: \(error)\n".utf8))
             throw ExitCode(Self.configurationErrorStatus)
         }
         let settings = resolution.settings
-        LoggingSetup.bootstrap(settings.log)
+        let levelControl = LoggingSetup.bootstrap(settings.log)
         let logger = Logger(label: "thumbd")
         for warning in resolution.warnings { logger.warning("configuration: \(warning)") }
-        try ThumbdService.run(settings: settings, logger: logger)
+        try ThumbdService.run(settings: settings, logger: logger, configFile: file, levelControl: levelControl)
     }
 
     /// The text `--check-config` prints and its exit status: the effective values of every key (0), or the

@@ -13,7 +13,8 @@ import Thumbnailing
 /// Threads (docs/architecture.md): `http-N` event loops answer requests; `fetch` drives libcurl;
 /// `render-N` run libvips; nothing blocking runs on an event loop or on Swift's cooperative pool.
 package final class ThumbdService: Sendable {
-    package let settings: Settings
+    /// The settings in force (those it started with, then each reload's: ConfigReloader.swift).
+    package var settings: Settings { reloader.settings }
     private let logger: Logger
     private let fetcher: OriginFetcher
     /// The render workers (internal: integration tests occupy them to show what a full pool does).
@@ -29,11 +30,13 @@ package final class ThumbdService: Sendable {
     private let accessLog: AccessLog
     private let server: HTTPServer
     private let readiness = Readiness()
+    /// Applies reloaded settings to the components above (ConfigReloader.swift).
+    let reloader: ConfigReloader
 
     /// Builds every component; nothing listens until `start()`.
+    /// - Parameter levelControl: the process-wide log level that a reload sets (`LoggingSetup.bootstrap`'s).
     /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up.
-    package init(settings: Settings, logger: Logger) throws {
-        self.settings = settings
+    package init(settings: Settings, logger: Logger, levelControl: LoggingSetup.LevelControl? = nil) throws {
         self.logger = logger
         let vips = try Vips.initialize(programName: "thumbd")
         let thumbnailer = try Thumbnailer(configuration: settings.thumbnailerConfiguration, vips: vips)
@@ -42,7 +45,7 @@ package final class ThumbdService: Sendable {
             configuration: settings.renderPoolConfiguration,
             onThreadExit: { _ in Vips.shutdownCurrentThread() })
         cache = try ThumbnailCache(configuration: settings.thumbnailCacheConfiguration, logger: logger)
-        let policy = settings.freshnessPolicy
+        let policy = SharedFreshnessPolicy(settings.freshnessPolicy)
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             intermediates: try IntermediateCache(maxBytes: settings.image.intermediateCacheBytes))
@@ -58,9 +61,9 @@ package final class ThumbdService: Sendable {
         var router = Router()
         router.add(.get, "/thumb", handler: thumbnails.handle)
         router.add(.head, "/thumb", handler: thumbnails.handle)
-        if settings.admin.isEnabled {
-            AdminService(token: settings.admin.token, cache: cache, logger: logger).register(in: &router)
-        }
+        // Registered even without a token (they answer 404 then), so that a reload can turn them on.
+        let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
+        admin.register(in: &router)
         let health = HTTPResponse(
             status: .ok, headers: [HTTPField(name: "Content-Type", value: "text/plain")],
             body: .bytes(Array("ok\n".utf8)))
@@ -76,15 +79,19 @@ package final class ThumbdService: Sendable {
         router.add(.head, "/ready", handler: readinessHandler)
 
         let accessLog = self.accessLog
-        var accessLogHook: (@Sendable (AccessLogRecord) -> Void)? = nil
-        if accessLog.isEnabled {
-            accessLogHook = { record in
-                accessLog.record(
-                    method: record.method.description, path: record.path, status: record.status,
-                    bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
-            }
+        // Always installed, and switched with `isAccessLogEnabled`, so that a reload can turn it on and off.
+        let accessLogHook: @Sendable (AccessLogRecord) -> Void = { record in
+            accessLog.record(
+                method: record.method.description, path: record.path, status: record.status,
+                bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
         }
         server = HTTPServer(configuration: settings.httpServerConfiguration, router: router, accessLog: accessLogHook)
+        server.isAccessLogEnabled = settings.log.isAccessLogEnabled
+        reloader = ConfigReloader(
+            components: .init(
+                server: server, fetcher: fetcher, thumbnailer: thumbnailer, renderPool: renderPool, cache: cache,
+                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, admin: admin, accessLog: accessLog, levelControl: levelControl),
+            settings: settings, logger: logger)
         logger.info(
             "thumbd components ready",
             metadata: [
@@ -112,8 +119,9 @@ package final class ThumbdService: Sendable {
     /// `server.shutdown_timeout`), then the fetch thread and render workers stop.
     package func shutdown() {
         readiness.isReady = false
-        logger.info("shutting down", metadata: ["timeout": "\(settings.server.shutdownTimeout)"])
-        server.shutdown(timeout: settings.server.shutdownTimeout)
+        let timeout = settings.server.shutdownTimeout
+        logger.info("shutting down", metadata: ["timeout": "\(timeout)"])
+        server.shutdown(timeout: timeout)
         coordinator.shutdown()
         fetcher.shutdown()
         renderPool.shutdown()
@@ -135,24 +143,36 @@ package final class ThumbdService: Sendable {
     /// Runs thumbd until SIGTERM or SIGINT, then stops gracefully and returns (exit status 0).
     ///
     /// The signals are blocked in every thread (the mask is set before any thread starts, and threads
-    /// inherit it) and taken synchronously by `sigwait` on the main thread, so no code runs in signal
-    /// context. SIGPIPE is ignored: a client that resets mid-response is an EPIPE, not a crash.
+    /// inherit it) and taken synchronously by `sigtimedwait` on the main thread, so no code runs in signal
+    /// context. SIGPIPE is ignored: a client that resets mid-response is an EPIPE, not a crash. SIGHUP, and a
+    /// change of the config file (looked at every 2 s between signals), reload `configFile` on this thread
+    /// (ConfigReloader.swift).
     ///
+    /// - Parameters:
+    ///   - configFile: the sources the settings came from, read again on reload; nil turns reloading off.
+    ///   - levelControl: the process-wide log level, which a reload sets.
     /// - Throws: when a component cannot start (binding the listener, libvips, ...).
-    package static func run(settings: Settings, logger: Logger) throws {
+    package static func run(
+        settings: Settings, logger: Logger, configFile: ConfigFile? = nil,
+        levelControl: LoggingSetup.LevelControl? = nil
+    ) throws {
         signal(SIGPIPE, SIG_IGN)
         var signals = sigset_t()
         sigemptyset(&signals)
         for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
-        let service = try ThumbdService(settings: settings, logger: logger)
+        var watcher = ConfigFileWatcher(path: configFile?.path)  // before the start: a change meanwhile counts
+        let service = try ThumbdService(settings: settings, logger: logger, levelControl: levelControl)
         try service.start()
         while true {
-            var received: Int32 = 0
-            guard sigwait(&signals, &received) == 0 else { continue }
+            guard let received = ConfigReloader.waitForSignal(&signals, timeout: ConfigFileWatcher.pollInterval) else {
+                if let configFile, watcher.hasChanged() { service.reloader.reload(from: configFile, trigger: "file") }
+                continue
+            }
             if received == SIGHUP {
-                logger.notice("SIGHUP: configuration reload is not implemented yet; the running settings stay")
+                _ = watcher.hasChanged()  // read now: the next poll need not read it again
+                if let configFile { service.reloader.reload(from: configFile, trigger: "SIGHUP") }
                 continue
             }
             logger.info("signal received", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])

@@ -46,7 +46,7 @@ final class ThumbnailCache: Sendable {
     let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>?
     /// Raw request (query + `Accept`) → the variant key it parsed to (~1/16 of the memory budget): a repeated
     /// request finds its thumbnail without parsing and normalising again (see ``aliasHit(_:keyGeneration:)``).
-    private let aliases: MemoryCache<CacheKey, CacheGroup, Alias>
+    let aliases: MemoryCache<CacheKey, CacheGroup, Alias>
     /// With the memory tier off: blobs found on disk, kept open with their metadata (nginx's
     /// `open_file_cache`), so that a repeated disk hit is sent with `sendfile` from the event loop without a
     /// hop, a query or an `open`. Blobs are immutable (a new version gets a new file), so an open descriptor
@@ -64,10 +64,12 @@ final class ThumbnailCache: Sendable {
     /// neither the disk (its store may still be queued) nor the origin. Only with a source cache.
     private let recentSources: MemoryCache<CacheKey, CacheGroup, RecentSource>?
     private let notFound: MemoryCache<CacheKey, CacheGroup, NotFound>
-    private let negativeTTL: Duration
-    private let writer: DiskWriter?
+    /// `cache.negative_ttl` in force (a reload replaces it; remembered 404s keep their deadline).
+    let negativeTTLs: Mutex<Duration>
+    private var negativeTTL: Duration { negativeTTLs.withLock { $0 } }
+    let writer: DiskWriter?
     private let readers: DiskReaders?
-    private let logger: Logger
+    let logger: Logger
 
     /// Opens the disk caches (moving a corrupt index aside, logged as an error), starts the `disk` and
     /// `disk-io` threads. Reads no blob directory: the index is the truth, reconciling runs later.
@@ -91,7 +93,7 @@ final class ThumbnailCache: Sendable {
             configuration: .init(
                 maxBytes: configuration.maxNotFoundEntries * 256, maxEntries: configuration.maxNotFoundEntries)
         )
-        negativeTTL = configuration.negativeTTL
+        negativeTTLs = Mutex(configuration.negativeTTL)
         variants = try configuration.variantsDisk.map { try Self.open($0, name: "thumbnails", logger: logger) }
         sources = try configuration.sourcesDisk.map { try Self.open($0, name: "sources", logger: logger) }
         recentSources =

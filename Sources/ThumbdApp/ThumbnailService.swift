@@ -22,7 +22,8 @@ final class ThumbnailService: Sendable {
     private let thumbnailer: Thumbnailer
     private let cache: ThumbnailCache?
     private let revalidator: Revalidator?
-    private let cacheControl: String
+    /// `Cache-Control` of cacheable answers, from `cache.client_max_age` (replaced by ``update(clientMaxAge:)``).
+    private let cacheControl: Mutex<String>
     private let logger: Logger
 
     init(
@@ -36,8 +37,18 @@ final class ThumbnailService: Sendable {
         self.thumbnailer = thumbnailer
         self.cache = cache
         self.revalidator = revalidator
-        cacheControl = "public, max-age=\(clientMaxAge.components.seconds)"
+        cacheControl = Mutex(Self.cacheControlValue(clientMaxAge))
         self.logger = logger
+    }
+
+    /// Sends `clientMaxAge` in the answers from now on (config hot reload). Any thread.
+    func update(clientMaxAge: Duration) {
+        let value = Self.cacheControlValue(clientMaxAge)
+        cacheControl.withLock { $0 = value }
+    }
+
+    private static func cacheControlValue(_ clientMaxAge: Duration) -> String {
+        "public, max-age=\(clientMaxAge.components.seconds)"
     }
 
     /// What the request asked that shapes the answer beyond the thumbnail itself.
@@ -249,7 +260,8 @@ final class ThumbnailService: Sendable {
     ) -> HTTPResponse {
         Self.thumbnailResponse(
             etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
-            cacheControl: variant.freshness == nil ? "no-store" : cacheControl, conditions: conditions)
+            cacheControl: variant.freshness == nil ? "no-store" : cacheControl.withLock { $0 },
+            conditions: conditions)
     }
 
     /// 200 with `body`, or 304 when `If-None-Match` names `etag`. A variant the origin forbade storing is

@@ -13,6 +13,7 @@ extension Thumbnailer {
     /// `ThumbnailSpec.maxDimension`, so no output side can exceed it even with `enlarge`.
     func parameters(for spec: ThumbnailSpec) throws(ThumbnailError) -> ThumbdVipsThumbnailParams {
         let formats = try outputFormats(for: spec.format)
+        let configuration = self.configuration  // one read: the lock, and one consistent set of values
         let oneSided = spec.width == nil || spec.height == nil
         var params = ThumbdVipsThumbnailParams()
         params.width = Int32(spec.width ?? ThumbnailSpec.maxDimension)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CVipsShims
 package import FoundationEssentials
+import Synchronization
 
 /// Turns source bytes into a thumbnail with libvips: shrink-on-load, EXIF orientation applied, ICC profiles
 /// converted to sRGB, 8-bit output, metadata stripped, first frame of animations.
@@ -21,16 +22,33 @@ package import FoundationEssentials
 /// let thumbnail = try thumbnailer.render(sourceBytes, spec: spec)   // on a render thread
 /// ```
 package struct Thumbnailer: Sendable {
-    /// The validated configuration.
-    package let configuration: Configuration
+    /// The validated configuration in force. Read it once per job (each read takes a lock): a job sees one
+    /// configuration from start to end even when ``update(configuration:)`` runs meanwhile.
+    package var configuration: Configuration { shared.current.withLock { $0 } }
     /// The libvips instance and its capabilities.
     package let vips: Vips
+    /// Shared by every copy of this value, so that a reload reaches the copies each component holds.
+    private let shared: Shared
+
+    /// The configuration every copy of one thumbnailer reads (a `Mutex`: renders read it on many threads).
+    private final class Shared: Sendable {
+        let current: Mutex<Configuration>
+        init(_ configuration: Configuration) { current = Mutex(configuration) }
+    }
 
     /// - Throws: `ConfigurationError` when `configuration` is invalid.
     package init(configuration: Configuration = Configuration(), vips: Vips) throws(ConfigurationError) {
         try configuration.validate()
-        self.configuration = configuration
+        shared = Shared(configuration)
         self.vips = vips
+    }
+
+    /// Replaces the configuration of this thumbnailer and every copy of it (config hot reload: pixel limit,
+    /// default quality, output formats). Renders already running finish with the old one. Any thread.
+    /// - Throws: `ConfigurationError` when `configuration` is invalid; nothing changes then.
+    package func update(configuration: Configuration) throws(ConfigurationError) {
+        try configuration.validate()
+        shared.current.withLock { $0 = configuration }
     }
 
     /// Output formats this thumbnailer writes: the allowed ones that libvips can write.
@@ -96,6 +114,8 @@ package struct Thumbnailer: Sendable {
     /// write, and ignores the quality of PNG output (lossless: every `q` gives the same bytes, so they
     /// share one key). Rendering a spec or its normalised form gives the same output.
     package func normalized(_ spec: ThumbnailSpec) -> ThumbnailSpec {
+        let configuration = self.configuration
+        let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
         let oneSided = spec.width == nil || spec.height == nil
         let fit = oneSided ? Fit.contain : spec.fit
         var format = spec.format

@@ -59,6 +59,32 @@ struct WorkerPoolTests {
         #expect(waitUntil { pool.queueDepth == .init(interactive: 0, background: 0) })
     }
 
+    @Test func changedQueueCapacitiesApplyToTheNextSubmissions() throws {
+        // Given one busy worker and an interactive queue of 1 that is full
+        let pool = try WorkerPool(
+            configuration: .init(threads: 1, interactiveQueueCapacity: 1, backgroundQueueCapacity: 1, name: "test"))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        try pool.submit { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        try pool.submit {}
+        #expect(throws: WorkerPool.Overloaded.self) { try pool.submit {} }
+
+        // When the capacity grows to 3, then two more fit and the next is refused
+        pool.setQueueCapacities(interactive: 3, background: 1)
+        #expect(pool.configuration.interactiveQueueCapacity == 3)
+        try pool.submit {}
+        try pool.submit {}
+        #expect(throws: WorkerPool.Overloaded(priority: .interactive, queueDepth: 3)) { try pool.submit {} }
+
+        // When it shrinks to 1, then the queued jobs stay queued and nothing new is taken
+        pool.setQueueCapacities(interactive: 1, background: 1)
+        #expect(pool.queueDepth.interactive == 3)
+        #expect(throws: WorkerPool.Overloaded.self) { try pool.submit {} }
+        gate.release()
+        #expect(waitUntil { pool.queueDepth == .init(interactive: 0, background: 0) })
+    }
+
     @Test func threadHooksRunOncePerThreadOnThatThread() throws {
         let started = Recorder<Int>()
         let exited = Recorder<Int>()

@@ -253,6 +253,61 @@ struct ServerLifecycleTests {
         #expect(try second.get("/echo?still").text == "still")
     }
 
+    @Test func raisingMaxConnectionsByUpdateResumesAcceptingWithoutClosingAny() throws {
+        // Given a server at its limit of 1, with a second connection waiting to be accepted
+        let server = try TestServer(configure: { $0.maxConnections = 1 })
+        let first = try server.client()
+        #expect(try first.get("/echo?1").text == "1")
+        let second = try server.client()
+        try second.send("GET /echo?2 HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try second.readAvailable(timeout: .milliseconds(400)).isEmpty)
+
+        // When the limit is raised to 2 (and the listener settings given are ignored)
+        var configuration = server.server.configuration
+        configuration.maxConnections = 2
+        configuration.port = 1
+        try server.server.update(configuration: configuration)
+
+        // Then the waiting connection is accepted and answered, and the first one still works
+        #expect(try second.readResponse(timeout: .seconds(5)).text == "2")
+        #expect(try first.get("/echo?again").text == "again")
+        #expect(server.server.configuration.maxConnections == 2)
+        #expect(server.server.configuration.port != 1)
+    }
+
+    @Test func smallerBodyLimitByUpdateAppliesToNewConnections() throws {
+        // Given a connection opened under the default body limit
+        let server = try TestServer()
+        let before = try server.client()
+        #expect(try before.get("/echo?x").status == 200)
+
+        // When the limit drops to 10 bytes
+        var configuration = server.server.configuration
+        configuration.maxBodyBytes = 10
+        try server.server.update(configuration: configuration)
+
+        // Then a new connection gets 413 for a 20-byte body, and the old one keeps its limit
+        let body = String(repeating: "a", count: 20)
+        let request = "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 20\r\n\r\n" + body
+        let after = try server.client()
+        try after.send(request)
+        #expect(try after.readResponse(timeout: .seconds(5)).status == 413)
+        try before.send(request)
+        #expect(try before.readResponse(timeout: .seconds(5)).text == body)
+    }
+
+    @Test func accessLogCanBeSwitchedOffAndOn() throws {
+        let server = try TestServer()
+        let client = try server.client()
+        server.server.isAccessLogEnabled = false
+        _ = try client.get("/echo?off")
+        server.server.isAccessLogEnabled = true
+        _ = try client.get("/echo?on")
+        #expect(waitUntil { server.logRecorder.count == 1 })
+        #expect(server.logRecorder.values.map(\.path) == ["/echo"])
+        #expect(server.logRecorder.values.first?.bodyBytes == 2)
+    }
+
     // MARK: Shutdown
 
     @Test func gracefulShutdownFinishesTheRequestInFlight() throws {

@@ -83,6 +83,32 @@ struct AddressGuardTests {
         #expect(await refusing.fetch(origin.url("/a.jpg")).failure == .hostForbidden(host: allowedOriginHost))
         #expect(origin.hits("/a.jpg") == 1)
     }
+
+    @Test func updatedConfigurationAppliesToTheNextFetches() async throws {
+        // Given a fetcher that fetches from the origin
+        let origin = try LoopbackOrigin(host: allowedOriginHost)
+        origin.route("/a.jpg", .ok(sampleBody(5)))
+        origin.route("/big.jpg", .ok(sampleBody(5_000)))
+        let fetcher = try OriginFetcher(configuration: testConfiguration())
+        #expect(await fetcher.fetch(origin.url("/a.jpg")).success != nil)
+
+        // When only other hosts are allowed, then the origin is refused without being asked
+        try fetcher.update(configuration: testConfiguration { $0.allowedHosts = ["*.example.com"] })
+        #expect(fetcher.configuration.allowedHosts == ["*.example.com"])
+        #expect(await fetcher.fetch(origin.url("/a.jpg")).failure == .hostForbidden(host: allowedOriginHost))
+        #expect(origin.hits("/a.jpg") == 1)
+
+        // When it is allowed again with a smaller size limit, then a larger source is too large
+        try fetcher.update(configuration: testConfiguration { $0.maxSourceBytes = 1_000 })
+        #expect(await fetcher.fetch(origin.url("/a.jpg")).success != nil)
+        #expect(await fetcher.fetch(origin.url("/big.jpg")).failure == .tooLarge(limit: 1_000))
+
+        // When the configuration is invalid, then it is refused and the one in force stays
+        #expect(throws: ConfigurationError.self) {
+            try fetcher.update(configuration: testConfiguration { $0.maxPerHost = 0 })
+        }
+        #expect(fetcher.configuration.maxSourceBytes == 1_000)
+    }
 }
 
 extension OriginFetcher.Configuration {

@@ -29,6 +29,40 @@ import Testing
         #expect(scheduler.isIdle)
     }
 
+    @Test func aLoweredLimitGivesReleasedSlotsAwayUntilTheHostIsBelowIt() {
+        // Given three transfers running on a host with limit 3, and two queued behind a fourth limit
+        var scheduler = HostScheduler(limit: 3)
+        for id in 1...5 as ClosedRange<UInt64> { _ = scheduler.admit(id, host: "a", priority: .interactive) }
+        #expect(scheduler.running(on: "a") == 3)
+
+        // When the limit drops to 1
+        scheduler.limit = 1
+        // Then the first two releases start nothing, and the third hands its slot to the next queued one
+        #expect(scheduler.release(host: "a", isWaiting: { _ in true }) == nil)
+        #expect(scheduler.release(host: "a", isWaiting: { _ in true }) == nil)
+        #expect(scheduler.running(on: "a") == 1)
+        #expect(scheduler.release(host: "a", isWaiting: { _ in true }) == 4)
+        #expect(scheduler.running(on: "a") == 1)
+    }
+
+    @Test func aRaisedLimitAdmitsQueuedTransfersAtOnce() {
+        // Given one transfer running and three queued on a host with limit 1, and one queued on another host
+        var scheduler = HostScheduler(limit: 1)
+        for id in 1...4 as ClosedRange<UInt64> { _ = scheduler.admit(id, host: "a", priority: .interactive) }
+        _ = scheduler.admit(10, host: "b", priority: .interactive)
+        _ = scheduler.admit(11, host: "b", priority: .background)
+
+        // When the limit rises to 3 (with 3 cancelled meanwhile)
+        scheduler.limit = 3
+        let admitted = scheduler.admitQueued(isWaiting: { $0 != 3 })
+
+        // Then the queued ones that still wait start, up to the new limit per host, in queue order
+        #expect(admitted.sorted() == [2, 4, 11])
+        #expect(scheduler.running(on: "a") == 3)
+        #expect(scheduler.running(on: "b") == 2)
+        #expect(scheduler.queued(on: "a") == 0)
+    }
+
     @Test func skipsEntriesThatNoLongerWait() {
         var scheduler = HostScheduler(limit: 1)
         _ = scheduler.admit(1, host: "a", priority: .interactive)

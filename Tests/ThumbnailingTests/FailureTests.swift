@@ -25,6 +25,30 @@ import Thumbnailing
         _ = try exact.render(Fixtures.bytes("quadrants.png"), spec: TestThumbnailer.spec(32, 32))
     }
 
+    @Test func updatedPixelLimitAppliesToEveryCopyOfTheThumbnailer() throws {
+        // Given a thumbnailer that renders the 64x48 picture, and a copy of it (as each component holds one)
+        let thumbnailer = try TestThumbnailer.make()
+        let copy = thumbnailer
+        _ = try copy.render(Fixtures.bytes("quadrants.png"), spec: TestThumbnailer.spec(32, 32))
+
+        // When the limit drops below the picture and the default quality changes
+        var configuration = thumbnailer.configuration
+        configuration.maxSourcePixels = 64 * 48 - 1
+        configuration.defaultQuality = 55
+        try thumbnailer.update(configuration: configuration)
+
+        // Then the copy refuses it too, and normalises specs with the new quality
+        #expect(throws: ThumbnailError.tooManyPixels(width: 64, height: 48)) {
+            try copy.render(Fixtures.bytes("quadrants.png"), spec: TestThumbnailer.spec(32, 32))
+        }
+        #expect(try copy.normalized(TestThumbnailer.spec(32, 32)).quality == 55)
+
+        // When an invalid configuration is given, then it is refused and the one in force stays
+        configuration.defaultQuality = 0
+        #expect(throws: ConfigurationError.self) { try thumbnailer.update(configuration: configuration) }
+        #expect(copy.configuration.defaultQuality == 55)
+    }
+
     @Test func truncatedJPEGFailsToDecode() throws {
         // Given a JPEG cut at 40 % of its bytes
         let thumbnailer = try TestThumbnailer.make()

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+import EventLoops
+import Glibc
+import HTTP1
+import Logging
+import OriginFetch
+import Synchronization
+import Thumbnailing
+
+/// Applies a new configuration to the running components (config hot reload, issue 5): SIGHUP, or a change
+/// of the file seen by ``ConfigFileWatcher``, makes `ThumbdService.run` call ``reload(from:trigger:)``.
+///
+/// A reload loads the whole file again through the same `ConfigFile` as the start (defaults < file <
+/// `THUMBD_*` environment < flags, so environment and flag overrides stay in force), validates it, and only
+/// then changes anything: an invalid file is refused as a whole with a warning naming the key, and the running
+/// configuration stays. A valid one is applied key by key to the components that use it (each takes it under
+/// its own lock, or on its own thread), without closing a connection:
+///
+/// | Keys | Applied by | Takes effect for |
+/// |---|---|---|
+/// | `server.*` limits and timeouts | `HTTPServer.update(configuration:)` | connections accepted afterwards |
+/// | `fetch.*` | `OriginFetcher.update(configuration:)`, on the fetch thread | transfers started afterwards |
+/// | `image.queue_limit` | `WorkerPool.setQueueCapacities` | submissions afterwards |
+/// | `image.max_source_pixels`, `.default_quality`, `.avif` | `Thumbnailer.update(configuration:)` | new renders |
+/// | `cache.*` TTLs | `SharedFreshnessPolicy.update` | entries stored or revalidated afterwards |
+/// | `cache.memory.*`, disk budgets, `negative_ttl` | `ThumbnailCache.update` | at once; disk: in write order |
+/// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |
+/// | `admin.token` | `AdminService.update(token:)` | requests afterwards |
+/// | `log.level`, `log.access` | `LoggingSetup.LevelControl`, `AccessLog.isEnabled` | lines afterwards |
+///
+/// `restart` keys (`Settings.keys`) keep their running value and are logged as needing a restart; so does
+/// turning on a memory tier that started off (`cache.memory.max_bytes: 0`), since no tier exists to resize.
+/// The outcome is logged before a new `log.level` applies, so a reload that raises the level still shows.
+final class ConfigReloader: Sendable {
+    /// The running components a reload reaches.
+    struct Components: Sendable {
+        let server: HTTPServer
+        let fetcher: OriginFetcher
+        let thumbnailer: Thumbnailer
+        let renderPool: WorkerPool
+        let cache: ThumbnailCache
+        let policy: SharedFreshnessPolicy
+        let thumbnails: ThumbnailService
+        let signatureVerifier: URLSignatureVerifier
+        let admin: AdminService
+        let accessLog: AccessLog
+        /// The process-wide log level (nil in tests that do not bootstrap logging).
+        let levelControl: LoggingSetup.LevelControl?
+    }
+
+    private let components: Components
+    /// The settings in force. Held during a whole reload too, so two reloads never interleave.
+    private let running: Mutex<Settings>
+    private let logger: Logger
+
+    init(components: Components, settings: Settings, logger: Logger) {
+        self.components = components
+        self.running = Mutex(settings)
+        self.logger = logger
+    }
+
+    /// The settings in force.
+    var settings: Settings { running.withLock { $0 } }
+
+    /// Loads `file` again and applies it (``apply(_:)``), logging the outcome: `config reloaded` with the
+    /// changed keys, a warning per restart key, or a warning naming the key that made the file invalid.
+    /// Blocking (reads the file): call it from the main thread, never from an event loop.
+    /// - Returns: what changed, or nil when the file was refused.
+    @discardableResult
+    func reload(from file: ConfigFile, trigger: String) -> ReloadOutcome? {
+        let loaded: Settings
+        do {
+            loaded = try file.load()
+        } catch {
+            refuse(error, trigger: trigger)
+            return nil
+        }
+        do {
+            // Reported before the new log level applies: raising it to `warning` still shows this reload.
+            return try apply(loaded) { outcome in report(outcome, trigger: trigger) }
+        } catch {
+            refuse(error, trigger: trigger)
+            return nil
+        }
+    }
+
+    /// Applies `loaded` (valid settings, as `ConfigFile.load()` returns them) to the running components:
+    /// restart keys keep their running value, every reloadable key takes its new one. Everything is checked
+    /// before anything changes, so a refusal leaves the running configuration whole.
+    /// - Returns: the keys whose value changed, and the restart keys whose new value was not applied.
+    /// - Throws: `SettingsError` naming the key when the result would be invalid; nothing changes then.
+    /// - Parameter beforeLevelChange: runs once the rest is applied, before `log.level` changes.
+    func apply(
+        _ loaded: Settings, beforeLevelChange: (ReloadOutcome) -> Void = { _ in }
+    ) throws(SettingsError) -> ReloadOutcome {
+        try running.withLock { running throws(SettingsError) -> ReloadOutcome in
+            var (next, restartKeys) = running.reloaded(with: loaded)
+            if components.cache.memory == nil, next.cache.memory.maxBytes > 0 {
+                // The memory tier did not start (max_bytes 0), so there is nothing to resize; it needs a restart.
+                next.cache.memory.maxBytes = 0
+                restartKeys.append("cache.memory.max_bytes")
+            }
+            try next.validate()
+            let modules = try Modules(next, running: components)
+            let changed = Settings.keys.filter { $0.reload == .reloadable && $0.render(running) != $0.render(next) }
+            guard !changed.isEmpty else {
+                let outcome = ReloadOutcome(changedKeys: [], restartKeys: restartKeys)
+                beforeLevelChange(outcome)
+                return outcome
+            }
+            do {
+                try modules.apply(to: components, next, previous: running)
+            } catch {
+                // Not expected: every value was validated above. Some components may have taken theirs.
+                logger.error("config reload partly applied", metadata: ["error": "\(error)"])
+                throw SettingsError(key: "reload", reason: "\(error)")
+            }
+            running = next
+            let outcome = ReloadOutcome(changedKeys: changed.map(\.name), restartKeys: restartKeys)
+            beforeLevelChange(outcome)
+            components.levelControl?.level = next.log.level
+            return outcome
+        }
+    }
+
+    /// Waits up to `timeout` for one of `signals` (blocked in every thread); nil on timeout or interruption.
+    static func waitForSignal(_ signals: inout sigset_t, timeout: Duration) -> Int32? {
+        let (seconds, attoseconds) = timeout.components
+        var limit = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        let received = sigtimedwait(&signals, nil, &limit)
+        return received > 0 ? received : nil
+    }
+
+    private func report(_ outcome: ReloadOutcome, trigger: String) {
+        for key in outcome.restartKeys {
+            logger.warning(
+                "config key changed but needs a restart; its running value stays",
+                metadata: ["key": "\(key)", "trigger": "\(trigger)"])
+        }
+        if outcome.changedKeys.isEmpty {
+            logger.info("config reloaded, nothing changed", metadata: ["trigger": "\(trigger)"])
+        } else {
+            logger.notice(
+                "config reloaded",
+                metadata: ["changed": "\(outcome.changedKeys.joined(separator: ","))", "trigger": "\(trigger)"])
+        }
+    }
+
+    private func refuse(_ error: SettingsError, trigger: String) {
+        var metadata: Logger.Metadata = ["key": "\(error.key)", "problem": "\(error.reason)", "trigger": "\(trigger)"]
+        if let source = error.source { metadata["source"] = "\(source)" }
+        logger.warning("config reload refused; the running configuration stays", metadata: metadata)
+    }
+
+    /// The per-module configurations of one reload, each validated by its module before any is applied.
+    private struct Modules {
+        let server: HTTPServer.Configuration
+        let fetcher: OriginFetcher.Configuration
+        let thumbnailer: Thumbnailer.Configuration
+        let cache: ThumbnailCache.Configuration
+
+        init(_ settings: Settings, running components: Components) throws(SettingsError) {
+            var server = settings.httpServerConfiguration
+            let listener = components.server.configuration
+            (server.host, server.port, server.threads, server.backlog) =
+                (listener.host, listener.port, listener.threads, listener.backlog)
+            self.server = server
+            fetcher = settings.originFetcherConfiguration
+            var thumbnailer = settings.thumbnailerConfiguration
+            // Settings that no key sets (encoder efforts, intermediate bands) stay as the thumbnailer has them.
+            let current = components.thumbnailer.configuration
+            thumbnailer.jpegProgressive = current.jpegProgressive
+            thumbnailer.pngCompression = current.pngCompression
+            thumbnailer.webpEffort = current.webpEffort
+            thumbnailer.avifEffort = current.avifEffort
+            thumbnailer.intermediateBands = current.intermediateBands
+            thumbnailer.intermediateMargin = current.intermediateMargin
+            thumbnailer.allowedSourceFormats = current.allowedSourceFormats
+            self.thumbnailer = thumbnailer
+            cache = settings.thumbnailCacheConfiguration
+            // The modules' own checks, which can be narrower than Settings.validate() (fetch.max_per_host).
+            do {
+                try self.server.validate()
+            } catch {
+                throw SettingsError(key: error.key, reason: error.reason)
+            }
+            do {
+                try fetcher.validate()
+            } catch {
+                throw SettingsError(key: error.key, reason: error.reason)
+            }
+            do {
+                try thumbnailer.validate()
+            } catch {
+                throw SettingsError(key: "image", reason: "\(error)")
+            }
+            do {
+                try (cache.memory ?? .init(maxBytes: 0, maxEntries: 0)).validate()
+                for disk in [cache.variantsDisk, cache.sourcesDisk].compactMap({ $0 }) { try disk.validate() }
+            } catch {
+                throw SettingsError(key: "cache", reason: "\(error)")
+            }
+        }
+
+        func apply(to components: Components, _ settings: Settings, previous: Settings) throws {
+            try components.server.update(configuration: server)
+            try components.fetcher.update(configuration: fetcher)
+            try components.thumbnailer.update(configuration: thumbnailer)
+            components.renderPool.setQueueCapacities(
+                interactive: settings.image.queueLimit, background: settings.image.queueLimit)
+            components.policy.update(settings.freshnessPolicy)
+            try components.cache.update(cache)
+            components.thumbnails.update(clientMaxAge: settings.cache.clientMaxAge)
+            components.admin.update(token: settings.admin.token)
+            // New keys verify the next request; aliases verified under the old keys stop hitting at once.
+            if settings.security.signingKeys != previous.security.signingKeys {
+                components.signatureVerifier.update(keys: settings.security.signingKeys)
+            }
+            components.accessLog.isEnabled = settings.log.isAccessLogEnabled
+            components.server.isAccessLogEnabled = settings.log.isAccessLogEnabled
+        }
+    }
+}
+
+/// What one reload changed.
+package struct ReloadOutcome: Sendable, Equatable {
+    /// Reloadable keys that took a new value, in `Settings.keys` order.
+    package var changedKeys: [String]
+    /// Restart keys whose new value was not applied (they need a restart).
+    package var restartKeys: [String]
+}
+
+/// Tells whether the config file changed since it was last read: device, inode, size, modification and
+/// status-change times (`stat`), so an editor's rename as well as a write in place is seen.
+struct ConfigFileWatcher {
+    /// How often `ThumbdService.run` looks.
+    static let pollInterval: Duration = .seconds(2)
+
+    let path: String?
+    private var last: Fingerprint?
+
+    private struct Fingerprint: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+        var changed: timespec
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+    }
+
+    /// Starts from the file as it is now.
+    init(path: String?) {
+        self.path = path
+        last = Self.fingerprint(path)
+    }
+
+    /// Whether the file differs from the last look (a missing file counts as a state too); remembers it.
+    mutating func hasChanged() -> Bool {
+        guard path != nil else { return false }
+        let now = Self.fingerprint(path)
+        defer { last = now }
+        return now != last
+    }
+
+    private static func fingerprint(_ path: String?) -> Fingerprint? {
+        guard let path else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Fingerprint(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modified: info.st_mtim, changed: info.st_ctim)
+    }
+}
+
+extension ThumbdService {
+    /// Loads `file` again and applies it to the running service, as SIGHUP does: an invalid file is refused
+    /// (logged with its key) and changes nothing. Blocking (reads the file); not on an event loop.
+    /// - Returns: what changed, or nil when the file was refused.
+    @discardableResult
+    package func reload(from file: ConfigFile) -> ReloadOutcome? {
+        reloader.reload(from: file, trigger: "call")
+    }
+
+    /// Applies valid `settings` (as `ConfigFile.load()` returns them) to the running service: every reloadable
+    /// key takes its new value, restart keys keep theirs. The entry point behind ``reload(from:)``.
+    /// - Throws: `SettingsError` naming the key when the result would be invalid; nothing changes then.
+    package func apply(_ settings: Settings) throws(SettingsError) -> ReloadOutcome {
+        try reloader.apply(settings)
+    }
+}
