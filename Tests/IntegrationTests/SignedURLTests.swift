@@ -114,6 +114,30 @@ extension Integration {
             #expect(try await harness.request(harness.thumbTarget("/a.jpg", "w=40&format=png")).status == 200)
         }
 
+        @Test func aReloadThatRotatesTheKeysAppliesToTheNextRequest() async throws {
+            // Given a service with one key, and a thumbnail in memory through a request signed with it
+            let harness = try harness(keys: [Self.key])
+            let target = harness.thumbTarget("/a.jpg", "w=40&format=png")
+            let signedByOld = try signed(target)
+            #expect(try await harness.request(signedByOld).status == 200)
+            #expect(try await harness.request(signedByOld).header("x-cache") == "HIT-MEMORY")
+
+            // When a reload replaces the key with another one
+            var settings = harness.service.settings
+            settings.security.signingKeys = [Self.otherKey]
+            let outcome = try harness.service.apply(settings)
+
+            // Then the reload names the key, the old signature is refused at once (even for the URL the alias path
+            // answered a moment ago), and a signature by the new key is served from memory
+            #expect(outcome.changedKeys == ["security.signing_keys"])
+            let refused = try await harness.request(signedByOld)
+            #expect(refused.status == 403)
+            let byNew = try await harness.request(try signed(target, key: Self.otherKey))
+            #expect(byNew.status == 200)
+            #expect(byNew.header("x-cache") == "HIT-MEMORY")
+            #expect(harness.origin.hits("/a.jpg") == 1)
+        }
+
         @Test func theSignSubcommandsOutputIsAccepted() async throws {
             // Given a service with keys and the built thumbd executable
             let harness = try harness()
