@@ -24,12 +24,16 @@ package final class ThumbdService: Sendable {
     /// Background and waiting revalidations of expired entries (internal: tests count them).
     let revalidator: Revalidator
     private let accessLog: AccessLog
+    /// Requests per 10 s, recent errors and top sources for /status.
+    let activity: ActivityRecorder
     private let server: HTTPServer
     private let readiness = Readiness()
 
     /// Builds every component; nothing listens until `start()`.
     /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up.
     package init(settings: Settings, logger: Logger) throws {
+        let activity = ActivityRecorder()
+        self.activity = activity
         self.settings = settings
         self.logger = logger
         let vips = try Vips.initialize(programName: "thumbd")
@@ -48,7 +52,7 @@ package final class ThumbdService: Sendable {
             logger: logger)
         let thumbnails = ThumbnailService(
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
-            clientMaxAge: settings.cache.clientMaxAge, logger: logger)
+            clientMaxAge: settings.cache.clientMaxAge, logger: logger, activity: activity)
         accessLog = AccessLog(settings: settings.log)
 
         var router = Router()
@@ -71,14 +75,20 @@ package final class ThumbdService: Sendable {
         router.add(.get, "/ready", handler: readinessHandler)
         router.add(.head, "/ready", handler: readinessHandler)
 
+        StatusService(
+            token: settings.admin.token, signing: settings.security.requiresSignature, cache: cache, fetcher: fetcher,
+            coordinator: coordinator, renderPool: renderPool, activity: activity
+        ).register(in: &router)
+
+        // Installed even with the access log off: /status counts every response here (a few ns; the path of
+        // a /thumb request is a small string, stored inline without an allocation).
         let accessLog = self.accessLog
-        var accessLogHook: (@Sendable (AccessLogRecord) -> Void)? = nil
-        if accessLog.isEnabled {
-            accessLogHook = { record in
-                accessLog.record(
-                    method: record.method.description, path: record.path, status: record.status,
-                    bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
-            }
+        let accessLogHook: @Sendable (AccessLogRecord) -> Void = { record in
+            activity.record(record)
+            guard accessLog.isEnabled else { return }
+            accessLog.record(
+                method: record.method.description, path: record.path, status: record.status,
+                bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
         }
         server = HTTPServer(configuration: settings.httpServerConfiguration, router: router, accessLog: accessLogHook)
         logger.info(

@@ -19,11 +19,14 @@ final class ThumbnailService: Sendable {
     private let revalidator: Revalidator?
     private let cacheControl: String
     private let logger: Logger
+    /// Counts sampled sources for /status (nil: not counted).
+    private let activity: ActivityRecorder?
 
     init(
         coordinator: RenderCoordinator, thumbnailer: Thumbnailer, cache: ThumbnailCache?, revalidator: Revalidator?,
-        clientMaxAge: Duration, logger: Logger
+        clientMaxAge: Duration, logger: Logger, activity: ActivityRecorder? = nil
     ) {
+        self.activity = activity
         self.coordinator = coordinator
         self.thumbnailer = thumbnailer
         self.cache = cache
@@ -45,10 +48,11 @@ final class ThumbnailService: Sendable {
         let alias = cache.map { _ in ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept) }
         // The hit path: a request seen before, whose thumbnail is in memory (or, memory tier off, held open),
         // skips parsing.
-        if let cache, let alias, let key = cache.aliasHit(alias),
-            serveFromLoop(key, cache, Self.conditions(request, key), now: Timestamp.now(), responder)
-        {
-            return
+        var sourceNoted = false
+        if let cache, let alias, let key = cache.aliasHit(alias) {
+            activity?.noteSource(key.source)
+            sourceNoted = true
+            if serveFromLoop(key, cache, Self.conditions(request, key), now: Timestamp.now(), responder) { return }
         }
         let thumbnailRequest: ThumbnailRequest
         do {
@@ -60,6 +64,7 @@ final class ThumbnailService: Sendable {
             return
         }
         let key = VariantKey(source: thumbnailRequest.source, spec: thumbnailer.normalized(thumbnailRequest.spec))
+        if !sourceNoted { activity?.noteSource(key.source) }
         let conditions = Self.conditions(request, key)
         let now = Timestamp.now()
         if let cache, let alias {
