@@ -31,7 +31,8 @@ final class ActivityRecorder: Sendable {
 
     /// One request in this many has its source counted (a power of two).
     let sourceSamplePeriod: Int
-    private let stripes: [CounterStripe]
+    /// Inline in the object (no array buffer or stripe object whose reference count every thread would bump).
+    private let stripes: InlineArray<8, CounterStripe>
     /// The 10 s period of the last noted total; -1 before the first response.
     private let lastPeriod = Atomic<Int>(-1)
     private let state = Mutex(State())
@@ -91,7 +92,7 @@ final class ActivityRecorder: Sendable {
     init(sourceSamplePeriod: Int = 16) {
         precondition(sourceSamplePeriod > 0 && sourceSamplePeriod & (sourceSamplePeriod - 1) == 0)
         self.sourceSamplePeriod = sourceSamplePeriod
-        stripes = (0..<Self.stripeCount).map { _ in CounterStripe() }
+        stripes = InlineArray { _ in CounterStripe() }
         startedAt = Self.monotonicSeconds()
     }
 
@@ -109,14 +110,14 @@ final class ActivityRecorder: Sendable {
     func countResponse() {
         let period = Self.monotonicSeconds() / Self.bucketSeconds
         if lastPeriod.load(ordering: .relaxed) != period { notePeriod(period) }
-        stripe().count.add(1, ordering: .relaxed)
+        stripes[stripeIndex()].count.add(1, ordering: .relaxed)
     }
 
     /// Counts `source` for one request in ``sourceSamplePeriod``. Called on the connection's loop.
     func noteSource(_ source: SourceURL) {
         // The stripe advances once per response on this thread, which is as good as a request counter here
         // and costs no write.
-        guard stripe().count.load(ordering: .relaxed) & (sourceSamplePeriod - 1) == 0 else { return }
+        guard stripes[stripeIndex()].count.load(ordering: .relaxed) & (sourceSamplePeriod - 1) == 0 else { return }
         let now = Self.monotonicSeconds()
         let weight = sourceSamplePeriod
         state.withLock { state in
@@ -156,7 +157,11 @@ final class ActivityRecorder: Sendable {
     // MARK: - Reading
 
     /// Responses since start.
-    var totalRequests: Int { stripes.reduce(0) { $0 + $1.count.load(ordering: .relaxed) } }
+    var totalRequests: Int {
+        var total = 0
+        for index in stripes.indices { total += stripes[index].count.load(ordering: .relaxed) }
+        return total
+    }
 
     /// The current counts, errors and top sources (`top` of each).
     func snapshot(top: Int = 10) -> Snapshot {
@@ -183,14 +188,12 @@ final class ActivityRecorder: Sendable {
 
     // MARK: - Internals
 
-    private static let stripeCount = 8
-
     /// The calling thread's stripe: `pthread_self` is the thread's control block, whose address differs by at
     /// least a stack size between threads; hashed, the few `http-N` threads rarely share a stripe (and when
     /// they do the counts stay exact, only slower).
-    private func stripe() -> CounterStripe {
+    private func stripeIndex() -> Int {
         let thread = UInt(pthread_self()) >> 12
-        return stripes[Int(truncatingIfNeeded: (thread &* 0x9E37_79B9_7F4A_7C15) >> 61)]
+        return Int(truncatingIfNeeded: (thread &* 0x9E37_79B9_7F4A_7C15) >> 61)  // 0..<8
     }
 
     private static func monotonicSeconds() -> Int {
@@ -222,8 +225,8 @@ final class ActivityRecorder: Sendable {
     }
 }
 
-/// One thread's request counter, padded to more than a cache line so two stripes never share one.
-private final class CounterStripe: Sendable {
+/// One thread's request counter, padded to 72 bytes so that two stripes' counters are never in one cache line.
+private struct CounterStripe: ~Copyable, Sendable {
     let count = Atomic<Int>(0)
     private let padding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 }

@@ -93,6 +93,29 @@ extension Integration {
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]))
         }
 
+        @Test func theGalleryLoadsOnlyTheCellsNearTheViewport() async throws {
+            // Given 60 images, as a plain list of URLs, far more than a 800×600 window shows at 128 px
+            let harness = try Harness()
+            let paths = (0..<60).map { "/many/\($0).png" }
+            for path in paths { harness.origin.route(path, .ok(Fixtures.bytes("grid.png"), contentType: "image/png")) }
+            let list = paths.map { harness.origin.url($0) }.joined(separator: "\n")
+            let url = Self.pageURL(harness, "/?w=128&urls=" + Harness.percentEncoded(list))
+
+            // When Chromium opens the gallery in a small window and nobody scrolls
+            let run = try await blocking { try Chromium.dumpDOM(url, windowSize: (800, 600)) }
+            let dom = run.output
+
+            // Then the cells near the viewport loaded, the rest are still waiting, and the origin saw only those
+            let loaded = Int(dom.attribute("data-loaded", inTagContaining: "id=\"summary\"") ?? "") ?? -1
+            let pending = Int(dom.attribute("data-pending", inTagContaining: "id=\"summary\"") ?? "") ?? -1
+            #expect(dom.attribute("data-total", inTagContaining: "id=\"summary\"") == "60")
+            #expect(loaded > 0 && pending > 0 && loaded + pending == 60, "loaded \(loaded), pending \(pending)")
+            #expect(paths.reduce(0) { $0 + harness.origin.hits($1) } == loaded)
+            #expect(dom.attribute("data-state", inTagContaining: "id=\"cell-0\"") == "loaded")
+            #expect(dom.attribute("data-state", inTagContaining: "id=\"cell-59\"") == "pending")
+            #expect(run.pageProblems.isEmpty, "\(run.pageProblems)")
+        }
+
         @Test func theGalleryExplainsThatItCannotSignWhenSigningIsOn() async throws {
             // Given a service that requires signed URLs
             let harness = try Self.harness(["security.signing_keys": "[\"k1-0123456789abcdef0123456789abcdef\"]"])
