@@ -236,14 +236,20 @@ enum StatusPage {
         """
 
     /// Replaces `<main>` with a fresh copy every 10 s while the box is ticked; stops after a failed refresh
-    /// (for example a 401 once the token changed) instead of retrying forever.
+    /// (for example a 401 once the token changed) instead of retrying forever. `<body data-refreshes>` counts
+    /// the refreshes and `data-refresh-error` says why one failed (tests read them).
     static let script = """
         (function () {
           'use strict';
           var box = document.getElementById('auto-refresh');
           var timer = null;
           function refresh() {
-            fetch(location.pathname, { credentials: 'same-origin', cache: 'no-store' })
+            // Built from the parts without user info: a page opened as http://user:token@host/status has a
+            // base URL with credentials, from which fetch() refuses to resolve a relative URL. The browser
+            // sends the Basic credentials it keeps for this origin.
+            fetch(location.protocol + '//' + location.host + location.pathname, {
+              credentials: 'same-origin', cache: 'no-store'
+            })
               .then(function (response) {
                 if (!response.ok) { throw new Error('HTTP ' + response.status); }
                 return response.text();
@@ -257,8 +263,13 @@ enum StatusPage {
                 var parsed = new DOMParser().parseFromString(text.slice(start, end + 7), 'text/html');
                 var fresh = parsed.getElementById('status');
                 if (fresh) { document.getElementById('status').replaceWith(document.adoptNode(fresh)); }
+                document.body.dataset.refreshes = Number(document.body.dataset.refreshes || 0) + 1;
               })
-              .catch(function () { box.checked = false; schedule(); });
+              .catch(function (error) {
+                document.body.dataset.refreshError = error.message;
+                box.checked = false;
+                schedule();
+              });
           }
           function schedule() {
             if (timer !== null) { clearInterval(timer); timer = null; }

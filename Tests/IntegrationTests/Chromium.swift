@@ -122,10 +122,11 @@ struct Chromium {
 // MARK: - Reading the dumped DOM
 
 extension String {
-    /// The value of `attribute` in the first start tag that contains `marker` (for example `id="summary"`).
+    /// The value of `attribute` in the first start tag that contains `marker` (for example `id="summary"`, or
+    /// `<body`: a marker may begin with the tag's `<` but hold no other).
     func attribute(_ attribute: String, inTagContaining marker: String) -> String? {
         guard let markerRange = range(of: marker),
-            let tagStart = self[..<markerRange.lowerBound].range(of: "<", options: .backwards),
+            let tagStart = self[..<markerRange.upperBound].range(of: "<", options: .backwards),
             let tagEnd = self[markerRange.upperBound...].firstIndex(of: ">")
         else { return nil }
         let tag = self[tagStart.lowerBound..<tagEnd]

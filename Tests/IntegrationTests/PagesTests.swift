@@ -189,6 +189,7 @@ extension Integration {
             // and /status.json's both loads
             let requests = try #require(report["requests"] as? [String: Any])
             #expect(dom.attribute("data-value", inTagContaining: "id=\"requests-total\"") == "7")
+            #expect(dom.attribute("data-refreshes", inTagContaining: "<body") == "1")
             #expect(requests["total"] as? Int == 8)
             // And the browser reported nothing
             #expect(run.pageProblems.isEmpty, "\(run.pageProblems)")
@@ -231,6 +232,16 @@ extension Integration {
             #expect(bearer.text.contains("X-Amz-Signature=REDACTED"))
             #expect(!bearer.text.contains("AMZSECRET") && !basic.text.contains("AMZSECRET"))
             #expect(basic.text.contains("/photos/signed.png?id=7&amp;X-Amz-Signature=REDACTED"))
+
+            // When a browser opens the page with the token as its Basic password, for one auto-refresh
+            let page = "http://ops:\(token)@127.0.0.1:\(harness.port)/status"
+            let run = try await blocking { try Chromium.dumpDOM(page, virtualTimeBudget: .seconds(12)) }
+
+            // Then it shows the redacted URL, refreshed with the same credentials, and the browser reported nothing
+            #expect(run.output.contains("<h2>Top source URLs</h2>"))
+            #expect(run.output.contains("X-Amz-Signature=REDACTED") && !run.output.contains("AMZSECRET"))
+            #expect(run.output.attribute("data-refreshes", inTagContaining: "<body") == "1", "\(run.output)")
+            #expect(run.pageProblems.isEmpty, "\(run.pageProblems)")
         }
 
         @Test func thePagesCarryAStrictContentSecurityPolicy() async throws {
