@@ -143,7 +143,7 @@ final class ActivityRecorder: Sendable {
     func keepError(status: Int, method: String, route: String, note: String?) {
         let entry = ErrorEntry(
             unixTime: Int(time(nil)), status: status, method: method, route: String(route.prefix(80)),
-            message: Self.reasonPhrase(status) + (note.map { " (\($0.prefix(40)))" } ?? ""))
+            message: Self.reasonPhrase(status) + (note.map { " (X-Cache: \($0.prefix(40)))" } ?? ""))
         state.withLock { state in
             if state.errors.count < Self.errorCapacity {
                 state.errors.append(entry)

@@ -37,7 +37,7 @@ import Testing
         let errors = recorder.snapshot().errors
         #expect(errors.count == ActivityRecorder.errorCapacity)
         #expect(errors.map(\.route) == (5..<25).reversed().map { "/r\($0)" })
-        #expect(errors.first?.message == "Not Found (MISS)")
+        #expect(errors.first?.message == "Not Found (X-Cache: MISS)")
         #expect(errors.last?.message == "Bad Request")
     }
 
