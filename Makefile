@@ -4,18 +4,26 @@
 
 SHELL := /bin/bash
 APT_PACKAGES := libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
+# Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests).
+APT_TEST_PACKAGES := chromium
 CONFIG ?= config/thumbd.yaml
 CACHE_DIR ?= var/cache
 SWIFT ?= swift
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: all deps build release run test fuzz bench check-imports format lint clean
+.PHONY: all deps test-deps install-packages build release run test fuzz bench check-imports format lint clean
 
 all: build
 
 # Installs only what is missing, so a second run costs one dpkg query.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(APT_PACKAGES)"
+
+test-deps:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(APT_TEST_PACKAGES)"
+
+install-packages:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; \
@@ -35,7 +43,7 @@ run: release
 
 # `swift build --build-tests` first: it also builds the thumbd executable, which the crash-recovery tests
 # run as a child process (`swift test` alone builds only what the test bundle links).
-test: deps check-imports lint
+test: deps test-deps check-imports lint
 	$(SWIFT) build --build-tests $(SWIFT_TEST_FLAGS)
 	$(SWIFT) test $(SWIFT_TEST_FLAGS)
 

@@ -43,6 +43,7 @@ final class ConfigReloader: Sendable {
         let thumbnails: ThumbnailService
         let signatureVerifier: URLSignatureVerifier
         let admin: AdminService
+        let status: StatusService
         let accessLog: AccessLog
         /// The process-wide log level (nil in tests that do not bootstrap logging).
         let levelControl: LoggingSetup.LevelControl?
@@ -212,12 +213,12 @@ final class ConfigReloader: Sendable {
             try components.cache.update(cache)
             components.thumbnails.update(clientMaxAge: settings.cache.clientMaxAge)
             components.admin.update(token: settings.admin.token)
+            components.status.update(token: settings.admin.token)
             // New keys verify the next request; aliases verified under the old keys stop hitting at once.
             if settings.security.signingKeys != previous.security.signingKeys {
                 components.signatureVerifier.update(keys: settings.security.signingKeys)
             }
             components.accessLog.isEnabled = settings.log.isAccessLogEnabled
-            components.server.isAccessLogEnabled = settings.log.isAccessLogEnabled
         }
     }
 }

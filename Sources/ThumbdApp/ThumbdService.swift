@@ -28,6 +28,8 @@ package final class ThumbdService: Sendable {
     /// `signatureVerifier.update(keys:)`, effective for the next request.
     package let signatureVerifier: URLSignatureVerifier
     private let accessLog: AccessLog
+    /// Requests per 10 s, recent errors and top sources for /status.
+    let activity: ActivityRecorder
     private let server: HTTPServer
     private let readiness = Readiness()
     /// Applies reloaded settings to the components above (ConfigReloader.swift).
@@ -37,6 +39,8 @@ package final class ThumbdService: Sendable {
     /// - Parameter levelControl: the process-wide log level that a reload sets (`LoggingSetup.bootstrap`'s).
     /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up.
     package init(settings: Settings, logger: Logger, levelControl: LoggingSetup.LevelControl? = nil) throws {
+        let activity = ActivityRecorder()
+        self.activity = activity
         self.logger = logger
         let vips = try Vips.initialize(programName: "thumbd")
         let thumbnailer = try Thumbnailer(configuration: settings.thumbnailerConfiguration, vips: vips)
@@ -55,7 +59,8 @@ package final class ThumbdService: Sendable {
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         let thumbnails = ThumbnailService(
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
-            verifier: signatureVerifier, clientMaxAge: settings.cache.clientMaxAge, logger: logger)
+            verifier: signatureVerifier, clientMaxAge: settings.cache.clientMaxAge, logger: logger,
+            activity: activity)
         accessLog = AccessLog(settings: settings.log)
 
         var router = Router()
@@ -78,19 +83,29 @@ package final class ThumbdService: Sendable {
         router.add(.get, "/ready", handler: readinessHandler)
         router.add(.head, "/ready", handler: readinessHandler)
 
+        let status = StatusService(
+            token: settings.admin.token, verifier: signatureVerifier, cache: cache, fetcher: fetcher,
+            coordinator: coordinator, renderPool: renderPool, activity: activity)
+        status.register(in: &router)
+
+        // Installed even with the access log off: /status counts every response here (a few ns; the path of
+        // a /thumb request is a small string, stored inline without an allocation).
         let accessLog = self.accessLog
-        // Always installed, and switched with `isAccessLogEnabled`, so that a reload can turn it on and off.
+        // Always installed and always called: /status counts every response here; `log.access` (reloadable)
+        // decides whether a line is written.
         let accessLogHook: @Sendable (AccessLogRecord) -> Void = { record in
+            activity.record(record)
+            guard accessLog.isEnabled else { return }
             accessLog.record(
                 method: record.method.description, path: record.path, status: record.status,
                 bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
         }
         server = HTTPServer(configuration: settings.httpServerConfiguration, router: router, accessLog: accessLogHook)
-        server.isAccessLogEnabled = settings.log.isAccessLogEnabled
         reloader = ConfigReloader(
             components: .init(
                 server: server, fetcher: fetcher, thumbnailer: thumbnailer, renderPool: renderPool, cache: cache,
-                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, admin: admin, accessLog: accessLog, levelControl: levelControl),
+                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, admin: admin,
+                status: status, accessLog: accessLog, levelControl: levelControl),
             settings: settings, logger: logger)
         logger.info(
             "thumbd components ready",

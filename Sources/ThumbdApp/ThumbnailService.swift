@@ -25,11 +25,14 @@ final class ThumbnailService: Sendable {
     /// `Cache-Control` of cacheable answers, from `cache.client_max_age` (replaced by ``update(clientMaxAge:)``).
     private let cacheControl: Mutex<String>
     private let logger: Logger
+    /// Counts sampled sources for /status (nil: not counted).
+    private let activity: ActivityRecorder?
 
     init(
         coordinator: RenderCoordinator, thumbnailer: Thumbnailer, cache: ThumbnailCache?, revalidator: Revalidator?,
-        verifier: URLSignatureVerifier, clientMaxAge: Duration, logger: Logger
+        verifier: URLSignatureVerifier, clientMaxAge: Duration, logger: Logger, activity: ActivityRecorder? = nil
     ) {
+        self.activity = activity
         self.coordinator = coordinator
         self.verifier = verifier
         // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
@@ -64,10 +67,11 @@ final class ThumbnailService: Sendable {
         let alias = cache.map { _ in ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept) }
         // The hit path: a request seen before (and verified under the current signing keys), whose thumbnail is
         // in memory (or, memory tier off, held open), skips parsing and verifying.
-        if let cache, let alias, let key = cache.aliasHit(alias, keyGeneration: verifier.keyGeneration),
-            serveFromLoop(key, cache, Self.conditions(request, key), now: Timestamp.now(), responder)
-        {
-            return
+        var sourceNoted = false
+        if let cache, let alias, let key = cache.aliasHit(alias, keyGeneration: verifier.keyGeneration) {
+            activity?.noteSource(key.source)
+            sourceNoted = true
+            if serveFromLoop(key, cache, Self.conditions(request, key), now: Timestamp.now(), responder) { return }
         }
         // Decoded once; the signature is checked before the parameters are validated (an unsigned request learns
         // nothing about them) and before any cache is looked at.
@@ -84,6 +88,7 @@ final class ThumbnailService: Sendable {
             return
         }
         let key = VariantKey(source: thumbnailRequest.source, spec: thumbnailer.normalized(thumbnailRequest.spec))
+        if !sourceNoted { activity?.noteSource(key.source) }
         let conditions = Self.conditions(request, key)
         let now = Timestamp.now()
         if let cache, let alias {

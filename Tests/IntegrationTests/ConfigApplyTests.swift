@@ -127,5 +127,27 @@ extension Integration {
             #expect(harness.service.settings.server.threads == running.server.threads)
             #expect(harness.service.settings.cache.negativeTTL == .seconds(5))
         }
+
+        @Test func aReloadedAdminTokenGuardsTheAdminAndStatusRoutesAtOnce() async throws {
+            // Given a service without an admin token: the status page is open and the admin routes do not exist
+            let harness = try Harness()
+            #expect(try await harness.request("/status.json").status == 200)
+            #expect(try await harness.request("/cache/trim", method: "POST", body: "{}").status == 404)
+
+            // When a reload sets a token
+            var settings = harness.service.settings
+            settings.admin.token = "reloaded-admin-token-0123456789"
+            let outcome = try harness.service.apply(settings)
+
+            // Then the next requests need it, on the status page and on the admin routes alike
+            #expect(outcome.changedKeys == ["admin.token"])
+            #expect(try await harness.request("/status.json").status == 401)
+            #expect(try await harness.request("/cache/trim", method: "POST", body: "{}").status == 403)
+            let bearer = [("Authorization", "Bearer reloaded-admin-token-0123456789")]
+            #expect(try await harness.request("/status.json", headers: bearer).status == 200)
+            let trim = try await harness.request(
+                "/cache/trim", method: "POST", headers: bearer, body: "{\"memory_bytes\": 0}")
+            #expect(trim.status == 200)
+        }
     }
 }

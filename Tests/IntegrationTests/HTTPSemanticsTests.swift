@@ -186,7 +186,8 @@ extension Integration {
             #expect(harness.origin.hits("/userinfo.jpg") == 0)
         }
 
-        @Test(arguments: ["/", "/thumbs", "/thumb/extra", "/favicon.ico", "/THUMB"])
+        // `/` is the gallery (PagesTests).
+        @Test(arguments: ["/index.html", "/thumbs", "/thumb/extra", "/favicon.ico", "/THUMB", "/status/"])
         func unknownPathIs404JSON(_ path: String) async throws {
             let harness = try Harness.shared()
             let response = try await harness.request(path)

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import EventLoops
+import Foundation
+import HTTP1
+import OriginFetch
+import Synchronization
+
+/// The pages a person looks at: `GET /status` (HTML), `GET /status.json` (the same data) and `GET /` (the
+/// demo gallery).
+///
+/// Access: with `admin.token` set, `/status` and `/status.json` need it, as `Authorization: Bearer <token>` or
+/// as the password of HTTP Basic authentication (any user name), so a browser can open the page (it asks once
+/// and then sends it with the page's own refreshes); without a token the status is open but shows source
+/// hosts only, never whole source URLs (which can say who looked at what). The gallery is always open: it
+/// shows nothing of the server and asks only what any client may ask of `/thumb`.
+///
+/// The handlers run on the event loop: reading the statistics takes a few short locks and no I/O.
+final class StatusService: Sendable {
+    /// `admin.token` in force (replaced by ``update(token:)`` on reload).
+    private let tokens: Mutex<[UInt8]>
+    private var token: [UInt8] { tokens.withLock { $0 } }
+    private let cache: ThumbnailCache
+    private let fetcher: OriginFetcher
+    private let coordinator: RenderCoordinator
+    private let renderPool: WorkerPool
+    private let activity: ActivityRecorder
+    /// Whether /thumb needs signatures now (the gallery says so); follows reloads of the keys.
+    private let verifier: URLSignatureVerifier
+    private var signing: Bool { verifier.requiresSignature }
+
+    init(
+        token: String, verifier: URLSignatureVerifier, cache: ThumbnailCache, fetcher: OriginFetcher,
+        coordinator: RenderCoordinator,
+        renderPool: WorkerPool, activity: ActivityRecorder
+    ) {
+        self.tokens = Mutex(Array(token.utf8))
+        self.verifier = verifier
+        self.cache = cache
+        self.fetcher = fetcher
+        self.coordinator = coordinator
+        self.renderPool = renderPool
+        self.activity = activity
+    }
+
+    /// Adds `GET /`, `GET /status` and `GET /status.json` (HEAD follows GET).
+    func register(in router: inout Router) {
+        router.add(.get, "/status", handler: statusPage)
+        router.add(.get, "/status.json", handler: statusJSON)
+        let verifier = self.verifier
+        router.add(.get, "/") { _, responder in
+            let nonce = PageResponse.makeNonce()
+            let page = GalleryPage.render(nonce: nonce, signing: verifier.requiresSignature)
+            responder.respond(PageResponse.html(page, nonce: nonce))
+        }
+    }
+
+    /// Uses `token` from now on (config hot reload): empty opens the status to everyone, without URLs. Any thread.
+    func update(token: String) {
+        let bytes = Array(token.utf8)
+        tokens.withLock { $0 = bytes }
+    }
+
+    func statusPage(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        guard authorize(request, responder) else { return }
+        let nonce = PageResponse.makeNonce()
+        responder.respond(PageResponse.html(StatusPage.render(report(), nonce: nonce), nonce: nonce))
+    }
+
+    func statusJSON(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        guard authorize(request, responder) else { return }
+        responder.respond(
+            HTTPResponse(
+                status: .ok,
+                headers: [
+                    HTTPField(name: "Content-Type", value: "application/json"),
+                    HTTPField(name: "Cache-Control", value: "no-store"),
+                    HTTPField(name: "X-Content-Type-Options", value: "nosniff"),
+                ],
+                body: .bytes(report().json())))
+    }
+
+    // MARK: - The report
+
+    /// Reads every component's statistics now.
+    func report() -> StatusReport {
+        let memory = cache.memory?.statistics
+        let variants = cache.variants?.statistics
+        let sources = cache.sources?.statistics
+        let fetches = fetcher.counters
+        let renders = coordinator.counters
+        let activity = activity.snapshot()
+        // A lookup that misses memory goes to disk when there is a disk tier; its miss is the real miss.
+        let misses = variants?.misses ?? memory?.misses ?? 0
+        let finished = activity.buckets.dropLast().suffix(6)
+        let showsURLs = !token.isEmpty
+        return StatusReport(
+            generatedAt: StatusReport.iso8601(unixTime: Int(Date().timeIntervalSince1970)),
+            uptimeSeconds: activity.uptimeSeconds,
+            signing: signing,
+            hitRatio: .init(memoryHits: memory?.hits ?? 0, diskHits: variants?.hits ?? 0, misses: misses),
+            tiers: [
+                .init(
+                    name: "memory", enabled: memory != nil, entries: memory?.currentEntries ?? 0,
+                    bytes: memory?.currentBytes ?? 0, maxBytes: memory?.maxBytes ?? 0),
+                .init(
+                    name: "disk_thumbnails", enabled: variants != nil, entries: variants?.currentEntries ?? 0,
+                    bytes: variants?.currentBytes ?? 0, maxBytes: variants?.maxBytes ?? 0),
+                .init(
+                    name: "disk_sources", enabled: sources != nil, entries: sources?.currentEntries ?? 0,
+                    bytes: sources?.currentBytes ?? 0, maxBytes: sources?.maxBytes ?? 0),
+            ],
+            requests: .init(
+                total: activity.totalRequests, bucketSeconds: ActivityRecorder.bucketSeconds,
+                buckets: activity.buckets,
+                perSecondLastMinute: Double(finished.reduce(0, +))
+                    / Double(max(1, finished.count * ActivityRecorder.bucketSeconds))),
+            inFlight: .init(
+                fetchesRunning: fetches.running, fetchesQueued: fetches.queued,
+                renderFlights: coordinator.inFlightCount,
+                rendersRunning: max(0, renders.rendersStarted - renders.rendersFinished),
+                renderQueueDepth: renderPool.queueDepth.interactive + renderPool.queueDepth.background,
+                transfersStarted: fetches.transfersStarted, coalescedRequests: renders.coalescedJoins,
+                coalescedFetches: fetches.coalescedJoins),
+            topSources: .init(
+                kind: showsURLs ? "url" : "host", sampleEvery: self.activity.sourceSamplePeriod,
+                items: (showsURLs ? activity.topURLs : activity.topHosts).map {
+                    .init(name: showsURLs ? Self.redactingSecrets(inURL: $0.name) : $0.name, requests: $0.requests)
+                }),
+            recentErrors: activity.errors.map {
+                .init(
+                    time: StatusReport.iso8601(unixTime: $0.unixTime), status: $0.status, method: $0.method,
+                    route: LoggingRedaction.redactingSignature(in: $0.route), message: $0.message)
+            })
+    }
+
+    /// Query parameters that commonly carry credentials (thumbd's `sig`, presigned S3/GCS URLs, API keys).
+    static let secretParameters: Set<String> = [
+        "sig", "signature", "token", "access_token", "key", "api_key", "apikey", "password", "secret",
+        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
+    ]
+
+    /// `url` with the values of ``secretParameters`` replaced by `REDACTED` (names compared case-insensitively,
+    /// after percent-decoding).
+    static func redactingSecrets(inURL url: String) -> String {
+        guard let question = url.firstIndex(of: "?") else { return url }
+        let query = url[url.index(after: question)...]
+        let parameters = query.split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
+            guard let equals = parameter.firstIndex(of: "=") else { return String(parameter) }
+            let name = String(parameter[..<equals])
+            let decoded = (name.removingPercentEncoding ?? name).lowercased()
+            return secretParameters.contains(decoded) ? "\(name)=\(LoggingRedaction.placeholder)" : String(parameter)
+        }
+        return String(url[...question]) + parameters.joined(separator: "&")
+    }
+
+    // MARK: - Access
+
+    /// True when no token is configured, or the request carries it (Bearer, or Basic with it as password);
+    /// otherwise answers 401 with a Basic challenge, so that a browser asks for it.
+    private func authorize(_ request: HTTPRequest, _ responder: HTTPResponder) -> Bool {
+        let token = self.token
+        guard !token.isEmpty else { return true }
+        let value = request.headers["authorization"] ?? ""
+        let parts = value.split(separator: " ", maxSplits: 1)
+        var presented: [UInt8]? = nil
+        if parts.count == 2 {
+            let scheme = parts[0].lowercased()
+            let credentials = parts[1].trimmingCharacters(in: .whitespaces)
+            if scheme == "bearer" {
+                presented = Array(credentials.utf8)
+            } else if scheme == "basic", let decoded = Data(base64Encoded: credentials),
+                let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
+            {
+                presented = Array(decoded[decoded.index(after: colon)...])
+            }
+        }
+        if let presented, Self.constantTimeEquals(presented, token) { return true }
+        var response = HTTPResponse.error(
+            HTTPStatus(code: 401, reasonPhrase: "Unauthorized"), message: "admin token required")
+        response.headers.append(
+            HTTPField(name: "WWW-Authenticate", value: "Basic realm=\"thumbd status\", charset=\"UTF-8\""))
+        response.headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
+        responder.respond(response)
+        return false
+    }
+
+    /// Compares in time that depends on the lengths only.
+    static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+}
+
+/// The headers every page gets: a strict Content-Security-Policy whose only script and style are the page's
+/// own inline ones, allowed by a fresh nonce per response.
+enum PageResponse {
+    /// 18 random bytes, base64: unguessable per response, so injected markup cannot carry a valid nonce.
+    static func makeNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        for _ in 0..<3 { withUnsafeBytes(of: generator.next() as UInt64) { bytes += $0.prefix(6) } }
+        return Data(bytes).base64EncodedString()
+    }
+
+    /// The Content-Security-Policy for a page whose inline `<script>` and `<style>` carry `nonce`.
+    static func contentSecurityPolicy(nonce: String) -> String {
+        "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; img-src 'self' blob: data:; "
+            + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    }
+
+    /// A 200 `text/html` response with the page headers.
+    static func html(_ html: String, nonce: String) -> HTTPResponse {
+        HTTPResponse(
+            status: .ok,
+            headers: [
+                HTTPField(name: "Content-Type", value: "text/html; charset=utf-8"),
+                HTTPField(name: "Content-Security-Policy", value: contentSecurityPolicy(nonce: nonce)),
+                HTTPField(name: "X-Content-Type-Options", value: "nosniff"),
+                HTTPField(name: "Cache-Control", value: "no-store"),
+                HTTPField(name: "Referrer-Policy", value: "no-referrer"),
+            ],
+            body: .bytes(Array(html.utf8)))
+    }
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import OriginFetch
+import Testing
+
+@testable import ThumbdApp
+
+/// The pieces behind /status: the activity recorder's counts, error ring and top sources; the redaction of
+/// source URLs; and the page's HTML escaping of everything a client can choose.
+@Suite(.timeLimit(.minutes(1))) struct StatusPageTests {
+    @Test func responsesAreCountedInTheCurrentBucket() {
+        // Given a new recorder
+        let recorder = ActivityRecorder()
+
+        // When 25 responses are counted
+        for _ in 0..<25 { recorder.countResponse() }
+
+        // Then the total is 25, all of them in the last (current) bucket or, at a 10 s boundary, the one before
+        let snapshot = recorder.snapshot()
+        #expect(snapshot.totalRequests == 25)
+        #expect(snapshot.buckets.count == ActivityRecorder.bucketCount)
+        #expect(snapshot.buckets.reduce(0, +) == 25)
+        #expect(snapshot.buckets.dropLast(2).allSatisfy { $0 == 0 })
+    }
+
+    @Test func theErrorRingKeepsTheLastTwentyNewestFirst() {
+        // Given a recorder
+        let recorder = ActivityRecorder()
+
+        // When 25 errors are kept
+        for index in 0..<25 {
+            recorder.keepError(
+                status: 400 + index % 5, method: "GET", route: "/r\(index)", note: index == 24 ? "MISS" : nil)
+        }
+
+        // Then the last 20 remain, newest first, with a short message
+        let errors = recorder.snapshot().errors
+        #expect(errors.count == ActivityRecorder.errorCapacity)
+        #expect(errors.map(\.route) == (5..<25).reversed().map { "/r\($0)" })
+        #expect(errors.first?.message == "Not Found (X-Cache: MISS)")
+        #expect(errors.last?.message == "Bad Request")
+    }
+
+    @Test func topSourcesCountHostsAndURLsWithinABoundedTable() throws {
+        // Given a recorder that counts every source (period 1)
+        let recorder = ActivityRecorder(sourceSamplePeriod: 1)
+        let hot = try SourceURL("http://images.example/hot.jpg")
+
+        // When one URL is asked 50 times, among 200 others asked once each
+        for index in 0..<200 {
+            recorder.noteSource(try SourceURL("http://other\(index % 3).example/\(index).jpg"))
+            if index % 4 == 0 { recorder.noteSource(hot) }
+        }
+
+        // Then the hot URL is first, its host is among the hosts, and the tables stay bounded
+        let snapshot = recorder.snapshot(top: 10)
+        #expect(snapshot.topURLs.first == .init(name: "http://images.example/hot.jpg", requests: 50))
+        #expect(snapshot.topURLs.count == 10)
+        #expect(snapshot.topHosts.map(\.name).contains("images.example"))
+        #expect(snapshot.topHosts.count == 4)
+    }
+
+    @Test func spaceSavingKeepsAFrequentNameWhenTheTableIsFull() {
+        // Given a table of 4 counters
+        var table = SpaceSaving(capacity: 4)
+
+        // When a frequent name is interleaved with a stream of distinct names
+        for index in 0..<100 {
+            table.add("frequent", weight: 1)
+            table.add("rare\(index)", weight: 1)
+        }
+
+        // Then the frequent name is still counted, first, and the table never grew
+        #expect(table.counts.count == 4)
+        #expect(table.top(1).first?.name == "frequent")
+        #expect((table.top(1).first?.requests ?? 0) >= 100)
+
+        // When the counts decay twice
+        table.decay(halvings: 2)
+
+        // Then they are quartered
+        #expect((table.top(1).first?.requests ?? 0) >= 25)
+    }
+
+    @Test func secretQueryParametersAreRedactedFromSourceURLs() {
+        // Given source URLs with credentials in their queries
+        let cases = [
+            (
+                "http://a.example/x.jpg?id=7&X-Amz-Signature=abc&X-Amz-Credential=def",
+                "http://a.example/x.jpg?id=7&X-Amz-Signature=REDACTED&X-Amz-Credential=REDACTED"
+            ),
+            ("http://a.example/x.jpg?%73ig=abc&token=t", "http://a.example/x.jpg?%73ig=REDACTED&token=REDACTED"),
+            ("http://a.example/x.jpg?id=7", "http://a.example/x.jpg?id=7"),
+            ("http://a.example/x.jpg", "http://a.example/x.jpg"),
+        ]
+        for (url, expected) in cases {
+            // When redacted / Then only the secret values are gone
+            #expect(StatusService.redactingSecrets(inURL: url) == expected)
+        }
+    }
+
+    @Test func everythingAClientChoseIsEscapedInThePage() {
+        // Given a report whose top source and error route hold markup
+        let hostile = "http://x.example/\"><script>alert(1)</script>&q='"
+        let report = StatusReport(
+            generatedAt: "2026-11-22T15:00:00Z", uptimeSeconds: 42, signing: false,
+            hitRatio: .init(memoryHits: 3, diskHits: 1, misses: 0),
+            tiers: [.init(name: "memory", enabled: true, entries: 2, bytes: 2048, maxBytes: 4096)],
+            requests: .init(total: 5, bucketSeconds: 10, buckets: [0, 5], perSecondLastMinute: 0.5),
+            inFlight: .init(
+                fetchesRunning: 0, fetchesQueued: 0, renderFlights: 0, rendersRunning: 0, renderQueueDepth: 0,
+                transfersStarted: 1, coalescedRequests: 0, coalescedFetches: 0),
+            topSources: .init(kind: "url", sampleEvery: 16, items: [.init(name: hostile, requests: 16)]),
+            recentErrors: [
+                .init(
+                    time: "2026-11-22T15:00:00Z", status: 404, method: "GET", route: "/<img src=x>",
+                    message: "Not Found")
+            ])
+
+        // When the page is rendered
+        let html = StatusPage.render(report, nonce: "NONCE")
+
+        // Then no client text became markup, and the numbers carry their raw values
+        #expect(!html.contains("<script>alert"))
+        #expect(!html.contains("<img src=x>"))
+        #expect(html.contains("http://x.example/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&amp;q=&#39;"))
+        #expect(html.contains("GET /&lt;img src=x&gt;"))
+        #expect(html.contains("<td data-value=\"3\">3</td><td>75.0 %</td>"))
+        #expect(html.contains("<td class=\"bytes\" data-value=\"2048\">2.0 KiB</td>"))
+        #expect(html.contains("<script nonce=\"NONCE\">"))
+        // And the JSON has the same numbers under snake_case keys
+        let json = String(decoding: report.json(), as: UTF8.self)
+        #expect(json.contains("\"memory_hits\" : 3"))
+        #expect(json.contains("\"per_second_last_minute\" : 0.5"))
+    }
+}
