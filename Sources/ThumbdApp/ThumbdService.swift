@@ -25,6 +25,8 @@ package final class ThumbdService: Sendable {
     let revalidator: Revalidator
     private let accessLog: AccessLog
     private let server: HTTPServer
+    /// `GET /metrics` (internal: integration tests read its counters and its own listener's address).
+    let metrics: MetricsEndpoint
     private let readiness = Readiness()
 
     /// Builds every component; nothing listens until `start()`.
@@ -50,6 +52,9 @@ package final class ThumbdService: Sendable {
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
             clientMaxAge: settings.cache.clientMaxAge, logger: logger)
         accessLog = AccessLog(settings: settings.log)
+        metrics = MetricsEndpoint(
+            settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
+            renderPool: renderPool)
 
         var router = Router()
         router.add(.get, "/thumb", handler: thumbnails.handle)
@@ -70,6 +75,7 @@ package final class ThumbdService: Sendable {
         }
         router.add(.get, "/ready", handler: readinessHandler)
         router.add(.head, "/ready", handler: readinessHandler)
+        metrics.register(in: &router)
 
         let accessLog = self.accessLog
         var accessLogHook: (@Sendable (AccessLogRecord) -> Void)? = nil
@@ -80,7 +86,10 @@ package final class ThumbdService: Sendable {
                     bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
             }
         }
-        server = HTTPServer(configuration: settings.httpServerConfiguration, router: router, accessLog: accessLogHook)
+        server = HTTPServer(
+            configuration: settings.httpServerConfiguration, router: router,
+            accessLog: metrics.accessLogHook(chainingTo: accessLogHook))
+        metrics.attach(main: server)
         logger.info(
             "thumbd components ready",
             metadata: [
@@ -92,6 +101,7 @@ package final class ThumbdService: Sendable {
     /// Binds the listener and starts serving; `/ready` turns 200.
     package func start() throws {
         try server.start()
+        try metrics.start()
         readiness.isReady = true
         logger.info(
             "listening",
@@ -110,6 +120,7 @@ package final class ThumbdService: Sendable {
         readiness.isReady = false
         logger.info("shutting down", metadata: ["timeout": "\(settings.server.shutdownTimeout)"])
         server.shutdown(timeout: settings.server.shutdownTimeout)
+        metrics.shutdown()
         coordinator.shutdown()
         fetcher.shutdown()
         renderPool.shutdown()
