@@ -13,7 +13,10 @@ enum PrometheusFormat {
         var value: Double
     }
 
-    static func check(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    /// Records an issue for each way `text` breaks the format, and when it has fewer than `minimumFamilies`.
+    static func check(
+        _ text: String, minimumFamilies: Int = 0, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         #expect(text.hasSuffix("\n"), sourceLocation: sourceLocation)
         var types: [String: String] = [:]
         var helps: Set<String> = []
@@ -62,7 +65,7 @@ enum PrometheusFormat {
                 try checkHistogram(name, samplesByFamily[name] ?? [], sourceLocation: sourceLocation)
             }
         }
-        #expect(types.count >= 30, "only \(types.count) families", sourceLocation: sourceLocation)
+        #expect(types.count >= minimumFamilies, "only \(types.count) families", sourceLocation: sourceLocation)
     }
 
     private static func checkHistogram(
