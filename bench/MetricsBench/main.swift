@@ -91,9 +91,10 @@ func threadCPUNanoseconds() -> Int {
 
 /// Runs `body(i)` `iterations` times on each of `threads` threads started together; prints the CPU time per
 /// call (mean over the threads) and the wall time per call per thread, in ns.
+@discardableResult
 func measure(
     _ name: String, threads: Int, iterations: Int = Bench.iterations, _ body: @escaping @Sendable (Int) -> Void
-) {
+) -> Double {
     let gate = Gate()
     for _ in 0..<threads {
         Thread {
@@ -114,6 +115,7 @@ func measure(
     print(
         "\(name), \(threads) thread(s): CPU \(String(format: "%.1f", cpu)) ns/op, wall "
             + "\(String(format: "%.1f", wall)) ns/op")
+    return cpu
 }
 
 for threads in [1, 2] {
