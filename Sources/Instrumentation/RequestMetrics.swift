@@ -9,8 +9,10 @@
 /// The cost per response is a few string compares and three relaxed atomic adds on the thread's own shard
 /// (BENCHMARKS.md, "Metrics on the hit path").
 package final class RequestMetrics: Sendable {
-    /// The route labels, in slot order: the registered paths, then `other`.
+    /// The route labels, in slot order: the exact routes, the prefix routes, then `other`.
     package let routes: [String]
+    /// Routes before this index match exactly; from it to `other`, also their subpaths.
+    private let firstPrefixRoute: Int
     /// `(access-log note, outcome label)` pairs, e.g. `("HIT-MEMORY", "hit_memory")`.
     package let outcomes: [(note: String, label: String)]
     private let statusCounts: CounterGrid
@@ -21,10 +23,13 @@ package final class RequestMetrics: Sendable {
     private static let statusSlots = 600
 
     /// - Parameters:
-    ///   - routes: the exact paths that get their own label (e.g. `/thumb`); every other path counts as `other`.
+    ///   - routes: the paths that get their own label when matched exactly (e.g. `/thumb`).
+    ///   - prefixRoutes: the paths that get their own label for themselves and their subpaths (`/prefetch` also
+    ///     for `/prefetch/<id>`). Every other path counts as `other`.
     ///   - outcomes: the access-log notes counted as cache outcomes, with their label values.
-    package init(routes: [String], outcomes: [(note: String, label: String)]) {
-        self.routes = routes + ["other"]
+    package init(routes: [String], prefixRoutes: [String] = [], outcomes: [(note: String, label: String)]) {
+        self.routes = routes + prefixRoutes + ["other"]
+        firstPrefixRoute = routes.count
         self.outcomes = outcomes
         statusCounts = CounterGrid(slots: self.routes.count * Self.statusSlots)
         outcomeCounts = CounterGrid(slots: max(1, outcomes.count))
@@ -39,6 +44,17 @@ package final class RequestMetrics: Sendable {
         while index < count {
             if routes[index] == path { return index }
             index &+= 1
+        }
+        return prefixRouteIndex(path)
+    }
+
+    /// The prefix route whose subpath `path` is, else `other` (off the hot path: `/thumb` matched exactly).
+    @inline(never)
+    private func prefixRouteIndex(_ path: String) -> Int {
+        let count = routes.count - 1
+        for index in firstPrefixRoute..<count {
+            let route = routes[index]
+            if path.hasPrefix(route), path.utf8.dropFirst(route.utf8.count).first == UInt8(ascii: "/") { return index }
         }
         return count
     }

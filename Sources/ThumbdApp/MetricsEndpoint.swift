@@ -19,12 +19,15 @@ import Synchronization
 /// A scrape runs on the loop that received it: every read is non-blocking (no lock is held while calling out,
 /// `/proc/self/statm` is generated from kernel memory).
 final class MetricsEndpoint: Sendable {
-    /// The routes that get their own `route` label; every other path is `other`.
-    static let routes = ["/thumb", "/health", "/ready", "/metrics", "/cache", "/prefetch"]
+    /// The routes that get their own `route` label when matched exactly.
+    static let routes = ["/thumb", "/health", "/ready", "/metrics"]
+    /// The routes that get their own `route` label for their subpaths too (`/cache/trim`, `/prefetch/<id>`);
+    /// every other path is `other`.
+    static let prefixRoutes = ["/cache", "/prefetch"]
 
     /// Per-response counts; fed by ``accessLogHook(chainingTo:)``.
     let requests = RequestMetrics(
-        routes: MetricsEndpoint.routes,
+        routes: MetricsEndpoint.routes, prefixRoutes: MetricsEndpoint.prefixRoutes,
         outcomes: [
             (CacheOutcome.hitMemory.rawValue, "hit_memory"), (CacheOutcome.hitDisk.rawValue, "hit_disk"),
             (CacheOutcome.miss.rawValue, "miss"), (CacheOutcome.coalesced.rawValue, "coalesced"),

@@ -90,14 +90,19 @@ struct CounterGridTests {
 }
 
 @Suite struct RequestMetricsTests {
-    let metrics = RequestMetrics(routes: ["/thumb", "/health"], outcomes: [("HIT-MEMORY", "hit_memory")])
+    let metrics = RequestMetrics(
+        routes: ["/thumb", "/health"], prefixRoutes: ["/prefetch"], outcomes: [("HIT-MEMORY", "hit_memory")])
 
     @Test func routesAreThePatternsOrOther() {
+        #expect(metrics.routes == ["/thumb", "/health", "/prefetch", "other"])
         #expect(metrics.routeIndex("/thumb") == 0)
         #expect(metrics.routeIndex("/health") == 1)
-        #expect(metrics.routeIndex("/thumbnail") == 2)
-        #expect(metrics.routeIndex("/") == 2)
-        #expect(metrics.routes == ["/thumb", "/health", "other"])
+        #expect(metrics.routeIndex("/thumb/x") == 3)  // exact routes only match exactly
+        #expect(metrics.routeIndex("/thumbnail") == 3)
+        #expect(metrics.routeIndex("/") == 3)
+        #expect(metrics.routeIndex("/prefetch") == 2)
+        #expect(metrics.routeIndex("/prefetch/0123abcd") == 2)
+        #expect(metrics.routeIndex("/prefetching") == 3)
     }
 
     @Test func recordCountsStatusDurationAndOutcome() {
