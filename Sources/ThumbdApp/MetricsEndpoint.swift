@@ -70,7 +70,17 @@ final class MetricsEndpoint: Sendable {
     /// Registers `GET /metrics` in the main router, unless `metrics.listen` gives it a server of its own.
     func register(in router: inout Router) {
         guard ownConfiguration == nil else { return }
-        router.add(.get, "/metrics", handler: handle)
+        router.add(.get, "/metrics", handler: handler)
+    }
+
+    /// The route handler. It holds the endpoint weakly: the endpoint holds the servers whose routers hold the
+    /// handler, and a cycle would keep every component (and the disk caches' directory locks) alive after the
+    /// service is released.
+    private var handler: HTTPHandler {
+        { [weak self] request, responder in
+            guard let self else { return responder.respond(.error(.serviceUnavailable, message: "stopping")) }
+            handle(request, responder)
+        }
     }
 
     /// The main server's access-log hook: counts every response, then calls `next` (the access log), if any.
@@ -99,7 +109,7 @@ final class MetricsEndpoint: Sendable {
     func start() throws {
         guard let ownConfiguration else { return }
         var router = Router()
-        router.add(.get, "/metrics", handler: handle)
+        router.add(.get, "/metrics", handler: handler)
         let server = HTTPServer(
             configuration: ownConfiguration, router: router, accessLog: accessLogHook(chainingTo: nil))
         try server.start()
@@ -114,7 +124,7 @@ final class MetricsEndpoint: Sendable {
     /// Stops the `metrics.listen` server, if running.
     func shutdown() {
         let own = servers.withLock { servers -> HTTPServer? in
-            defer { servers.own = nil }
+            defer { servers = (nil, nil) }
             return servers.own
         }
         own?.shutdown(timeout: .seconds(1))

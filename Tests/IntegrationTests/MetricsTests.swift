@@ -122,7 +122,11 @@ extension Integration {
             let clients = try (0..<3).map { _ in try harness.client() }
             for client in clients { try client.send(Harness.requestText(target)) }
             // Then two of them show as joined before the source arrives
-            let joined = try await harness.scrape { $0["thumbd_coalesced_requests_total{stage=\"render\"}"] == 2 }
+            // (the fetch thread publishes its gauges after its loop iteration: wait for both)
+            let joined = try await harness.scrape {
+                $0["thumbd_coalesced_requests_total{stage=\"render\"}"] == 2
+                    && $0["thumbd_origin_fetches_in_flight"] == 1
+            }
             #expect(joined["thumbd_coalesced_requests_total{stage=\"render\"}"] == 2)
             #expect(joined["thumbd_origin_fetches_in_flight"] == 1)
             // And once it does, one MISS and two COALESCED answers
