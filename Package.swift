@@ -173,8 +173,11 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
 // path (.build-bench) so that `swift build` and `swift test` do not compile them:
 // - thumbd-httpbench: the HTTP server answering a fixed in-memory body (bench/http.sh);
 // - thumbd-render-bench: Thumbnailer throughput on the peers' corpus (bench/compare.sh);
-// - CachingBenchmark: memory and disk cache operations.
+// - CachingBenchmark: memory and disk cache operations;
+// - thumbd-metrics-bench: metric updates of one memory hit, Instrumentation vs swift-prometheus (BENCHMARKS.md).
 if Context.environment["THUMBD_BENCH"] == "1" {
+    // Only the metrics micro-benchmark compares against swift-prometheus; thumbd itself does not depend on it.
+    package.dependencies.append(.package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"))
     package.targets += [
         .executableTarget(
             name: "thumbd-httpbench",
@@ -186,6 +189,12 @@ if Context.environment["THUMBD_BENCH"] == "1" {
             name: "thumbd-render-bench",
             dependencies: ["Thumbnailing"],
             path: "bench/RenderBench",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "thumbd-metrics-bench",
+            dependencies: ["Instrumentation", .product(name: "Prometheus", package: "swift-prometheus")],
+            path: "bench/MetricsBench",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

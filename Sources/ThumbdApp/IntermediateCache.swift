@@ -60,6 +60,9 @@ final class IntermediateCache: Sendable {
     /// Totals since start.
     var counters: Counters { state.withLock { $0.counters } }
 
+    /// The LRU's counters and sizes (`nil` when nothing is kept), for /metrics.
+    var memoryStatistics: MemoryCache<Key, String, IntermediateImage>.Statistics? { memory?.statistics }
+
     /// Bytes of pixels kept now.
     var currentBytes: Int { memory?.statistics.currentBytes ?? 0 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Instrumentation
 import Synchronization
 
 extension RenderCoordinator {
@@ -45,6 +46,8 @@ final class RenderCounters: Sendable {
     let rendersUnattended = Atomic<Int>(0)
     let renderQueueRejections = Atomic<Int>(0)
     let sourceCacheHits = Atomic<Int>(0)
+    /// How long each render took on its worker (decode, resize, encode, cache store), for /metrics.
+    let renderDurations = DurationHistogram(series: 1, bounds: DurationHistogram.renderBounds)
 
     /// The current values.
     var snapshot: RenderCoordinator.Counters {

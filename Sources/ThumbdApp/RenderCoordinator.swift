@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
 import EventLoops
+import Instrumentation
 import OriginFetch
 import Synchronization
 import Thumbnailing
@@ -73,11 +74,19 @@ final class RenderCoordinator: Sendable {
     /// A snapshot of the totals since start.
     var counters: Counters { counts.snapshot }
 
-    /// The intermediate cache's totals (hits, made, joined) and its current bytes, for /metrics; `nil`
-    /// without one.
-    var intermediateStatistics: (counters: IntermediateCache.Counters, bytes: Int)? {
-        intermediates.map { ($0.counters, $0.currentBytes) }
+    /// The intermediate cache's totals (hits, made, joined) and its LRU's sizes and evictions, for /metrics;
+    /// `nil` without one.
+    var intermediateStatistics: (counters: IntermediateCache.Counters, bytes: Int, entries: Int, evictions: Int)? {
+        intermediates.map { intermediates in
+            let memory = intermediates.memoryStatistics
+            return (
+                intermediates.counters, memory?.currentBytes ?? 0, memory?.currentEntries ?? 0, memory?.evictions ?? 0
+            )
+        }
     }
+
+    /// Durations of the renders run for requests (one series), for /metrics.
+    var renderDurations: DurationHistogram { counts.renderDurations }
 
     /// Asks for the thumbnail `key`; `completion` is called exactly once, on a fetch or render thread,
     /// unless the waiter leaves first (then never). After ``shutdown()`` (or once the fetcher has shut
@@ -224,6 +233,8 @@ final class RenderCoordinator: Sendable {
     /// request that arrives after an answer finds it there.
     private func render(_ key: VariantKey, flight: Flight, source: FetchedSource) {
         counts.rendersStarted.increment()
+        let started = LoopInstant.now()
+        defer { counts.renderDurations.observe(0, started.duration(to: LoopInstant.now())) }
         let result: Result<RenderedVariant, ServiceError>
         do {
             let thumbnail =

@@ -31,6 +31,8 @@ package final class ThumbdService: Sendable {
     /// Requests per 10 s, recent errors and top sources for /status.
     let activity: ActivityRecorder
     private let server: HTTPServer
+    /// `GET /metrics` (internal: integration tests read its counters and its own listener's address).
+    let metrics: MetricsEndpoint
     private let readiness = Readiness()
     /// Applies reloaded settings to the components above (ConfigReloader.swift).
     let reloader: ConfigReloader
@@ -62,6 +64,9 @@ package final class ThumbdService: Sendable {
             verifier: signatureVerifier, clientMaxAge: settings.cache.clientMaxAge, logger: logger,
             activity: activity)
         accessLog = AccessLog(settings: settings.log)
+        metrics = MetricsEndpoint(
+            settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
+            renderPool: renderPool)
 
         var router = Router()
         router.add(.get, "/thumb", handler: thumbnails.handle)
@@ -82,17 +87,17 @@ package final class ThumbdService: Sendable {
         }
         router.add(.get, "/ready", handler: readinessHandler)
         router.add(.head, "/ready", handler: readinessHandler)
+        metrics.register(in: &router)
 
         let status = StatusService(
             token: settings.admin.token, verifier: signatureVerifier, cache: cache, fetcher: fetcher,
             coordinator: coordinator, renderPool: renderPool, activity: activity)
         status.register(in: &router)
 
-        // Installed even with the access log off: /status counts every response here (a few ns; the path of
-        // a /thumb request is a small string, stored inline without an allocation).
+        // Always installed and always called, even with the access log off: /metrics and /status count every
+        // response here (a few ns each; the path of a /thumb request is a small string, stored inline without an
+        // allocation). `log.access` (reloadable) decides only whether a line is written.
         let accessLog = self.accessLog
-        // Always installed and always called: /status counts every response here; `log.access` (reloadable)
-        // decides whether a line is written.
         let accessLogHook: @Sendable (AccessLogRecord) -> Void = { record in
             activity.record(record)
             guard accessLog.isEnabled else { return }
@@ -100,7 +105,10 @@ package final class ThumbdService: Sendable {
                 method: record.method.description, path: record.path, status: record.status,
                 bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
         }
-        server = HTTPServer(configuration: settings.httpServerConfiguration, router: router, accessLog: accessLogHook)
+        server = HTTPServer(
+            configuration: settings.httpServerConfiguration, router: router,
+            accessLog: metrics.accessLogHook(chainingTo: accessLogHook))
+        metrics.attach(main: server)
         reloader = ConfigReloader(
             components: .init(
                 server: server, fetcher: fetcher, thumbnailer: thumbnailer, renderPool: renderPool, cache: cache,
@@ -118,6 +126,7 @@ package final class ThumbdService: Sendable {
     /// Binds the listener and starts serving; `/ready` turns 200.
     package func start() throws {
         try server.start()
+        try metrics.start()
         readiness.isReady = true
         logger.info(
             "listening",
@@ -137,6 +146,7 @@ package final class ThumbdService: Sendable {
         let timeout = settings.server.shutdownTimeout
         logger.info("shutting down", metadata: ["timeout": "\(timeout)"])
         server.shutdown(timeout: timeout)
+        metrics.shutdown()
         coordinator.shutdown()
         fetcher.shutdown()
         renderPool.shutdown()

@@ -133,6 +133,11 @@ final class ThumbnailCache: Sendable {
     /// Whether lookups go to disk at all.
     var hasDiskTier: Bool { variants != nil }
 
+    /// Disk stores dropped (writer queue full) and writer operations failed, for /metrics; zeros without a disk.
+    var writerCounts: (droppedStores: Int, failedOperations: Int) {
+        (writer?.droppedStores ?? 0, writer?.failedOperations ?? 0)
+    }
+
     /// Drains the writer (queued stores are written), then stops the threads.
     func shutdown() {
         readers?.shutdown()

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// Every metric name thumbd exposes, declared once (STYLE.md §3); docs/metrics.md describes each.
+/// Counters end in `_total`, units are in the name (`_seconds`, `_bytes`).
+package enum MetricNames {
+    // MARK: HTTP
+    /// Counter, labels `route`, `status`.
+    package static let httpRequests = "thumbd_http_requests_total"
+    /// Histogram, label `route`.
+    package static let httpRequestDuration = "thumbd_http_request_duration_seconds"
+    /// Gauge, label `listener` (`main`, `metrics`).
+    package static let httpOpenConnections = "thumbd_http_open_connections"
+
+    // MARK: Cache
+    /// Counter, label `outcome` (the X-Cache value of /thumb responses).
+    package static let cacheOutcomes = "thumbd_cache_outcomes_total"
+    /// Counter, label `tier`.
+    package static let cacheHits = "thumbd_cache_hits_total"
+    /// Counter, label `tier`.
+    package static let cacheMisses = "thumbd_cache_misses_total"
+    /// Gauge, label `tier`.
+    package static let cacheBytes = "thumbd_cache_bytes"
+    /// Gauge, label `tier`.
+    package static let cacheMaxBytes = "thumbd_cache_max_bytes"
+    /// Gauge, label `tier`.
+    package static let cacheEntries = "thumbd_cache_entries"
+    /// Counter, label `tier`.
+    package static let cacheEvictions = "thumbd_cache_evictions_total"
+    /// Counter, labels `tier`, `reason` (`corrupt`, `missing`).
+    package static let cacheBlobsDropped = "thumbd_cache_blobs_dropped_total"
+    /// Counter: disk stores dropped because the writer's queue was full.
+    package static let cacheStoresDropped = "thumbd_cache_stores_dropped_total"
+    /// Counter: disk writer operations that failed.
+    package static let cacheWriteFailures = "thumbd_cache_write_failures_total"
+    /// Counter: revalidations of expired entries started.
+    package static let cacheRevalidations = "thumbd_cache_revalidations_total"
+
+    // MARK: Origin
+    /// Counter: transfers handed to libcurl.
+    package static let originFetchesStarted = "thumbd_origin_fetches_started_total"
+    /// Counter, label `result` (`success`, `not_modified`, `error`, `abandoned`).
+    package static let originFetches = "thumbd_origin_fetches_total"
+    /// Counter, label `class` (a `FetchError` kind).
+    package static let originErrors = "thumbd_origin_errors_total"
+    /// Counter: connections the SSRF guard refused.
+    package static let originSSRFRefusals = "thumbd_origin_ssrf_refusals_total"
+    /// Counter: redirects followed.
+    package static let originRedirects = "thumbd_origin_redirects_total"
+    /// Gauge: transfers running.
+    package static let originFetchesInFlight = "thumbd_origin_fetches_in_flight"
+    /// Gauge: transfers waiting for a per-host slot.
+    package static let originFetchesQueued = "thumbd_origin_fetches_queued"
+    /// Counter, label `stage` (`render`, `fetch`).
+    package static let coalesced = "thumbd_coalesced_requests_total"
+    /// Counter: fetches cancelled because every waiter left.
+    package static let fetchesCancelled = "thumbd_origin_fetches_cancelled_total"
+    /// Counter: requests whose client left before the answer.
+    package static let clientsGone = "thumbd_clients_gone_total"
+
+    // MARK: Render
+    /// Histogram.
+    package static let renderDuration = "thumbd_render_duration_seconds"
+    /// Counter, label `result` (`success`, `failure`).
+    package static let renders = "thumbd_renders_total"
+    /// Counter: renders finished with no waiter left.
+    package static let rendersUnattended = "thumbd_renders_unattended_total"
+    /// Gauge, label `priority`.
+    package static let renderQueueDepth = "thumbd_render_queue_depth"
+    /// Gauge: render jobs running.
+    package static let renderRunning = "thumbd_render_running"
+    /// Counter: renders refused because the queue was full (answered 503).
+    package static let renderQueueRejections = "thumbd_render_queue_rejections_total"
+
+    // MARK: Process
+    /// Gauge.
+    package static let processResidentMemory = "thumbd_process_resident_memory_bytes"
+    /// Counter.
+    package static let processCPU = "thumbd_process_cpu_seconds_total"
+    /// Gauge.
+    package static let processStartTime = "thumbd_process_start_time_seconds"
+}
