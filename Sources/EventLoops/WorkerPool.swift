@@ -3,10 +3,17 @@ import Synchronization
 
 /// A fixed set of OS threads that run blocking jobs (libvips renders) from bounded queues.
 ///
-/// Two priority classes: a worker always takes the oldest ``Priority/interactive`` job before any
-/// ``Priority/background`` job (prefetch must never delay a waiting client). Each class has its own
+/// Two priority classes (lanes): a worker always takes the oldest ``Priority/interactive`` job before
+/// any ``Priority/background`` job (prefetch must never delay a waiting client). Each class has its own
 /// bound; ``submit(priority:_:)`` throws ``Overloaded`` instead of queueing past it, so overload
-/// turns into fast 503s rather than unbounded latency (imgproxy `workers/`).
+/// turns into fast 503s rather than unbounded latency (imgproxy `workers/`). Background jobs never
+/// count against the interactive bound, so prefetch cannot make a client's render 503.
+///
+/// - At most ``Configuration/maxBackgroundRunning`` background jobs run at once (by default half the
+///   threads, at least one): a job cannot be taken back once libvips is at work, so keeping threads
+///   out of background work is what bounds the wait of a client render that arrives meanwhile.
+/// - ``promote(_:)`` moves a queued background job to the interactive lane (a client now waits for
+///   it: the stampede case, where a request joins a prefetch render still in the queue).
 ///
 /// ```swift
 /// let pool = try WorkerPool(configuration: .init(threads: 2, name: "render"),
@@ -34,18 +41,28 @@ package final class WorkerPool: Sendable {
         package var backgroundQueueCapacity: Int
         /// Thread name prefix; threads are named `<name>-0`, `<name>-1`, …
         package var name: String
+        /// Background jobs that may run at the same time; the other threads stay free for interactive
+        /// jobs. `nil` means half the threads, at least one.
+        package var maxBackgroundRunning: Int?
 
         /// Creates a configuration; by default one thread per core and 64 / 256 queued jobs.
         package init(
             threads: Int = EventLoopGroup.coreCount,
             interactiveQueueCapacity: Int = 64,
             backgroundQueueCapacity: Int = 256,
-            name: String = "worker"
+            name: String = "worker",
+            maxBackgroundRunning: Int? = nil
         ) {
             self.threads = threads
             self.interactiveQueueCapacity = interactiveQueueCapacity
             self.backgroundQueueCapacity = backgroundQueueCapacity
             self.name = name
+            self.maxBackgroundRunning = maxBackgroundRunning
+        }
+
+        /// The background concurrency in force: ``maxBackgroundRunning`` or half the threads, at least one.
+        package var effectiveMaxBackgroundRunning: Int {
+            max(1, min(threads, maxBackgroundRunning ?? threads / 2))
         }
     }
 
@@ -63,12 +80,33 @@ package final class WorkerPool: Sendable {
         }
     }
 
+    /// A handle on a submitted job, for ``promote(_:)``. Cheap to keep; holds the job until it runs.
+    package struct Job: Sendable {
+        fileprivate let queued: QueuedJob
+    }
+
+    /// One job and the lane it waits in; `lane` is nil once a worker has taken it. A promoted job sits in
+    /// both rings: the background entry is skipped when popped, because its lane is no longer background
+    /// (lazy removal keeps promotion O(1), as in OriginFetch's HostScheduler).
+    fileprivate final class QueuedJob: @unchecked Sendable {  // Sendable: `lane` is guarded by State.lock.
+        let run: @Sendable () -> Void
+        var lane: Priority?
+        init(_ run: @escaping @Sendable () -> Void, lane: Priority) {
+            self.run = run
+            self.lane = lane
+        }
+    }
+
     private final class State: @unchecked Sendable {  // Sendable: every field is guarded by `lock`.
         let lock = ConditionLock()
-        var interactive = RingBuffer<@Sendable () -> Void>()
-        var background = RingBuffer<@Sendable () -> Void>()
+        var interactive = RingBuffer<QueuedJob>()
+        var background = RingBuffer<QueuedJob>()
+        /// Jobs waiting per lane (the rings may also hold promoted, skipped entries).
+        var interactiveWaiting = 0
+        var backgroundWaiting = 0
         var isShuttingDown = false
         var running = 0
+        var runningBackground = 0
     }
 
     /// The pool's sizes.
@@ -89,13 +127,14 @@ package final class WorkerPool: Sendable {
         precondition(configuration.threads > 0, "WorkerPool needs at least one thread")
         self.configuration = configuration
         let state = self.state
+        let maxBackgroundRunning = configuration.effectiveMaxBackgroundRunning
         var started: [OSThread] = []
         for index in 0..<configuration.threads {
             do {
                 started.append(
                     try OSThread.spawn(name: "\(configuration.name)-\(index)") {
                         onThreadStart?(index)
-                        Self.work(state)
+                        Self.work(state, maxBackgroundRunning: maxBackgroundRunning)
                         onThreadExit?(index)
                     })
             } catch {
@@ -113,11 +152,16 @@ package final class WorkerPool: Sendable {
     }
 
     /// Queues `job` to run on a worker thread. Callable from any thread; never blocks.
+    /// - Returns: a handle for ``promote(_:)``.
     /// - Throws: ``Overloaded`` when that priority's queue is full or the pool is shutting down.
-    package func submit(priority: Priority = .interactive, _ job: @escaping @Sendable () -> Void) throws(Overloaded) {
+    @discardableResult
+    package func submit(
+        priority: Priority = .interactive, _ job: @escaping @Sendable () -> Void
+    ) throws(Overloaded) -> Job {
         let state = self.state
+        let queued = QueuedJob(job, lane: priority)
         state.lock.lock()
-        let depth = priority == .interactive ? state.interactive.count : state.background.count
+        let depth = priority == .interactive ? state.interactiveWaiting : state.backgroundWaiting
         let capacity =
             priority == .interactive
             ? configuration.interactiveQueueCapacity : configuration.backgroundQueueCapacity
@@ -126,18 +170,42 @@ package final class WorkerPool: Sendable {
             throw Overloaded(priority: priority, queueDepth: depth)
         }
         if priority == .interactive {
-            state.interactive.append(job)
+            state.interactive.append(queued)
+            state.interactiveWaiting += 1
         } else {
-            state.background.append(job)
+            state.background.append(queued)
+            state.backgroundWaiting += 1
         }
         state.lock.unlock()
-        state.lock.signal()
+        // Broadcast, not signal: a woken worker may not be allowed a background job (the background
+        // cap), and the one that is must not sleep through the wake-up.
+        if priority == .interactive { state.lock.signal() } else { state.lock.broadcast() }
+        return Job(queued: queued)
+    }
+
+    /// Moves `job` to the back of the interactive lane if it still waits in the background lane (a client
+    /// now waits for its result). It is not counted against the interactive bound: it was admitted
+    /// already, and refusing it would fail a client for work that is queued anyway.
+    /// - Returns: true when the job was moved; false when it runs, has run, or was interactive.
+    @discardableResult
+    package func promote(_ job: Job) -> Bool {
+        let state = self.state
+        let moved = state.lock.withLock { () -> Bool in
+            guard job.queued.lane == .background else { return false }
+            job.queued.lane = .interactive
+            state.backgroundWaiting -= 1
+            state.interactiveWaiting += 1
+            state.interactive.append(job.queued)
+            return true
+        }
+        if moved { state.lock.signal() }
+        return moved
     }
 
     /// How many jobs wait in each queue now.
     package var queueDepth: QueueDepth {
         state.lock.withLock {
-            QueueDepth(interactive: state.interactive.count, background: state.background.count)
+            QueueDepth(interactive: state.interactiveWaiting, background: state.backgroundWaiting)
         }
     }
 
@@ -158,20 +226,44 @@ package final class WorkerPool: Sendable {
         for thread in toJoin { thread.join() }
     }
 
-    private static func work(_ state: State) {
+    private static func work(_ state: State, maxBackgroundRunning: Int) {
         state.lock.lock()
         while true {
-            if let job = state.interactive.popFirst() ?? state.background.popFirst() {
+            if let (job, lane) = next(state, maxBackgroundRunning: maxBackgroundRunning) {
                 state.running += 1
+                if lane == .background { state.runningBackground += 1 }
                 state.lock.unlock()
-                job()
+                job.run()
                 state.lock.lock()
                 state.running -= 1
+                if lane == .background { state.runningBackground -= 1 }
                 continue
             }
-            if state.isShuttingDown { break }
+            // Background work left behind by the cap is taken by the worker that ends a background job (it
+            // loops here); shutting down waits for it too.
+            if state.isShuttingDown && state.interactiveWaiting == 0 && state.backgroundWaiting == 0 { break }
             state.lock.wait()
         }
         state.lock.unlock()
+        state.lock.broadcast()  // a peer may wait for the background cap during shutdown
+    }
+
+    /// The next job to run, under the lock: the oldest interactive one, else the oldest background one if
+    /// fewer than `maxBackgroundRunning` run. Entries whose lane changed (promoted) are dropped.
+    private static func next(_ state: State, maxBackgroundRunning: Int) -> (QueuedJob, Priority)? {
+        while let job = state.interactive.popFirst() {
+            guard job.lane == .interactive else { continue }
+            job.lane = nil
+            state.interactiveWaiting -= 1
+            return (job, .interactive)
+        }
+        guard state.runningBackground < maxBackgroundRunning else { return nil }
+        while let job = state.background.popFirst() {
+            guard job.lane == .background else { continue }
+            job.lane = nil
+            state.backgroundWaiting -= 1
+            return (job, .background)
+        }
+        return nil
     }
 }

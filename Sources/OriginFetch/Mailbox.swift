@@ -9,6 +9,8 @@ enum Command: Sendable {
     case start(Waiter, Result<SourceURL, FetchError>, Validators?)
     /// Remove the waiter holding this ticket id (its ticket was already claimed by `cancel`).
     case cancel(ticketID: UInt64)
+    /// Raise the transfer of this ticket to interactive if it still waits for a per-host slot.
+    case promote(ticketID: UInt64)
     /// Cancel everything and leave the loop.
     case shutdown
 }

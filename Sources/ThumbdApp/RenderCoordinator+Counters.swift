@@ -25,6 +25,8 @@ extension RenderCoordinator {
         var renderQueueRejections = 0
         /// Flights that took their source from the source cache instead of the origin.
         var sourceCacheHits = 0
+        /// Queued background renders moved to the interactive lane because a client joined them.
+        var renderPromotions = 0
 
         /// All zero.
         init() {}
@@ -45,6 +47,7 @@ final class RenderCounters: Sendable {
     let rendersUnattended = Atomic<Int>(0)
     let renderQueueRejections = Atomic<Int>(0)
     let sourceCacheHits = Atomic<Int>(0)
+    let renderPromotions = Atomic<Int>(0)
 
     /// The current values.
     var snapshot: RenderCoordinator.Counters {
@@ -59,6 +62,7 @@ final class RenderCounters: Sendable {
         counters.rendersUnattended = rendersUnattended.load(ordering: .relaxed)
         counters.renderQueueRejections = renderQueueRejections.load(ordering: .relaxed)
         counters.sourceCacheHits = sourceCacheHits.load(ordering: .relaxed)
+        counters.renderPromotions = renderPromotions.load(ordering: .relaxed)
         return counters
     }
 }
