@@ -26,6 +26,8 @@ package final class ThumbdService: Sendable {
     private let accessLog: AccessLog
     private let server: HTTPServer
     private let readiness = Readiness()
+    /// `/prefetch` jobs (with `admin.token` only; internal: tests read job counts).
+    let prefetch: PrefetchService?
 
     /// Builds every component; nothing listens until `start()`.
     /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up.
@@ -55,7 +57,14 @@ package final class ThumbdService: Sendable {
         router.add(.get, "/thumb", handler: thumbnails.handle)
         router.add(.head, "/thumb", handler: thumbnails.handle)
         if settings.admin.isEnabled {
-            AdminService(token: settings.admin.token, cache: cache, logger: logger).register(in: &router)
+            let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
+            admin.register(in: &router)
+            let prefetch = PrefetchService(
+                admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, logger: logger)
+            prefetch.register(in: &router)
+            self.prefetch = prefetch
+        } else {
+            prefetch = nil
         }
         let health = HTTPResponse(
             status: .ok, headers: [HTTPField(name: "Content-Type", value: "text/plain")],
@@ -110,6 +119,7 @@ package final class ThumbdService: Sendable {
         readiness.isReady = false
         logger.info("shutting down", metadata: ["timeout": "\(settings.server.shutdownTimeout)"])
         server.shutdown(timeout: settings.server.shutdownTimeout)
+        prefetch?.shutdown()
         coordinator.shutdown()
         fetcher.shutdown()
         renderPool.shutdown()
