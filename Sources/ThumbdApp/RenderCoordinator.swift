@@ -175,8 +175,9 @@ final class RenderCoordinator: Sendable {
             if let source {
                 counts.sourceCacheHits.increment()
                 fetched(key, flight: flight, result: .success(source), sourceWasCached: true)
-            } else if state.withLock({ _ in flight.stage != .abandoned }) {
-                startOriginFetch(key, flight: flight, priority: flight.priority)
+            } else if let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) {
+                // The priority as it is now: a client may have joined a background flight during the lookup.
+                startOriginFetch(key, flight: flight, priority: priority)
             }
         }
         if !queued { startOriginFetch(key, flight: flight, priority: priority) }

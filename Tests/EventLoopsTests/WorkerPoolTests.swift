@@ -41,6 +41,53 @@ struct WorkerPoolTests {
         #expect(order.values == ["i1", "i2", "b1", "b2"])
     }
 
+    @Test func promotedBackgroundJobRunsBeforeOlderBackgroundJobs() throws {
+        // Given one busy worker and three background jobs queued
+        let pool = try WorkerPool(configuration: .init(threads: 1, name: "test"))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        let order = Recorder<String>()
+        try pool.submit { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        try pool.submit(priority: .background) { order.append("b1") }
+        let b2 = try pool.submit(priority: .background) { order.append("b2") }
+        try pool.submit(priority: .background) { order.append("b3") }
+        // When the second is promoted (a client now waits for it), once
+        #expect(pool.promote(b2))
+        #expect(!pool.promote(b2))
+        #expect(pool.queueDepth == .init(interactive: 1, background: 2))
+        gate.release()
+        // Then it runs first, exactly once, and the others keep their order
+        #expect(waitUntil { order.count == 3 })
+        usleep(20_000)
+        #expect(order.values == ["b2", "b1", "b3"])
+        #expect(!pool.promote(b2))  // ran already
+    }
+
+    @Test func backgroundJobsNeverTakeMoreThanTheirShareOfThreads() throws {
+        // Given two workers, so at most one background job at a time
+        let pool = try WorkerPool(configuration: .init(threads: 2, name: "test"))
+        defer { pool.shutdown() }
+        #expect(pool.configuration.effectiveMaxBackgroundRunning == 1)
+        let gate = Gate()
+        let secondRan = Atomic<Bool>(false)
+        // When two background jobs are queued, the first holding its worker
+        try pool.submit(priority: .background) { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        try pool.submit(priority: .background) { secondRan.store(true, ordering: .sequentiallyConsistent) }
+        // Then the second waits although a worker is idle, and that worker still takes interactive work
+        usleep(50_000)
+        let ranEarly = secondRan.load(ordering: .sequentiallyConsistent)
+        #expect(!ranEarly)
+        let interactiveRan = Atomic<Bool>(false)
+        try pool.submit { interactiveRan.store(true, ordering: .sequentiallyConsistent) }
+        #expect(waitUntil { interactiveRan.load(ordering: .sequentiallyConsistent) })
+        #expect(pool.queueDepth == .init(interactive: 0, background: 1))
+        // And it runs once the first background job ends
+        gate.release()
+        #expect(waitUntil { secondRan.load(ordering: .sequentiallyConsistent) })
+    }
+
     @Test func fullQueueThrowsOverloadedPerClass() throws {
         let pool = try WorkerPool(
             configuration: .init(threads: 1, interactiveQueueCapacity: 2, backgroundQueueCapacity: 1, name: "test"))
