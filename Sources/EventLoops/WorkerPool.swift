@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A fixed set of OS threads that run blocking jobs (libvips renders) from bounded queues.
 ///
 /// Two priority classes (lanes): a worker always takes the oldest ``Priority/interactive`` job before
@@ -9,11 +13,17 @@ import Synchronization
 /// turns into fast 503s rather than unbounded latency (imgproxy `workers/`). Background jobs never
 /// count against the interactive bound, so prefetch cannot make a client's render 503.
 ///
-/// - At most ``Configuration/maxBackgroundRunning`` background jobs run at once (by default half the
-///   threads, at least one): a job cannot be taken back once libvips is at work, so keeping threads
-///   out of background work is what bounds the wait of a client render that arrives meanwhile.
-/// - ``promote(_:)`` moves a queued background job to the interactive lane (a client now waits for
-///   it: the stampede case, where a request joins a prefetch render still in the queue).
+/// Where background jobs run:
+/// - With ``Configuration/backgroundThreads`` > 0 (the render pool: one), on threads of their own that
+///   run at a lower OS priority (``Configuration/backgroundNiceIncrement`` added to their nice value), and
+///   only there. A prefetch render then takes CPU only when client renders leave some: on a 2-core
+///   machine a background render on a regular thread would halve a concurrent client render's speed.
+/// - With none, on the regular threads when no interactive job waits, at most half of them (at least
+///   one) at once: a job cannot be taken back once it runs, so keeping threads out of background work is
+///   what bounds the wait of a client job that arrives meanwhile.
+///
+/// ``promote(_:)`` moves a queued background job to the interactive lane (a client now waits for its
+/// result: the stampede case, where a request joins a prefetch render still in the queue).
 ///
 /// ```swift
 /// let pool = try WorkerPool(configuration: .init(threads: 2, name: "render"),
@@ -39,30 +49,36 @@ package final class WorkerPool: Sendable {
         package var interactiveQueueCapacity: Int
         /// Jobs that may wait in the background queue before ``submit(priority:_:)`` throws.
         package var backgroundQueueCapacity: Int
-        /// Thread name prefix; threads are named `<name>-0`, `<name>-1`, …
+        /// Thread name prefix; threads are named `<name>-0`, `<name>-1`, …, background threads `<name>-bg-0`, …
         package var name: String
-        /// Background jobs that may run at the same time; the other threads stay free for interactive
-        /// jobs. `nil` means half the threads, at least one.
-        package var maxBackgroundRunning: Int?
+        /// Threads that run only background jobs, at a lower OS priority; 0 runs background jobs on the
+        /// regular threads instead (at most half of them at once).
+        package var backgroundThreads: Int
+        /// Added to the nice value of background threads (Linux nice values are per thread; raising one
+        /// needs no privilege). 10 gives a background thread about a tenth of the CPU weight of a regular one.
+        package var backgroundNiceIncrement: Int32
 
-        /// Creates a configuration; by default one thread per core and 64 / 256 queued jobs.
+        /// Creates a configuration; by default one thread per core, 64 / 256 queued jobs, no background thread.
         package init(
             threads: Int = EventLoopGroup.coreCount,
             interactiveQueueCapacity: Int = 64,
             backgroundQueueCapacity: Int = 256,
             name: String = "worker",
-            maxBackgroundRunning: Int? = nil
+            backgroundThreads: Int = 0,
+            backgroundNiceIncrement: Int32 = 10
         ) {
             self.threads = threads
             self.interactiveQueueCapacity = interactiveQueueCapacity
             self.backgroundQueueCapacity = backgroundQueueCapacity
             self.name = name
-            self.maxBackgroundRunning = maxBackgroundRunning
+            self.backgroundThreads = backgroundThreads
+            self.backgroundNiceIncrement = backgroundNiceIncrement
         }
 
-        /// The background concurrency in force: ``maxBackgroundRunning`` or half the threads, at least one.
-        package var effectiveMaxBackgroundRunning: Int {
-            max(1, min(threads, maxBackgroundRunning ?? threads / 2))
+        /// How many background jobs may run at once on the regular threads (without background threads):
+        /// half of them, at least one.
+        var regularThreadsBackgroundCap: Int {
+            backgroundThreads > 0 ? 0 : max(1, threads / 2)
         }
     }
 
@@ -127,15 +143,26 @@ package final class WorkerPool: Sendable {
         precondition(configuration.threads > 0, "WorkerPool needs at least one thread")
         self.configuration = configuration
         let state = self.state
-        let maxBackgroundRunning = configuration.effectiveMaxBackgroundRunning
+        let backgroundCap = configuration.regularThreadsBackgroundCap
+        let niceIncrement = configuration.backgroundNiceIncrement
         var started: [OSThread] = []
-        for index in 0..<configuration.threads {
+        let roles =
+            (0..<configuration.threads).map { (index: $0, name: "\(configuration.name)-\($0)", background: false) }
+            + (0..<max(0, configuration.backgroundThreads)).map {
+                (index: configuration.threads + $0, name: "\(configuration.name)-bg-\($0)", background: true)
+            }
+        for role in roles {
             do {
                 started.append(
-                    try OSThread.spawn(name: "\(configuration.name)-\(index)") {
-                        onThreadStart?(index)
-                        Self.work(state, maxBackgroundRunning: maxBackgroundRunning)
-                        onThreadExit?(index)
+                    try OSThread.spawn(name: role.name) {
+                        if role.background { Self.lowerPriority(by: niceIncrement) }
+                        onThreadStart?(role.index)
+                        if role.background {
+                            Self.workBackground(state)
+                        } else {
+                            Self.work(state, backgroundCap: backgroundCap)
+                        }
+                        onThreadExit?(role.index)
                     })
             } catch {
                 state.lock.withLock { state.isShuttingDown = true }
@@ -177,9 +204,9 @@ package final class WorkerPool: Sendable {
             state.backgroundWaiting += 1
         }
         state.lock.unlock()
-        // Broadcast, not signal: a woken worker may not be allowed a background job (the background
-        // cap), and the one that is must not sleep through the wake-up.
-        if priority == .interactive { state.lock.signal() } else { state.lock.broadcast() }
+        // Broadcast, not signal: the woken worker may not be one allowed this lane (a background thread,
+        // or the background cap), and the one that is must not sleep through the wake-up.
+        state.lock.broadcast()
         return Job(queued: queued)
     }
 
@@ -198,7 +225,7 @@ package final class WorkerPool: Sendable {
             state.interactive.append(job.queued)
             return true
         }
-        if moved { state.lock.signal() }
+        if moved { state.lock.broadcast() }
         return moved
     }
 
@@ -226,10 +253,11 @@ package final class WorkerPool: Sendable {
         for thread in toJoin { thread.join() }
     }
 
-    private static func work(_ state: State, maxBackgroundRunning: Int) {
+    /// A regular worker: interactive jobs, and background jobs when none waits and the cap allows.
+    private static func work(_ state: State, backgroundCap: Int) {
         state.lock.lock()
         while true {
-            if let (job, lane) = next(state, maxBackgroundRunning: maxBackgroundRunning) {
+            if let (job, lane) = next(state, backgroundCap: backgroundCap) {
                 state.running += 1
                 if lane == .background { state.runningBackground += 1 }
                 state.lock.unlock()
@@ -241,29 +269,62 @@ package final class WorkerPool: Sendable {
             }
             // Background work left behind by the cap is taken by the worker that ends a background job (it
             // loops here); shutting down waits for it too.
-            if state.isShuttingDown && state.interactiveWaiting == 0 && state.backgroundWaiting == 0 { break }
+            if state.isShuttingDown && state.interactiveWaiting == 0 && (backgroundCap == 0 || state.backgroundWaiting == 0) {
+                break
+            }
             state.lock.wait()
         }
         state.lock.unlock()
         state.lock.broadcast()  // a peer may wait for the background cap during shutdown
     }
 
-    /// The next job to run, under the lock: the oldest interactive one, else the oldest background one if
-    /// fewer than `maxBackgroundRunning` run. Entries whose lane changed (promoted) are dropped.
-    private static func next(_ state: State, maxBackgroundRunning: Int) -> (QueuedJob, Priority)? {
+    /// A background worker: background jobs only.
+    private static func workBackground(_ state: State) {
+        state.lock.lock()
+        while true {
+            if let job = nextBackground(state) {
+                state.running += 1
+                state.lock.unlock()
+                job.run()
+                state.lock.lock()
+                state.running -= 1
+                continue
+            }
+            if state.isShuttingDown && state.backgroundWaiting == 0 { break }
+            state.lock.wait()
+        }
+        state.lock.unlock()
+    }
+
+    /// The next job for a regular worker, under the lock: the oldest interactive one, else the oldest
+    /// background one if fewer than `backgroundCap` run. Entries whose lane changed (promoted) are dropped.
+    private static func next(_ state: State, backgroundCap: Int) -> (QueuedJob, Priority)? {
         while let job = state.interactive.popFirst() {
             guard job.lane == .interactive else { continue }
             job.lane = nil
             state.interactiveWaiting -= 1
             return (job, .interactive)
         }
-        guard state.runningBackground < maxBackgroundRunning else { return nil }
+        guard state.runningBackground < backgroundCap else { return nil }
+        return nextBackground(state).map { ($0, .background) }
+    }
+
+    private static func nextBackground(_ state: State) -> QueuedJob? {
         while let job = state.background.popFirst() {
             guard job.lane == .background else { continue }
             job.lane = nil
             state.backgroundWaiting -= 1
-            return (job, .background)
+            return job
         }
         return nil
+    }
+
+    /// Raises the calling thread's nice value (Linux keeps it per thread: `setpriority(2)`, NOTES). Failure
+    /// (a seccomp filter, say) leaves the thread at normal priority: slower clients under prefetch, nothing
+    /// worse.
+    private static func lowerPriority(by increment: Int32) {
+        guard increment > 0 else { return }
+        errno = 0
+        _ = nice(increment)
     }
 }

@@ -217,6 +217,7 @@ final class FetchEngine: @unchecked Sendable {
         guard transfer.priority == .background, transfer.state == .queued else { return }
         transfer.priority = .interactive
         scheduler.promote(transfer.id, host: transfer.slotHost)
+        pendingCounters.transfersPromoted += 1
     }
 
     /// The `allowedHosts` check, for the source and for every redirect target.

@@ -113,6 +113,9 @@ package final class ThumbdService: Sendable {
     /// The render coordinator's totals (coalescing, renders, cancellations).
     var renderCounters: RenderCoordinator.Counters { coordinator.counters }
 
+    /// The fetcher's totals and gauges (tests: queued transfers, promotions).
+    var fetchCounters: OriginFetcher.Counters { fetcher.counters }
+
     /// Graceful stop: `/ready` turns 503, the listener closes, requests in flight finish (up to
     /// `server.shutdown_timeout`), then the fetch thread and render workers stop.
     package func shutdown() {

@@ -65,10 +65,9 @@ struct WorkerPoolTests {
     }
 
     @Test func backgroundJobsNeverTakeMoreThanTheirShareOfThreads() throws {
-        // Given two workers, so at most one background job at a time
+        // Given two workers and no background thread, so at most one background job at a time
         let pool = try WorkerPool(configuration: .init(threads: 2, name: "test"))
         defer { pool.shutdown() }
-        #expect(pool.configuration.effectiveMaxBackgroundRunning == 1)
         let gate = Gate()
         let secondRan = Atomic<Bool>(false)
         // When two background jobs are queued, the first holding its worker
@@ -86,6 +85,28 @@ struct WorkerPoolTests {
         // And it runs once the first background job ends
         gate.release()
         #expect(waitUntil { secondRan.load(ordering: .sequentiallyConsistent) })
+    }
+
+    @Test func aBackgroundThreadRunsOnlyBackgroundJobsAtALowerPriority() throws {
+        // Given one regular worker, busy, and one background thread
+        let pool = try WorkerPool(configuration: .init(threads: 1, name: "test", backgroundThreads: 1))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        try pool.submit { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        // When a background and an interactive job are queued
+        let niceValues = Recorder<Int32>()
+        let interactiveRan = Atomic<Bool>(false)
+        try pool.submit { interactiveRan.store(true, ordering: .sequentiallyConsistent) }
+        try pool.submit(priority: .background) { niceValues.append(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)) }
+        // Then the background job runs at once on its own thread, with a higher nice value than this thread,
+        // while the interactive one waits for the regular worker
+        #expect(waitUntil { niceValues.count == 1 })
+        #expect(niceValues.values[0] >= min(19, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) + 10))
+        let ranEarly = interactiveRan.load(ordering: .sequentiallyConsistent)
+        #expect(!ranEarly)
+        gate.release()
+        #expect(waitUntil { interactiveRan.load(ordering: .sequentiallyConsistent) })
     }
 
     @Test func fullQueueThrowsOverloadedPerClass() throws {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import EventLoops
 import Foundation
 import Synchronization
 import Testing
@@ -153,47 +154,49 @@ extension Integration {
             #expect(harness.service.renderCounters.fetchCancellations == 0)
         }
 
+        /// Occupies the render pool's regular thread and its background thread; returns their blockers.
+        static func occupy(_ pool: WorkerPool) async throws -> (regular: BlockingJob, background: BlockingJob) {
+            let regular = BlockingJob()
+            let background = BlockingJob()
+            try pool.submit { regular.run() }
+            try pool.submit(priority: .background) { background.run() }
+            #expect(await eventually { regular.isRunning && background.isRunning })
+            return (regular, background)
+        }
+
         @Test func aClientRenderQueuedAfterPrefetchRendersRunsFirst() async throws {
-            // Given one render thread, busy, and three prefetch renders queued behind it
+            // Given one render thread and the background thread, both busy, and three prefetch renders queued
             let harness = try Harness(["admin.token": Self.token, "image.render_threads": "1"])
             let pool = harness.service.renderPool
-            let first = BlockingJob()
-            try pool.submit { first.run() }
-            #expect(await eventually { pool.runningCount == 1 })
+            let (regular, background) = try await Self.occupy(pool)
             let paths = (0..<3).map { "/queued-\($0).jpg" }
             for path in paths + ["/client.jpg"] { harness.origin.route(path, .ok(Fixtures.bytes("progressive.jpg"))) }
             let id = try await Self.start(harness, Self.body(harness, paths))
             #expect(await eventually { pool.queueDepth.background == 3 })
 
-            // When a client asks for another thumbnail (its render queues after them), and a second blocker
-            // queues behind the client's render so that what runs next can be seen
+            // When a client asks for another thumbnail (its render queues after them) and the regular thread frees
             let client = try harness.client()
             try client.send(Harness.requestText(harness.thumbTarget("/client.jpg", "w=40")))
             #expect(await eventually { pool.queueDepth.interactive == 1 })
-            let second = BlockingJob()
-            try pool.submit { second.run() }
-            first.release()
+            regular.release()
 
             // Then the client's render runs first: it is answered while every prefetch render still waits
             let response = try await client.response(timeout: .seconds(30))
             #expect(response.status == 200)
             #expect(response.header("x-cache") == "MISS")
-            #expect(await eventually { pool.runningCount == 1 && second.isRunning })
             #expect(Self.count(harness, id, "done") == 0)
             #expect(pool.queueDepth.background == 3)
 
-            // And the prefetch renders run once the pool is free
-            second.release()
+            // And the prefetch renders run once the background thread is free
+            background.release()
             #expect(await eventually { Self.count(harness, id, "done") == 3 })
         }
 
         @Test func aClientJoiningAQueuedPrefetchRenderMovesItToTheInteractiveLane() async throws {
-            // Given one busy render thread and two prefetch renders queued behind it
+            // Given one render thread and the background thread, both busy, and two prefetch renders queued
             let harness = try Harness(["admin.token": Self.token, "image.render_threads": "1"])
             let pool = harness.service.renderPool
-            let first = BlockingJob()
-            try pool.submit { first.run() }
-            #expect(await eventually { pool.runningCount == 1 })
+            let (regular, background) = try await Self.occupy(pool)
             for path in ["/a.jpg", "/b.jpg"] { harness.origin.route(path, .ok(Fixtures.bytes("progressive.jpg"))) }
             let id = try await Self.start(harness, Self.body(harness, ["/a.jpg", "/b.jpg"]))
             #expect(await eventually { pool.queueDepth.background == 2 })
@@ -203,20 +206,41 @@ extension Integration {
             try client.send(Harness.requestText(harness.thumbTarget("/b.jpg", "w=40")))
             #expect(await eventually { harness.service.renderCounters.renderPromotions == 1 })
             #expect(pool.queueDepth == .init(interactive: 1, background: 1))
-            let second = BlockingJob()
-            try pool.submit { second.run() }
-            first.release()
+            regular.release()
 
-            // Then that render runs before the other prefetch render, and the client gets it
+            // Then that render runs on the regular thread before the other prefetch render, and the client gets it
             let response = try await client.response(timeout: .seconds(30))
             #expect(response.status == 200)
             #expect(response.header("x-cache") == "COALESCED")
-            #expect(await eventually { second.isRunning })
             #expect(Self.count(harness, id, "done") == 1)
             #expect(Self.count(harness, id, "pending") == 1)
-            second.release()
+            background.release()
             #expect(await eventually { Self.count(harness, id, "done") == 2 })
             #expect(harness.origin.hits("/b.jpg") == 1)
+        }
+
+        @Test func aClientJoiningAQueuedPrefetchFetchMovesItAheadInTheHostQueue() async throws {
+            // Given one transfer per host, held by a client, and two prefetch fetches queued behind it
+            let harness = try Harness(["admin.token": Self.token, "fetch.max_per_host": "1"])
+            harness.origin.route("/hold.jpg", .gate("hold", then: .ok(Fixtures.bytes("progressive.jpg"))))
+            for path in ["/pa.jpg", "/pb.jpg"] { harness.origin.route(path, .ok(Fixtures.bytes("progressive.jpg"))) }
+            let holder = try harness.client()
+            try holder.send(Harness.requestText(harness.thumbTarget("/hold.jpg", "w=40")))
+            #expect(await eventually { harness.origin.hits("/hold.jpg") == 1 })
+            let id = try await Self.start(harness, Self.body(harness, ["/pa.jpg", "/pb.jpg"]))
+            #expect(await eventually { harness.service.fetchCounters.queued == 2 })
+
+            // When a client asks for the second prefetched thumbnail (it joins the prefetch's flight)
+            let client = try harness.client()
+            try client.send(Harness.requestText(harness.thumbTarget("/pb.jpg", "w=40")))
+            #expect(await eventually { harness.service.fetchCounters.transfersPromoted == 1 })
+            harness.origin.openGate("hold")
+
+            // Then its source is fetched before the other prefetched one, once, and the client gets it
+            #expect(try await client.response(timeout: .seconds(30)).status == 200)
+            #expect(try await holder.response(timeout: .seconds(30)).status == 200)
+            #expect(await eventually { Self.count(harness, id, "done") == 2 })
+            #expect(harness.origin.requests.map(\.path) == ["/hold.jpg", "/pb.jpg", "/pa.jpg"])
         }
 
         @Test func theRoutesNeedTheAdminToken() async throws {
