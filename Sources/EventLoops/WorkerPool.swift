@@ -16,8 +16,9 @@ import Synchronization
 /// Where background jobs run:
 /// - With ``Configuration/backgroundThreads`` > 0 (the render pool: one), on threads of their own that
 ///   run at a lower OS priority (``Configuration/backgroundNiceIncrement`` added to their nice value), and
-///   only there. A prefetch render then takes CPU only when client renders leave some: on a 2-core
-///   machine a background render on a regular thread would halve a concurrent client render's speed.
+///   only there, and a background thread starts a job only while no interactive job runs or waits. A
+///   prefetch render then takes CPU only when client renders leave some: on a 2-core machine a render
+///   beside a client's would slow it by up to half.
 /// - With none, on the regular threads when no interactive job waits, at most half of them (at least
 ///   one) at once: a job cannot be taken back once it runs, so keeping threads out of background work is
 ///   what bounds the wait of a client job that arrives meanwhile.
@@ -123,6 +124,7 @@ package final class WorkerPool: Sendable {
         var isShuttingDown = false
         var running = 0
         var runningBackground = 0
+        var runningInteractive = 0
     }
 
     /// The pool's sizes.
@@ -259,12 +261,18 @@ package final class WorkerPool: Sendable {
         while true {
             if let (job, lane) = next(state, backgroundCap: backgroundCap) {
                 state.running += 1
-                if lane == .background { state.runningBackground += 1 }
+                if lane == .background { state.runningBackground += 1 } else { state.runningInteractive += 1 }
                 state.lock.unlock()
                 job.run()
                 state.lock.lock()
                 state.running -= 1
-                if lane == .background { state.runningBackground -= 1 }
+                if lane == .background {
+                    state.runningBackground -= 1
+                } else {
+                    state.runningInteractive -= 1
+                    // The last client job ended: a background thread held back by it may start now.
+                    if state.runningInteractive == 0, state.backgroundWaiting > 0 { state.lock.broadcast() }
+                }
                 continue
             }
             // Background work left behind by the cap is taken by the worker that ends a background job (it
@@ -278,11 +286,15 @@ package final class WorkerPool: Sendable {
         state.lock.broadcast()  // a peer may wait for the background cap during shutdown
     }
 
-    /// A background worker: background jobs only.
+    /// A background worker: background jobs only, and only while no interactive job runs or waits (on a
+    /// machine with few cores, even a low-priority render slows a concurrent client render: they share
+    /// caches, memory bandwidth and often a physical core). A background job already running is not
+    /// stopped; the kernel favours the client threads over it by their nice values.
     private static func workBackground(_ state: State) {
         state.lock.lock()
         while true {
-            if let job = nextBackground(state) {
+            let clientsBusy = state.runningInteractive > 0 || state.interactiveWaiting > 0
+            if !clientsBusy || state.isShuttingDown, let job = nextBackground(state) {
                 state.running += 1
                 state.lock.unlock()
                 job.run()

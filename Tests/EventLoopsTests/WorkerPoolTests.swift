@@ -88,25 +88,48 @@ struct WorkerPoolTests {
     }
 
     @Test func aBackgroundThreadRunsOnlyBackgroundJobsAtALowerPriority() throws {
-        // Given one regular worker, busy, and one background thread
+        // Given one regular worker and one background thread
+        let pool = try WorkerPool(configuration: .init(threads: 1, name: "test", backgroundThreads: 1))
+        defer { pool.shutdown() }
+        let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        // When a background job holds the background thread
+        let background = Gate()
+        let niceValues = Recorder<Int32>()
+        try pool.submit(priority: .background) {
+            niceValues.append(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+            background.wait()
+        }
+        #expect(waitUntil { background.entered.load(ordering: .sequentiallyConsistent) })
+        // Then it runs with a higher nice value than this thread
+        #expect(niceValues.values == [min(19, own + 10)])
+        // And the regular worker still takes interactive jobs, never background ones
+        let interactiveRan = Atomic<Bool>(false)
+        let secondBackgroundRan = Atomic<Bool>(false)
+        try pool.submit(priority: .background) { secondBackgroundRan.store(true, ordering: .sequentiallyConsistent) }
+        try pool.submit { interactiveRan.store(true, ordering: .sequentiallyConsistent) }
+        #expect(waitUntil { interactiveRan.load(ordering: .sequentiallyConsistent) })
+        let ranEarly = secondBackgroundRan.load(ordering: .sequentiallyConsistent)
+        #expect(!ranEarly)
+        background.release()
+        #expect(waitUntil { secondBackgroundRan.load(ordering: .sequentiallyConsistent) })
+    }
+
+    @Test func aBackgroundThreadWaitsWhileInteractiveJobsRun() throws {
+        // Given one regular worker busy with an interactive job, and an idle background thread
         let pool = try WorkerPool(configuration: .init(threads: 1, name: "test", backgroundThreads: 1))
         defer { pool.shutdown() }
         let gate = Gate()
         try pool.submit { gate.wait() }
         #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
-        // When a background and an interactive job are queued
-        let niceValues = Recorder<Int32>()
-        let interactiveRan = Atomic<Bool>(false)
-        try pool.submit { interactiveRan.store(true, ordering: .sequentiallyConsistent) }
-        try pool.submit(priority: .background) { niceValues.append(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)) }
-        // Then the background job runs at once on its own thread, with a higher nice value than this thread,
-        // while the interactive one waits for the regular worker
-        #expect(waitUntil { niceValues.count == 1 })
-        #expect(niceValues.values[0] >= min(19, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) + 10))
-        let ranEarly = interactiveRan.load(ordering: .sequentiallyConsistent)
+        // When a background job is queued
+        let backgroundRan = Atomic<Bool>(false)
+        try pool.submit(priority: .background) { backgroundRan.store(true, ordering: .sequentiallyConsistent) }
+        // Then it waits until no client job runs
+        usleep(50_000)
+        let ranEarly = backgroundRan.load(ordering: .sequentiallyConsistent)
         #expect(!ranEarly)
         gate.release()
-        #expect(waitUntil { interactiveRan.load(ordering: .sequentiallyConsistent) })
+        #expect(waitUntil { backgroundRan.load(ordering: .sequentiallyConsistent) })
     }
 
     @Test func fullQueueThrowsOverloadedPerClass() throws {

@@ -158,9 +158,11 @@ extension Integration {
         static func occupy(_ pool: WorkerPool) async throws -> (regular: BlockingJob, background: BlockingJob) {
             let regular = BlockingJob()
             let background = BlockingJob()
-            try pool.submit { regular.run() }
+            // Background first: the background thread starts nothing while a client job runs.
             try pool.submit(priority: .background) { background.run() }
-            #expect(await eventually { regular.isRunning && background.isRunning })
+            #expect(await eventually { background.isRunning })
+            try pool.submit { regular.run() }
+            #expect(await eventually { regular.isRunning })
             return (regular, background)
         }
 
