@@ -105,8 +105,10 @@ package final class WorkerPool: Sendable {
     /// One job and the lane it waits in; `lane` is nil once a worker has taken it. A promoted job sits in
     /// both rings: the background entry is skipped when popped, because its lane is no longer background
     /// (lazy removal keeps promotion O(1), as in OriginFetch's HostScheduler).
-    fileprivate final class QueuedJob: @unchecked Sendable {  // Sendable: `lane` is guarded by State.lock.
-        let run: @Sendable () -> Void
+    fileprivate final class QueuedJob: @unchecked Sendable {  // Sendable: its fields are guarded by State.lock.
+        /// Dropped when a worker takes the job: a caller may keep the ``Job`` handle in something the closure
+        /// captures (a render flight), and the cycle must end when the job does.
+        var run: (@Sendable () -> Void)?
         var lane: Priority?
         init(_ run: @escaping @Sendable () -> Void, lane: Priority) {
             self.run = run
@@ -263,7 +265,7 @@ package final class WorkerPool: Sendable {
                 state.running += 1
                 if lane == .background { state.runningBackground += 1 } else { state.runningInteractive += 1 }
                 state.lock.unlock()
-                job.run()
+                job()
                 state.lock.lock()
                 state.running -= 1
                 if lane == .background {
@@ -277,7 +279,9 @@ package final class WorkerPool: Sendable {
             }
             // Background work left behind by the cap is taken by the worker that ends a background job (it
             // loops here); shutting down waits for it too.
-            if state.isShuttingDown && state.interactiveWaiting == 0 && (backgroundCap == 0 || state.backgroundWaiting == 0) {
+            if state.isShuttingDown && state.interactiveWaiting == 0
+                && (backgroundCap == 0 || state.backgroundWaiting == 0)
+            {
                 break
             }
             state.lock.wait()
@@ -297,7 +301,7 @@ package final class WorkerPool: Sendable {
             if !clientsBusy || state.isShuttingDown, let job = nextBackground(state) {
                 state.running += 1
                 state.lock.unlock()
-                job.run()
+                job()
                 state.lock.lock()
                 state.running -= 1
                 continue
@@ -310,23 +314,25 @@ package final class WorkerPool: Sendable {
 
     /// The next job for a regular worker, under the lock: the oldest interactive one, else the oldest
     /// background one if fewer than `backgroundCap` run. Entries whose lane changed (promoted) are dropped.
-    private static func next(_ state: State, backgroundCap: Int) -> (QueuedJob, Priority)? {
+    private static func next(_ state: State, backgroundCap: Int) -> (@Sendable () -> Void, Priority)? {
         while let job = state.interactive.popFirst() {
-            guard job.lane == .interactive else { continue }
+            guard job.lane == .interactive, let run = job.run else { continue }
             job.lane = nil
+            job.run = nil
             state.interactiveWaiting -= 1
-            return (job, .interactive)
+            return (run, .interactive)
         }
         guard state.runningBackground < backgroundCap else { return nil }
         return nextBackground(state).map { ($0, .background) }
     }
 
-    private static func nextBackground(_ state: State) -> QueuedJob? {
+    private static func nextBackground(_ state: State) -> (@Sendable () -> Void)? {
         while let job = state.background.popFirst() {
-            guard job.lane == .background else { continue }
+            guard job.lane == .background, let run = job.run else { continue }
             job.lane = nil
+            job.run = nil
             state.backgroundWaiting -= 1
-            return job
+            return run
         }
         return nil
     }

@@ -304,7 +304,8 @@ final class PrefetchService: Sendable {
         let (ticket, _) = coordinator.request(key, priority: .background) { [self] result, _ in
             if case .failure(let error) = result {
                 logger.debug(
-                    "prefetch item failed", metadata: ["id": "\(job.id)", "source": "\(key.source)", "error": "\(error)"])
+                    "prefetch item failed",
+                    metadata: ["id": "\(job.id)", "source": "\(key.source)", "error": "\(error)"])
             }
             settle(job, index: index, slot: slot, succeeded: (try? result.get()) != nil)
         }

@@ -295,6 +295,7 @@ final class RenderCoordinator: Sendable {
         let waiters = state.withLock { state -> [Flight.Waiter] in
             if state.flights[key] === flight { state.flights[key] = nil }
             flight.stage = .finished
+            flight.renderJob = nil
             defer { flight.waiters.removeAll() }
             return flight.waiters
         }

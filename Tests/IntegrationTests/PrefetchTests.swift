@@ -254,7 +254,8 @@ extension Integration {
 
             // Then without a token configured the routes do not exist
             expectJSONError(
-                try await without.request("/prefetch", method: "POST", headers: Self.authorized, body: body), status: 404)
+                try await without.request("/prefetch", method: "POST", headers: Self.authorized, body: body),
+                status: 404)
             expectJSONError(try await without.request("/prefetch/\(id)", headers: Self.authorized), status: 404)
 
             // And with one, a missing or wrong token is 403 and nothing starts
