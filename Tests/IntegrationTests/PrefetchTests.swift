@@ -83,6 +83,30 @@ extension Integration {
             for path in paths { #expect(harness.origin.hits(path) == 1) }
         }
 
+        @Test func itemsWithoutAFormatAreNegotiatedFromThePostsAccept() async throws {
+            // Given a prefetch sent with the Accept header of a WebP-capable client, one item without `format`
+            // and one asking for PNG
+            let harness = try Harness(["admin.token": Self.token])
+            harness.origin.route("/negotiated.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+            let url = harness.origin.url("/negotiated.jpg")
+            let body =
+                "{\"items\": [{\"url\": \"\(url)\", \"w\": 40}, {\"url\": \"\(url)\", \"w\": 40, \"format\": \"png\"}]}"
+            let id = try await Self.start(harness, body, headers: [("Accept", "image/webp,*/*")])
+            #expect(await eventually { Self.count(harness, id, "done") == 2 })
+
+            // When that client asks without `format`, and another asks for PNG
+            let webp = try await harness.request(
+                harness.thumbTarget("/negotiated.jpg", "w=40"), headers: [("Accept", "image/webp,*/*")])
+            let png = try await harness.request(harness.thumbTarget("/negotiated.jpg", "w=40&format=png"))
+
+            // Then both were prefetched: memory hits in the format each asked for, from one fetch
+            #expect(webp.header("x-cache") == "HIT-MEMORY")
+            #expect(webp.header("content-type") == "image/webp")
+            #expect(png.header("x-cache") == "HIT-MEMORY")
+            #expect(png.header("content-type") == "image/png")
+            #expect(harness.origin.hits("/negotiated.jpg") == 1)
+        }
+
         @Test func itemsFetchedAlreadyOnDiskCountAsDoneAndHitDisk() async throws {
             // Given a thumbnail on disk only (memory trimmed)
             let harness = try Harness(["admin.token": Self.token])
