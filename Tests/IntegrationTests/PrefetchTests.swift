@@ -107,7 +107,7 @@ extension Integration {
             #expect(harness.origin.hits("/negotiated.jpg") == 1)
         }
 
-        @Test func itemsFetchedAlreadyOnDiskCountAsDoneAndHitDisk() async throws {
+        @Test func itemsAlreadyOnDiskCountAsDoneWithoutAFetch() async throws {
             // Given a thumbnail on disk only (memory trimmed)
             let harness = try Harness(["admin.token": Self.token])
             harness.origin.route("/disk.jpg", .ok(Fixtures.bytes("progressive.jpg")))
