@@ -44,6 +44,9 @@ package struct Router: Sendable {
     private var paths: [UInt8] = []
     private var pathRanges: [Range<Int>] = []
     private var routes: [Route] = []
+    /// Routes on every path under a prefix (`/prefetch/` + an id), tried only when no exact path
+    /// matches, in the order added.
+    private var prefixes: [(prefix: [UInt8], route: Route)] = []
 
     private static let methods: [HTTPMethod] = [.get, .head, .post, .put, .delete, .options, .patch, .trace, .connect]
 
@@ -75,6 +78,27 @@ package struct Router: Sendable {
         routes[index].allow = allowed.sorted().joined(separator: ", ")
     }
 
+    /// Routes `method` on every path that starts with `prefix` and is longer than it (`"/prefetch/"` routes
+    /// `/prefetch/<id>`; the handler reads the rest from `request.path`). Exact routes win.
+    package mutating func add(_ method: HTTPMethod, prefix: String, handler: @escaping HTTPHandler) {
+        guard let methodIndex = Self.methodIndex(method) else {
+            preconditionFailure("Router routes standard methods only; \(method) is answered 501")
+        }
+        let bytes = Array(prefix.utf8)
+        var index = prefixes.firstIndex { $0.prefix == bytes }
+        if index == nil {
+            prefixes.append((bytes, Route(handlers: Array(repeating: nil, count: Self.methods.count), allow: "")))
+            index = prefixes.count - 1
+        }
+        guard let index else { return }
+        prefixes[index].route.handlers[methodIndex] = handler
+        var allowed = Self.methods.indices.filter { prefixes[index].route.handlers[$0] != nil }.map {
+            Self.methods[$0].rawValue
+        }
+        if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
+        prefixes[index].route.allow = allowed.sorted().joined(separator: ", ")
+    }
+
     /// Decides how to answer `request`.
     package func match(_ request: HTTPRequest) -> Match {
         guard let methodIndex = Self.methodIndex(request.method) else { return .notImplemented }
@@ -89,10 +113,23 @@ package struct Router: Sendable {
                 return nil
             }
         }
-        guard let found else { return .notFound }
-        if let handler = routes[found].handlers[methodIndex] { return .handler(handler) }
-        if methodIndex == 1, let get = routes[found].handlers[0] { return .handler(get) }  // HEAD → GET
-        return .methodNotAllowed(allow: routes[found].allow)
+        let route: Route
+        if let found {
+            route = routes[found]
+        } else if !prefixes.isEmpty, let prefixed = prefixRoute(request) {
+            route = prefixed
+        } else {
+            return .notFound
+        }
+        if let handler = route.handlers[methodIndex] { return .handler(handler) }
+        if methodIndex == 1, let get = route.handlers[0] { return .handler(get) }  // HEAD → GET
+        return .methodNotAllowed(allow: route.allow)
+    }
+
+    private func prefixRoute(_ request: HTTPRequest) -> Route? {
+        request.withPathBytes { path -> Route? in
+            prefixes.first { path.count > $0.prefix.count && path.starts(with: $0.prefix) }?.route
+        }
     }
 
     private static func methodIndex(_ method: HTTPMethod) -> Int? {

@@ -142,6 +142,8 @@ final class FetchEngine: @unchecked Sendable {
             cancel(ticketID: ticketID)
         case .reconfigure(let configuration):
             reconfigure(configuration)
+        case .promote(let ticketID):
+            if let transfer = transferOfTicket[ticketID] { promote(transfer) }
         case .shutdown:
             return false
         }
@@ -216,10 +218,7 @@ final class FetchEngine: @unchecked Sendable {
             transfer.waiters.append(waiter)
             transferOfTicket[waiter.ticket.id] = transfer
             pendingCounters.coalescedJoins += 1
-            if waiter.priority == .interactive, transfer.priority == .background, transfer.state == .queued {
-                transfer.priority = .interactive
-                scheduler.promote(transfer.id, host: transfer.slotHost)
-            }
+            if waiter.priority == .interactive { promote(transfer) }
             return
         }
         nextTransferID += 1
@@ -233,6 +232,15 @@ final class FetchEngine: @unchecked Sendable {
         if scheduler.admit(transfer.id, host: transfer.slotHost, priority: transfer.priority) {
             begin(transfer)
         }
+    }
+
+    /// A client now waits for `transfer`: if it still waits for a slot at background priority, it queues
+    /// again in the interactive lane (a running transfer needs nothing: it has its slot).
+    private func promote(_ transfer: Transfer) {
+        guard transfer.priority == .background, transfer.state == .queued else { return }
+        transfer.priority = .interactive
+        scheduler.promote(transfer.id, host: transfer.slotHost)
+        pendingCounters.transfersPromoted += 1
     }
 
     /// The `allowedHosts` check, for the source and for every redirect target.

@@ -11,6 +11,8 @@ enum Command: Sendable {
     case cancel(ticketID: UInt64)
     /// Use this configuration for transfers started from now on (config hot reload).
     case reconfigure(OriginFetcher.Configuration)
+    /// Raise the transfer of this ticket to interactive if it still waits for a per-host slot.
+    case promote(ticketID: UInt64)
     /// Cancel everything and leave the loop.
     case shutdown
 }

@@ -15,6 +15,8 @@ extension OriginFetcher {
         package var transfersAbandoned = 0
         /// Connections the SSRF guard refused (one transfer may try several addresses).
         package var addressRefusals = 0
+        /// Queued background transfers raised to interactive because a client now waits for them.
+        package var transfersPromoted = 0
         /// Redirects followed.
         package var redirectsFollowed = 0
         /// 304 answers to conditional fetches.

@@ -119,6 +119,14 @@ package final class OriginFetcher: Sendable {
         return true
     }
 
+    /// Raises the transfer `ticket` waits on to interactive priority, if it is still queued behind the
+    /// per-host cap as background (a client now waits for what a prefetch started). Any thread; does
+    /// nothing when the transfer runs, has finished or was interactive.
+    package func promote(_ ticket: FetchTicket) {
+        guard !ticket.isCancelled else { return }
+        _ = mailbox.post(.promote(ticketID: ticket.id))
+    }
+
     /// Cancels every fetch (their waiters get ``FetchError/cancelled``), closes every
     /// connection and joins the fetch thread. Idempotent. Also runs from `deinit`.
     ///

@@ -86,7 +86,8 @@ final class AdminService: Sendable {
 
     /// 403 unless the request carries `Authorization: Bearer <token>`, compared in constant time. The scheme
     /// is matched case-insensitively (RFC 9110 §11.1: `bearer` is the same scheme); the token is not.
-    private func authorize(_ request: HTTPRequest, _ responder: HTTPResponder) -> Bool {
+    /// Internal: the prefetch routes use the same check.
+    func authorize(_ request: HTTPRequest, _ responder: HTTPResponder) -> Bool {
         let token = self.token.withLock { $0 }
         guard !token.isEmpty else {
             responder.respond(.error(.notFound))

@@ -26,6 +26,8 @@ extension RenderCoordinator {
         var renderQueueRejections = 0
         /// Flights that took their source from the source cache instead of the origin.
         var sourceCacheHits = 0
+        /// Queued background renders moved to the interactive lane because a client joined them.
+        var renderPromotions = 0
 
         /// All zero.
         init() {}
@@ -48,6 +50,7 @@ final class RenderCounters: Sendable {
     let sourceCacheHits = Atomic<Int>(0)
     /// How long each render took on its worker (decode, resize, encode, cache store), for /metrics.
     let renderDurations = DurationHistogram(series: 1, bounds: DurationHistogram.renderBounds)
+    let renderPromotions = Atomic<Int>(0)
 
     /// The current values.
     var snapshot: RenderCoordinator.Counters {
@@ -62,6 +65,7 @@ final class RenderCounters: Sendable {
         counters.rendersUnattended = rendersUnattended.load(ordering: .relaxed)
         counters.renderQueueRejections = renderQueueRejections.load(ordering: .relaxed)
         counters.sourceCacheHits = sourceCacheHits.load(ordering: .relaxed)
+        counters.renderPromotions = renderPromotions.load(ordering: .relaxed)
         return counters
     }
 }

@@ -94,13 +94,17 @@ final class RenderCoordinator: Sendable {
     func request(
         _ key: VariantKey, priority: FetchPriority, completion: @escaping Completion
     ) -> (Ticket, Admission) {
+        var promotion = Promotion.none
         let (ticket, flight, admission) = state.withLock { state -> (Ticket?, Flight?, Admission) in
             guard !state.isShutDown else { return (nil, nil, .started) }
             state.nextWaiterID += 1
             let waiterID = state.nextWaiterID
             if let flight = state.flights[key] {
                 flight.waiters.append((waiterID, .joined, completion))
-                if priority == .interactive { flight.priority = .interactive }
+                if priority == .interactive, flight.priority == .background {
+                    flight.priority = .interactive
+                    promotion = flight.promotion
+                }
                 return (Ticket(key: key, flight: flight, waiterID: waiterID), flight, .joined)
             }
             let flight = Flight(priority: priority)
@@ -118,8 +122,25 @@ final class RenderCoordinator: Sendable {
             startFetch(key, flight: flight, priority: priority)
         case .joined:
             counts.coalescedJoins.increment()
+            promote(promotion)
         }
         return (ticket, admission)
+    }
+
+    /// What a client joining background work (a prefetch) must raise so that it waits no longer than for
+    /// work of its own: the queued fetch, or the queued render (the stampede case).
+    enum Promotion {
+        case none
+        case fetch(FetchTicket)
+        case render(WorkerPool.Job)
+    }
+
+    private func promote(_ promotion: Promotion) {
+        switch promotion {
+        case .none: return
+        case .fetch(let ticket): fetcher.promote(ticket)
+        case .render(let job): if renderPool.promote(job) { counts.renderPromotions.increment() }
+        }
     }
 
     /// Removes one waiter; its completion will not be called. Cancels the fetch when it was the last
@@ -164,8 +185,9 @@ final class RenderCoordinator: Sendable {
             if let source {
                 counts.sourceCacheHits.increment()
                 fetched(key, flight: flight, result: .success(source), sourceWasCached: true)
-            } else if state.withLock({ _ in flight.stage != .abandoned }) {
-                startOriginFetch(key, flight: flight, priority: flight.priority)
+            } else if let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) {
+                // The priority as it is now: a client may have joined a background flight during the lookup.
+                startOriginFetch(key, flight: flight, priority: priority)
             }
         }
         if !queued { startOriginFetch(key, flight: flight, priority: priority) }
@@ -176,12 +198,14 @@ final class RenderCoordinator: Sendable {
             fetched(key, flight: flight, result: result, sourceWasCached: false)
         }
         // The completion may already have run (after a shutdown it runs synchronously); the flight
-        // may also have been abandoned before the ticket existed: cancel it now in that case.
-        let abandoned = state.withLock { _ -> Bool in
+        // may also have been abandoned before the ticket existed: cancel it now in that case. A client
+        // that joined before the ticket existed raised only `flight.priority`: promote the fetch now.
+        let (abandoned, raised) = state.withLock { _ -> (Bool, Bool) in
             flight.fetchTicket = ticket
-            return flight.stage == .abandoned
+            return (flight.stage == .abandoned, priority == .background && flight.priority == .interactive)
         }
         if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
+        if raised { fetcher.promote(ticket) }
     }
 
     /// On the fetch thread (or a disk-io thread for a cached source): hands the source to a render
@@ -219,9 +243,16 @@ final class RenderCoordinator: Sendable {
             }
             guard let priority else { return }
             do {
-                try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
+                let job = try renderPool.submit(priority: priority == .interactive ? .interactive : .background) {
+                    [self] in
                     render(key, flight: flight, source: source)
                 }
+                // A client that joined between the stage change and here raised only `flight.priority`.
+                let raised = state.withLock { _ -> Bool in
+                    flight.renderJob = job
+                    return priority == .background && flight.priority == .interactive
+                }
+                if raised { promote(.render(job)) }
             } catch {
                 counts.renderQueueRejections.increment()
                 finish(key, flight: flight, result: .failure(.renderQueueFull))
@@ -276,6 +307,7 @@ final class RenderCoordinator: Sendable {
         let waiters = state.withLock { state -> [Flight.Waiter] in
             if state.flights[key] === flight { state.flights[key] = nil }
             flight.stage = .finished
+            flight.renderJob = nil
             defer { flight.waiters.removeAll() }
             return flight.waiters
         }
@@ -295,6 +327,16 @@ private final class Flight: @unchecked Sendable {
     var stage = Stage.fetching
     var priority: FetchPriority
     var fetchTicket: FetchTicket?
+    var renderJob: WorkerPool.Job?
+
+    /// What to raise when a client joins this background flight now.
+    var promotion: RenderCoordinator.Promotion {
+        switch stage {
+        case .fetching: fetchTicket.map { .fetch($0) } ?? .none
+        case .rendering: renderJob.map { .render($0) } ?? .none
+        case .finished, .abandoned: .none
+        }
+    }
 
     init(priority: FetchPriority) {
         self.priority = priority

@@ -47,14 +47,16 @@ extension Settings {
         return configuration
     }
 
-    /// `image.render_threads` and `image.queue_limit` for the render pool. Background work (prefetch)
-    /// gets a queue of the same size: it is served only when no interactive job waits.
+    /// `image.render_threads` and `image.queue_limit` for the render pool. Background work (prefetch,
+    /// background revalidation) gets a queue of the same size and one thread of its own at a lower OS
+    /// priority (docs/caching.md, "Priority lanes").
     var renderPoolConfiguration: WorkerPool.Configuration {
         WorkerPool.Configuration(
             threads: image.renderThreads == 0 ? EventLoopGroup.coreCount : image.renderThreads,
             interactiveQueueCapacity: image.queueLimit,
             backgroundQueueCapacity: image.queueLimit,
-            name: "render")
+            name: "render",
+            backgroundThreads: 1)
     }
 
     /// `cache.*` for the two tiers: thumbnails under `<cache.disk.path>/thumbnails`, originals under

@@ -36,6 +36,8 @@ package final class ThumbdService: Sendable {
     private let readiness = Readiness()
     /// Applies reloaded settings to the components above (ConfigReloader.swift).
     let reloader: ConfigReloader
+    /// `/prefetch` jobs (internal: tests read job counts).
+    let prefetch: PrefetchService
 
     /// Builds every component; nothing listens until `start()`.
     /// - Parameter levelControl: the process-wide log level that a reload sets (`LoggingSetup.bootstrap`'s).
@@ -74,6 +76,9 @@ package final class ThumbdService: Sendable {
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
         admin.register(in: &router)
+        prefetch = PrefetchService(
+            admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, logger: logger)
+        prefetch.register(in: &router)
         let health = HTTPResponse(
             status: .ok, headers: [HTTPField(name: "Content-Type", value: "text/plain")],
             body: .bytes(Array("ok\n".utf8)))
@@ -139,6 +144,9 @@ package final class ThumbdService: Sendable {
     /// The render coordinator's totals (coalescing, renders, cancellations).
     var renderCounters: RenderCoordinator.Counters { coordinator.counters }
 
+    /// The fetcher's totals and gauges (tests: queued transfers, promotions).
+    var fetchCounters: OriginFetcher.Counters { fetcher.counters }
+
     /// Graceful stop: `/ready` turns 503, the listener closes, requests in flight finish (up to
     /// `server.shutdown_timeout`), then the fetch thread and render workers stop.
     package func shutdown() {
@@ -147,6 +155,7 @@ package final class ThumbdService: Sendable {
         logger.info("shutting down", metadata: ["timeout": "\(timeout)"])
         server.shutdown(timeout: timeout)
         metrics.shutdown()
+        prefetch.shutdown()
         coordinator.shutdown()
         fetcher.shutdown()
         renderPool.shutdown()

@@ -41,6 +41,97 @@ struct WorkerPoolTests {
         #expect(order.values == ["i1", "i2", "b1", "b2"])
     }
 
+    @Test func promotedBackgroundJobRunsBeforeOlderBackgroundJobs() throws {
+        // Given one busy worker and three background jobs queued
+        let pool = try WorkerPool(configuration: .init(threads: 1, name: "test"))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        let order = Recorder<String>()
+        try pool.submit { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        try pool.submit(priority: .background) { order.append("b1") }
+        let b2 = try pool.submit(priority: .background) { order.append("b2") }
+        try pool.submit(priority: .background) { order.append("b3") }
+        // When the second is promoted (a client now waits for it), once
+        #expect(pool.promote(b2))
+        #expect(!pool.promote(b2))
+        #expect(pool.queueDepth == .init(interactive: 1, background: 2))
+        gate.release()
+        // Then it runs first, exactly once, and the others keep their order
+        #expect(waitUntil { order.count == 3 })
+        usleep(20_000)
+        #expect(order.values == ["b2", "b1", "b3"])
+        #expect(!pool.promote(b2))  // ran already
+    }
+
+    @Test func backgroundJobsNeverTakeMoreThanTheirShareOfThreads() throws {
+        // Given two workers and no background thread, so at most one background job at a time
+        let pool = try WorkerPool(configuration: .init(threads: 2, name: "test"))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        let secondRan = Atomic<Bool>(false)
+        // When two background jobs are queued, the first holding its worker
+        try pool.submit(priority: .background) { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        try pool.submit(priority: .background) { secondRan.store(true, ordering: .sequentiallyConsistent) }
+        // Then the second waits although a worker is idle, and that worker still takes interactive work
+        usleep(50_000)
+        let ranEarly = secondRan.load(ordering: .sequentiallyConsistent)
+        #expect(!ranEarly)
+        let interactiveRan = Atomic<Bool>(false)
+        try pool.submit { interactiveRan.store(true, ordering: .sequentiallyConsistent) }
+        #expect(waitUntil { interactiveRan.load(ordering: .sequentiallyConsistent) })
+        #expect(pool.queueDepth == .init(interactive: 0, background: 1))
+        // And it runs once the first background job ends
+        gate.release()
+        #expect(waitUntil { secondRan.load(ordering: .sequentiallyConsistent) })
+    }
+
+    @Test func aBackgroundThreadRunsOnlyBackgroundJobsAtALowerPriority() throws {
+        // Given one regular worker and one background thread
+        let pool = try WorkerPool(configuration: .init(threads: 1, name: "test", backgroundThreads: 1))
+        defer { pool.shutdown() }
+        let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        // When a background job holds the background thread
+        let background = Gate()
+        let niceValues = Recorder<Int32>()
+        try pool.submit(priority: .background) {
+            niceValues.append(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+            background.wait()
+        }
+        #expect(waitUntil { background.entered.load(ordering: .sequentiallyConsistent) })
+        // Then it runs with a higher nice value than this thread
+        #expect(niceValues.values == [min(19, own + 10)])
+        // And the regular worker still takes interactive jobs, never background ones
+        let interactiveRan = Atomic<Bool>(false)
+        let secondBackgroundRan = Atomic<Bool>(false)
+        try pool.submit(priority: .background) { secondBackgroundRan.store(true, ordering: .sequentiallyConsistent) }
+        try pool.submit { interactiveRan.store(true, ordering: .sequentiallyConsistent) }
+        #expect(waitUntil { interactiveRan.load(ordering: .sequentiallyConsistent) })
+        let ranEarly = secondBackgroundRan.load(ordering: .sequentiallyConsistent)
+        #expect(!ranEarly)
+        background.release()
+        #expect(waitUntil { secondBackgroundRan.load(ordering: .sequentiallyConsistent) })
+    }
+
+    @Test func aBackgroundThreadWaitsWhileInteractiveJobsRun() throws {
+        // Given one regular worker busy with an interactive job, and an idle background thread
+        let pool = try WorkerPool(configuration: .init(threads: 1, name: "test", backgroundThreads: 1))
+        defer { pool.shutdown() }
+        let gate = Gate()
+        try pool.submit { gate.wait() }
+        #expect(waitUntil { gate.entered.load(ordering: .sequentiallyConsistent) })
+        // When a background job is queued
+        let backgroundRan = Atomic<Bool>(false)
+        try pool.submit(priority: .background) { backgroundRan.store(true, ordering: .sequentiallyConsistent) }
+        // Then it waits until no client job runs
+        usleep(50_000)
+        let ranEarly = backgroundRan.load(ordering: .sequentiallyConsistent)
+        #expect(!ranEarly)
+        gate.release()
+        #expect(waitUntil { backgroundRan.load(ordering: .sequentiallyConsistent) })
+    }
+
     @Test func fullQueueThrowsOverloadedPerClass() throws {
         let pool = try WorkerPool(
             configuration: .init(threads: 1, interactiveQueueCapacity: 2, backgroundQueueCapacity: 1, name: "test"))

@@ -35,6 +35,23 @@ import Testing
         #expect(Self.name(router.match(Self.request("GET http://host/ab"))) == "handler")
     }
 
+    @Test func prefixRoutesMatchLongerPathsAfterExactOnes() {
+        // Given an exact route and prefix routes under it
+        var router = Router()
+        router.add(.post, "/job") { _, _ in }
+        router.add(.get, prefix: "/job/") { _, _ in }
+        router.add(.delete, prefix: "/job/") { _, _ in }
+        // Then a path under the prefix reaches them, per method; the prefix alone and other paths do not
+        #expect(Self.name(router.match(Self.request("GET /job/abc"))) == "handler")
+        #expect(Self.name(router.match(Self.request("HEAD /job/abc?x=1"))) == "handler")
+        #expect(Self.name(router.match(Self.request("DELETE /job/abc"))) == "handler")
+        #expect(Self.name(router.match(Self.request("PUT /job/abc"))) == "405 DELETE, GET, HEAD")
+        #expect(Self.name(router.match(Self.request("POST /job"))) == "handler")
+        #expect(Self.name(router.match(Self.request("GET /job"))) == "405 POST")
+        #expect(Self.name(router.match(Self.request("GET /job/"))) == "404")
+        #expect(Self.name(router.match(Self.request("GET /jobs/abc"))) == "404")
+    }
+
     @Test func explicitHeadRouteWinsOverGetAndReplacingKeepsOneEntry() {
         var router = Router()
         router.add(.get, "/x") { _, _ in }

@@ -91,7 +91,7 @@ final class TestServer {
             // Answered from a worker thread after `ms`, echoing the query.
             let millis = Int(queryValue(request, "ms") ?? "0") ?? 0
             let body = Array((request.query ?? "").utf8)
-            try? context.workers.submit {
+            _ = try? context.workers.submit {
                 usleep(UInt32(millis * 1000))
                 precondition(!responder.loop.inEventLoop)
                 responder.respond(HTTPResponse(status: .ok, headers: text, body: .bytes(body)))

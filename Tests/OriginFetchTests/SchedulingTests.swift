@@ -48,10 +48,32 @@ struct SchedulingTests {
             fetcher.fetch(FetchRequest(url: origin.url(path), priority: priority)) { results.append($0) }
         }
         #expect(await eventually { fetcher.counters.queued == 5 && fetcher.counters.coalescedJoins == 1 })
+        #expect(fetcher.counters.transfersPromoted == 1)
         origin.openGate("go")
         // Then the interactive ones (the promoted one included) go first, FIFO within each class
         #expect(await eventually { results.count == 7 })
         #expect(origin.requests.map(\.path) == ["/first", "/i1", "/i2", "/promoted", "/bg1", "/bg2"])
+    }
+
+    @Test func promotingAQueuedBackgroundTicketMovesItsTransferAhead() async throws {
+        // Given a cap of 1, held by a first request, and two background fetches queued behind it
+        let fetcher = try OriginFetcher(configuration: testConfiguration { $0.maxPerHost = 1 })
+        for path in ["/p-first", "/p-bg1", "/p-bg2"] { origin.route(path, .gate("p", then: .ok(sampleBody(4)))) }
+        let results = Collector<Result<FetchedSource, FetchError>>()
+        fetcher.fetch(FetchRequest(url: origin.url("/p-first"))) { results.append($0) }
+        #expect(await eventually { origin.hits("/p-first") == 1 })
+        fetcher.fetch(FetchRequest(url: origin.url("/p-bg1"), priority: .background)) { results.append($0) }
+        let second = fetcher.fetch(FetchRequest(url: origin.url("/p-bg2"), priority: .background)) {
+            results.append($0)
+        }
+        #expect(await eventually { fetcher.counters.queued == 2 })
+        // When the second one's ticket is promoted (a client now waits on what it started)
+        fetcher.promote(second)
+        #expect(await eventually { fetcher.counters.transfersPromoted == 1 })
+        origin.openGate("p")
+        // Then it reaches the origin before the older background fetch, and each runs once
+        #expect(await eventually { results.count == 3 })
+        #expect(origin.requests.map(\.path) == ["/p-first", "/p-bg2", "/p-bg1"])
     }
 
     @Test func aTransferCancelledWhileQueuedNeverReachesTheOrigin() async throws {
