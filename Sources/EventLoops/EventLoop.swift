@@ -55,6 +55,19 @@ package final class EventLoop: @unchecked Sendable {
 
     private static let wakeToken = UInt64.max
     private static let maxEventsPerWait: Int32 = 256
+    /// A busy iteration handled at least this many events; every ``yieldEveryBusyIterations``-th busy iteration
+    /// ends with `sched_yield`.
+    ///
+    /// A loop that always finds events ready never blocks in `epoll_wait`, so the scheduler lets it run its
+    /// whole time slice while the threads it serves (clients on the same machine, render threads, the other
+    /// loop) wait for a CPU: on 2 shared cores the HOT benchmark's p99 was 7.9 ms, twice nginx's. Giving way
+    /// now and then, as a blocking `epoll_wait` would, brought it to 1–3 ms (nginx static 3.5 ms). Yielding
+    /// after every busy iteration cost 5–10 % of the requests/s; after every second one, 2–4 %; batches of 16
+    /// or more events as the trigger left the 8 ms tail (BENCHMARKS.md). A yield with nothing else runnable
+    /// returns at once, and an idle or lightly loaded loop (small batches) never yields.
+    private static let yieldAfterEvents: Int32 = 4
+    /// See ``yieldAfterEvents``.
+    private static let yieldEveryBusyIterations = 2
 
     /// Creates a loop (epoll set and eventfd). It does nothing until ``run()`` is called on a thread.
     /// - Throws: ``SystemError`` if the kernel objects cannot be created.
@@ -194,6 +207,7 @@ package final class EventLoop: @unchecked Sendable {
         guard exchanged else { throw .alreadyRunning }
         let events = UnsafeMutablePointer<ThumbdEpollEvent>.allocate(capacity: Int(Self.maxEventsPerWait))
         defer { events.deallocate() }
+        var busyIterations = 0
         while !isStopping.load(ordering: .acquiring) {
             let timeout = timers.millisecondsUntilNext(from: now)
             let count = thumbd_epoll_wait(epollFD, events, Self.maxEventsPerWait, timeout)
@@ -218,6 +232,10 @@ package final class EventLoop: @unchecked Sendable {
             }
             if tasksReady { runQueuedTasks() }
             runDueTimers()
+            if count >= Self.yieldAfterEvents {
+                busyIterations &+= 1
+                if busyIterations % Self.yieldEveryBusyIterations == 0 { sched_yield() }
+            }
         }
         // Drop whatever is left so closures (and the objects they hold) are released on this thread.
         queueLock.withLock { queuedTasks.removeAll() }
