@@ -11,6 +11,13 @@ package struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     /// The reason phrase written on the status line.
     package var reasonPhrase: String { customReason ?? Self.standardReason(code) }
 
+    /// A status with its standard reason phrase (`Status <code>` for a code without one).
+    package init(code: Int) {
+        precondition((100...999).contains(code), "status code must have three digits")
+        self.code = code
+        customReason = nil
+    }
+
     /// Creates a status. The reason phrase must not contain CR or LF (it is checked when written).
     package init(code: Int, reasonPhrase: String) {
         precondition((100...999).contains(code), "status code must have three digits")

@@ -143,7 +143,7 @@ final class ActivityRecorder: Sendable {
     func keepError(status: Int, method: String, route: String, note: String?) {
         let entry = ErrorEntry(
             unixTime: Int(time(nil)), status: status, method: method, route: String(route.prefix(80)),
-            message: Self.reasonPhrase(status) + (note.map { " (X-Cache: \($0.prefix(40)))" } ?? ""))
+            message: HTTPStatus(code: status).reasonPhrase + (note.map { " (X-Cache: \($0.prefix(40)))" } ?? ""))
         state.withLock { state in
             if state.errors.count < Self.errorCapacity {
                 state.errors.append(entry)
@@ -200,28 +200,6 @@ final class ActivityRecorder: Sendable {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &spec)
         return spec.tv_sec
-    }
-
-    private static func reasonPhrase(_ status: Int) -> String {
-        switch status {
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 408: "Request Timeout"
-        case 413: "Content Too Large"
-        case 414: "URI Too Long"
-        case 422: "Unprocessable Content"
-        case 429: "Too Many Requests"
-        case 431: "Request Header Fields Too Large"
-        case 500: "Internal Server Error"
-        case 501: "Not Implemented"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        default: "HTTP \(status)"
-        }
     }
 }
 

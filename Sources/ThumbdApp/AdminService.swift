@@ -93,23 +93,21 @@ final class AdminService: Sendable {
             responder.respond(.error(.notFound))
             return false
         }
-        let presented = request.headers["authorization"].map { Array($0.utf8) } ?? []
-        let prefix = Array("bearer ".utf8)
-        var matches = presented.count == prefix.count + token.count
-        var difference: UInt8 = 0
-        if matches {
-            for index in prefix.indices {
-                let byte = presented[index]
-                let lowered = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
-                difference |= lowered ^ prefix[index]
-            }
-            for index in token.indices { difference |= presented[prefix.count + index] ^ token[index] }
-        }
-        matches = matches && difference == 0
+        let parts = (request.headers["authorization"] ?? "").split(separator: " ", maxSplits: 1)
+        let presented = parts.count == 2 && parts[0].lowercased() == "bearer" ? Array(parts[1].utf8) : []
+        let matches = Self.constantTimeEquals(presented, token)
         if !matches {
             responder.respond(.error(.forbidden, message: "admin token required"))
         }
         return matches
+    }
+
+    /// Compares in time that depends on the lengths only (the admin routes and /status).
+    static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
     }
 
     private static func json(_ text: String) -> HTTPResponse {

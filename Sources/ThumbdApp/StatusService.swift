@@ -175,7 +175,7 @@ final class StatusService: Sendable {
                 presented = Array(decoded[decoded.index(after: colon)...])
             }
         }
-        if let presented, Self.constantTimeEquals(presented, token) { return true }
+        if let presented, AdminService.constantTimeEquals(presented, token) { return true }
         var response = HTTPResponse.error(
             HTTPStatus(code: 401, reasonPhrase: "Unauthorized"), message: "admin token required")
         response.headers.append(
@@ -183,14 +183,6 @@ final class StatusService: Sendable {
         response.headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
         responder.respond(response)
         return false
-    }
-
-    /// Compares in time that depends on the lengths only.
-    static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
-        return difference == 0
     }
 }
 
