@@ -71,7 +71,19 @@ package enum MetricNames {
     /// Counter: renders refused because the queue was full (answered 503).
     package static let renderQueueRejections = "thumbd_render_queue_rejections_total"
 
+    // MARK: Prefetch
+
+    /// Counter: prefetch jobs accepted.
+    package static let prefetchJobs = "thumbd_prefetch_jobs_total"
+    /// Gauge: prefetch jobs not finished.
+    package static let prefetchActiveJobs = "thumbd_prefetch_active_jobs"
+    /// Counter: prefetch items, by `result` (accepted, done, failed, cancelled).
+    package static let prefetchItems = "thumbd_prefetch_items_total"
+    /// Gauge: prefetch items under way.
+    package static let prefetchItemsInFlight = "thumbd_prefetch_items_in_flight"
+
     // MARK: Process
+
     /// Gauge.
     package static let processResidentMemory = "thumbd_process_resident_memory_bytes"
     /// Counter.

@@ -158,4 +158,23 @@ extension MetricsEndpoint {
         }
         return result
     }
+
+    func writePrefetch(to text: inout PrometheusText) {
+        let totals = prefetch.totals
+        text.family(MetricNames.prefetchJobs, .counter, "Prefetch jobs accepted (POST /prefetch answered 202).")
+        text.sample(MetricNames.prefetchJobs, [], totals.jobs)
+        text.family(MetricNames.prefetchActiveJobs, .gauge, "Prefetch jobs with items not finished.")
+        text.sample(MetricNames.prefetchActiveJobs, [], totals.activeJobs)
+        text.family(
+            MetricNames.prefetchItems, .counter,
+            "Prefetch items by result: accepted (in accepted jobs), done (in the cache), failed, cancelled (DELETE).")
+        for (result, count) in [
+            ("accepted", totals.itemsAccepted), ("done", totals.itemsDone), ("failed", totals.itemsFailed),
+            ("cancelled", totals.itemsCancelled),
+        ] {
+            text.sample(MetricNames.prefetchItems, [("result", result)], count)
+        }
+        text.family(MetricNames.prefetchItemsInFlight, .gauge, "Prefetch items being fetched or rendered now.")
+        text.sample(MetricNames.prefetchItemsInFlight, [], totals.itemsInFlight)
+    }
 }

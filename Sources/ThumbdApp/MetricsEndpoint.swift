@@ -39,6 +39,7 @@ final class MetricsEndpoint: Sendable {
     let cache: ThumbnailCache
     let revalidator: Revalidator
     let renderPool: WorkerPool
+    let prefetch: PrefetchService
     /// `metrics.listen`'s server settings; nil when /metrics is served on `server.listen`.
     private let ownConfiguration: HTTPServer.Configuration?
     /// The servers whose connections are counted: `main` (set once built: it takes the router this endpoint
@@ -47,8 +48,9 @@ final class MetricsEndpoint: Sendable {
 
     init(
         settings: Settings, fetcher: OriginFetcher, coordinator: RenderCoordinator, cache: ThumbnailCache,
-        revalidator: Revalidator, renderPool: WorkerPool
+        revalidator: Revalidator, renderPool: WorkerPool, prefetch: PrefetchService
     ) {
+        self.prefetch = prefetch
         self.fetcher = fetcher
         self.coordinator = coordinator
         self.cache = cache
@@ -147,6 +149,7 @@ final class MetricsEndpoint: Sendable {
         writeCaches(to: &text)
         writeOrigin(to: &text)
         writeRenders(to: &text)
+        writePrefetch(to: &text)
         process.write(to: &text)
         return text
     }

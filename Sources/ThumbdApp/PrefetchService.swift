@@ -47,6 +47,8 @@ final class PrefetchService: Sendable {
         var inFlight = 0
         var isPumping = false
         var isShutDown = false
+        /// Totals since start, for /metrics (jobs are forgotten, these are not).
+        var totals = Totals()
 
         mutating func release(_ slot: PrefetchJob.Slot) {
             guard !slot.isReleased else { return }
@@ -141,6 +143,8 @@ final class PrefetchService: Sendable {
             forgetOld(&state, now: .now)
             guard state.queue.count < limits.maxActiveJobs else { return false }
             state.jobs[job.id] = job
+            state.totals.jobs += 1
+            state.totals.itemsAccepted += job.total
             state.arrival.append(job.id)
             state.queue.append(job)
             return true
@@ -195,6 +199,8 @@ final class PrefetchService: Sendable {
     private static func cancel(_ job: PrefetchJob, in state: inout State) -> [RenderCoordinator.Ticket] {
         guard job.finishedAt == nil else { return [] }
         job.isCancelled = true
+        let cancelledBefore = job.cancelled
+        defer { state.totals.itemsCancelled += job.cancelled - cancelledBefore }
         job.cancelled += job.total - job.nextIndex
         job.nextIndex = job.total
         var tickets: [RenderCoordinator.Ticket] = []
@@ -228,6 +234,34 @@ final class PrefetchService: Sendable {
     }
 
     // MARK: - Running items
+
+    /// Prefetch totals since start and what is under way now (for /metrics).
+    struct Totals: Sendable, Equatable {
+        /// Jobs accepted (202).
+        var jobs = 0
+        /// Items in accepted jobs.
+        var itemsAccepted = 0
+        /// Items in the cache now (including those found fresh without work).
+        var itemsDone = 0
+        /// Items whose fetch or render failed.
+        var itemsFailed = 0
+        /// Items a DELETE cancelled.
+        var itemsCancelled = 0
+        /// Items under way now (at most 4).
+        var itemsInFlight = 0
+        /// Jobs with items not finished.
+        var activeJobs = 0
+    }
+
+    /// A snapshot of ``Totals``.
+    var totals: Totals {
+        state.withLock { state in
+            var totals = state.totals
+            totals.itemsInFlight = state.inFlight
+            totals.activeJobs = state.jobs.values.count { $0.finishedAt == nil }
+            return totals
+        }
+    }
 
     /// Starts items while there are places, from whatever thread freed one. Only one thread pumps at a time; a
     /// result that arrives synchronously while pumping (a memory hit, a shut-down coordinator) is picked up by
@@ -327,7 +361,13 @@ final class PrefetchService: Sendable {
         state.withLock { state in
             if !slot.isCancelled, !slot.isSettled {
                 slot.isSettled = true
-                if succeeded { job.done += 1 } else { job.failed += 1 }
+                if succeeded {
+                    job.done += 1
+                    state.totals.itemsDone += 1
+                } else {
+                    job.failed += 1
+                    state.totals.itemsFailed += 1
+                }
                 job.running[index] = nil
                 job.finishIfSettled(now: .now)
             }

@@ -66,9 +66,6 @@ package final class ThumbdService: Sendable {
             verifier: signatureVerifier, clientMaxAge: settings.cache.clientMaxAge, logger: logger,
             activity: activity)
         accessLog = AccessLog(settings: settings.log)
-        metrics = MetricsEndpoint(
-            settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
-            renderPool: renderPool)
 
         var router = Router()
         router.add(.get, "/thumb", handler: thumbnails.handle)
@@ -79,6 +76,9 @@ package final class ThumbdService: Sendable {
         prefetch = PrefetchService(
             admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, logger: logger)
         prefetch.register(in: &router)
+        metrics = MetricsEndpoint(
+            settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
+            renderPool: renderPool, prefetch: prefetch)
         let health = HTTPResponse(
             status: .ok, headers: [HTTPField(name: "Content-Type", value: "text/plain")],
             body: .bytes(Array("ok\n".utf8)))

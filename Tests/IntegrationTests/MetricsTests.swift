@@ -60,6 +60,45 @@ extension Integration {
     @Suite(.timeLimit(.minutes(2))) struct MetricsTests {
         static let thumb = "route=\"/thumb\""
 
+        @Test func prefetchJobsAndItemsMoveWithTheirEvents() async throws {
+            // Given a service with an admin token, two quick sources and three slow ones
+            let harness = try Harness(["admin.token": Integration.PrefetchTests.token, "fetch.timeout": "30s"])
+            let quick = ["/q0.jpg", "/q1.jpg"]
+            let slow = ["/s0.jpg", "/s1.jpg", "/s2.jpg"]
+            for path in quick { harness.origin.route(path, .ok(Fixtures.bytes("progressive.jpg"))) }
+            for path in slow {
+                harness.origin.route(path, .delay(.seconds(3), then: .ok(Fixtures.bytes("progressive.jpg"))))
+            }
+            let before = try await harness.scrape()
+
+            // When a job of the quick ones finishes
+            _ = try await Integration.PrefetchTests.start(harness, Integration.PrefetchTests.body(harness, quick))
+            let finished = try await harness.scrape { $0["thumbd_prefetch_items_total{result=\"done\"}"] >= 2 }
+
+            // Then the job and its items are counted, and nothing is under way any more
+            #expect(finished["thumbd_prefetch_jobs_total"] - before["thumbd_prefetch_jobs_total"] == 1)
+            #expect(finished["thumbd_prefetch_items_total{result=\"accepted\"}"] == 2)
+            #expect(finished["thumbd_prefetch_items_total{result=\"done\"}"] == 2)
+            #expect(finished["thumbd_prefetch_active_jobs"] == 0)
+
+            // When a job of the slow ones is under way, then cancelled
+            let id = try await Integration.PrefetchTests.start(harness, Integration.PrefetchTests.body(harness, slow))
+            let running = try await harness.scrape { $0["thumbd_prefetch_items_in_flight"] >= 1 }
+            #expect(running["thumbd_prefetch_active_jobs"] == 1)
+            let deleted = try await harness.request(
+                "/prefetch/\(id)", method: "DELETE", headers: Integration.PrefetchTests.authorized)
+            #expect(deleted.status == 200)
+
+            // Then its three items are counted cancelled, and the job is no longer active
+            let cancelled = try await harness.scrape {
+                $0["thumbd_prefetch_items_total{result=\"cancelled\"}"] >= 3 && $0["thumbd_prefetch_active_jobs"] == 0
+            }
+            #expect(cancelled["thumbd_prefetch_items_total{result=\"cancelled\"}"] == 3)
+            #expect(cancelled["thumbd_prefetch_items_total{result=\"accepted\"}"] == 5)
+            #expect(cancelled["thumbd_prefetch_active_jobs"] == 0)
+            #expect(cancelled["thumbd_prefetch_items_total{result=\"failed\"}"] == 0)
+        }
+
         @Test func aMissThenAMemoryHitThenADiskHit() async throws {
             let harness = try Harness()
             harness.origin.route("/tiers.jpg", .ok(Fixtures.bytes("progressive.jpg")))
