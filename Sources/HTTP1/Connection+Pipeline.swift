@@ -36,7 +36,7 @@ extension Connection {
                 startedAt: loop.now, request: keepRequest ? request : nil))
     }
 
-    private func appendSlot(_ slot: PendingResponse) -> UInt64 {
+    private func appendSlot(_ slot: consuming PendingResponse) -> UInt64 {
         let sequence = nextSequence
         nextSequence += 1
         pipeline.append(slot)
