@@ -316,6 +316,11 @@ if memory == "on":
           f"({'no worse' if p99['thumbd'] <= p99['nginx-static'] else 'WORSE'} than nginx static)")
 else:
     print(f"p99: thumbd {p99['thumbd']:.3f} ms, nginx static {p99['nginx-static']:.3f} ms")
+# Rounds alternate targets, so round i of thumbd and of nginx static ran a few seconds apart: the ratio per
+# round cancels the machine's slow drifts, which move both by up to 15 % between rounds.
+paired = sorted(rows["thumbd"][i][0] / rows["nginx-static"][i][0] for i in range(rounds))
+median = paired[rounds // 2] if rounds % 2 else (paired[rounds // 2 - 1] + paired[rounds // 2]) / 2
+print(f"thumbd / nginx static per round: {', '.join(x(r) for r in paired)} (sorted; median {x(median)})")
 print(f"thumbd / nginx proxy_cache req/s: {x(rps['thumbd'] / rps['nginx-proxy-cache'])}; "
       f"nginx proxy_cache / nginx static: {x(rps['nginx-proxy-cache'] / rps['nginx-static'])}")
 PY

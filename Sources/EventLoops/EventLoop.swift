@@ -51,7 +51,15 @@ package final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var timers = TimerHeap()
 
     /// The monotonic time read when the loop last woke up. Cheap; use it for timeouts.
-    @exclusivity(unchecked) package private(set) var now = LoopInstant.now()
+    package var now: LoopInstant { nowStorage.pointee }
+    /// Where ``now`` lives. Read through a pointer because other modules (the HTTP server reads `now` several
+    /// times per request) inline the getter of a stored `var` with a dynamic exclusivity check, which
+    /// `@exclusivity(unchecked)` does not remove across modules.
+    private let nowStorage: UnsafeMutablePointer<LoopInstant> = {
+        let storage = UnsafeMutablePointer<LoopInstant>.allocate(capacity: 1)
+        storage.initialize(to: LoopInstant.now())
+        return storage
+    }()
 
     private static let wakeToken = UInt64.max
     private static let maxEventsPerWait: Int32 = 256
@@ -94,6 +102,7 @@ package final class EventLoop: @unchecked Sendable {
     deinit {
         closeDescriptor(wakeFD)
         closeDescriptor(epollFD)
+        nowStorage.deallocate()
     }
 
     // MARK: Thread identity
@@ -211,7 +220,7 @@ package final class EventLoop: @unchecked Sendable {
         while !isStopping.load(ordering: .acquiring) {
             let timeout = timers.millisecondsUntilNext(from: now)
             let count = thumbd_epoll_wait(epollFD, events, Self.maxEventsPerWait, timeout)
-            now = LoopInstant.now()
+            nowStorage.pointee = LoopInstant.now()
             var tasksReady = false
             if count > 0 {
                 for i in 0..<Int(count) {

@@ -36,7 +36,7 @@ extension Connection {
                 startedAt: loop.now, request: keepRequest ? request : nil))
     }
 
-    private func appendSlot(_ slot: PendingResponse) -> UInt64 {
+    private func appendSlot(_ slot: consuming PendingResponse) -> UInt64 {
         let sequence = nextSequence
         nextSequence += 1
         pipeline.append(slot)
@@ -103,7 +103,7 @@ extension Connection {
             let accessLog = owner.shared.isAccessLogEnabled.load(ordering: .relaxed) ? self.accessLog : nil
             let note = accessLog == nil ? nil : response.accessLogNote
             let bodyBytes = writer.append(
-                response, isHeadRequest: first.method == .head, connection: field, date: owner.currentDate())
+                response, isHeadRequest: first.method == .head, connection: field, dateLine: owner.currentDateLine())
             if let accessLog {
                 accessLog(
                     AccessLogRecord(

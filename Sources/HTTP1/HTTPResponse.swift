@@ -51,6 +51,8 @@ package struct HTTPResponse: Sendable {
 
     /// Status line.
     package var status: HTTPStatus
+    /// Fields serialised ahead of time, written first (before ``headers``).
+    package var preparedFields: PreparedFields?
     /// Header fields, in order.
     package var headers: [HTTPField]
     /// The body.
@@ -59,8 +61,12 @@ package struct HTTPResponse: Sendable {
     package var accessLogNote: String?
 
     /// Creates a response.
-    package init(status: HTTPStatus, headers: [HTTPField] = [], body: Body = .empty, accessLogNote: String? = nil) {
+    package init(
+        status: HTTPStatus, preparedFields: PreparedFields? = nil, headers: [HTTPField] = [], body: Body = .empty,
+        accessLogNote: String? = nil
+    ) {
         self.status = status
+        self.preparedFields = preparedFields
         self.headers = headers
         self.body = body
         self.accessLogNote = accessLogNote
@@ -85,6 +91,22 @@ package struct HTTPResponse: Sendable {
     }
 
     private static let jsonHeaders = [HTTPField(name: "Content-Type", value: "application/json")]
+}
+
+/// Header fields serialised (and checked) once, for an answer sent many times: a cached thumbnail's
+/// `Content-Type` and `ETag` are the same on every hit, and copying their bytes costs less than building,
+/// checking and serialising the fields again (and, shared by the event loops, retaining their strings).
+///
+/// The same rules as ``HTTPResponse/headers`` apply: fields the server writes itself, and fields that could
+/// split the head, are dropped here.
+package final class PreparedFields: Sendable {
+    /// `Name: value\r\n` lines.
+    package let bytes: [UInt8]
+
+    /// Serialises `fields` in order.
+    package init(_ fields: [HTTPField]) {
+        bytes = ResponseWriter.serialize(fields)
+    }
 }
 
 /// A byte range of an open file, released with the region (after the server has sent it, or when the

@@ -194,6 +194,7 @@ package struct RequestParser {
         methodEnd = i
         i += 1
         targetStart = i
+        i = Self.skipPlainTargetBytes(p, from: i, to: end)
         while i < end && p[i] != 0x20 {
             let byte = p[i]
             // Visible ASCII only; '#' never belongs in a request target (RFC 9112 §3.2).
@@ -212,6 +213,30 @@ package struct RequestParser {
         guard major == 1, minor <= 1 else { return .unsupportedVersion }
         version = minor == 1 ? .http1_1 : .http1_0
         return parseTarget(p, targetStart, targetEnd)
+    }
+
+    /// Skips whole 8-byte words of the target that hold only visible ASCII other than `#`, the common case,
+    /// and returns where the byte-wise loop must go on (a space, a byte to refuse, or fewer than 8 bytes left).
+    /// A URL-bearing target is ~100 bytes: a word at a time costs a fifth of a byte at a time.
+    @inline(__always)
+    static func skipPlainTargetBytes(_ p: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int {
+        guard let base = p.baseAddress else { return start }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var i = start
+        while end - i >= 8 {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            // A byte >= 0x80; a byte <= 0x20 (controls, space); a byte == 0x7F; a byte == '#'. Each test is exact
+            // for bytes below 0x80, and the first catches the rest.
+            let high = word & highs
+            let low = (word &- ones &* 0x21) & ~word & highs
+            let del = word ^ (ones &* 0x7F)
+            let hash = word ^ (ones &* 0x23)
+            let special = high | low | ((del &- ones) & ~del & highs) | ((hash &- ones) & ~hash & highs)
+            if special != 0 { break }
+            i += 8
+        }
+        return i
     }
 
     private mutating func parseTarget(_ p: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> RequestParseError? {

@@ -92,26 +92,30 @@ struct ResponseWriter: ~Copyable {
     /// - Returns: the number of body bytes that will be sent.
     mutating func append(
         _ response: consuming HTTPResponse, isHeadRequest: Bool, connection: ConnectionField,
-        date: UnsafeRawBufferPointer
+        dateLine: UnsafeRawBufferPointer
     ) -> Int64 {
         let start = used
         let status = response.status
-        appendStatic("HTTP/1.1 ")
-        appendDecimal(status.code)
-        appendByte(0x20)
-        if let reason = status.staticReason {
-            appendStatic(reason)
+        if status.code == 200 && status.staticReason != nil {
+            appendStatic("HTTP/1.1 200 OK\r\n")  // most answers: one copy instead of five pieces
         } else {
-            appendReason(status.reasonPhrase)
+            appendStatic("HTTP/1.1 ")
+            appendDecimal(status.code)
+            appendByte(0x20)
+            if let reason = status.staticReason {
+                appendStatic(reason)
+            } else {
+                appendReason(status.reasonPhrase)
+            }
+            appendStatic("\r\n")
         }
-        appendStatic("\r\n")
+        response.preparedFields?.bytes.withUnsafeBytes { appendRaw($0) }
         // Borrowed through the buffer: a `for field in` loop copies (retains) both strings per field.
         response.headers.withUnsafeBufferPointer { fields in
-            for index in fields.indices { appendField(fields[index]) }
+            guard let first = fields.baseAddress else { return }
+            for index in fields.indices { appendField(first + index) }
         }
-        appendStatic("Date: ")
-        appendRaw(date)
-        appendStatic("\r\n")
+        appendRaw(dateLine)
         let bodyCount = status.allowsBody ? response.body.count : 0
         if status.allowsBody {
             appendStatic("Content-Length: ")
@@ -151,9 +155,9 @@ struct ResponseWriter: ~Copyable {
     /// Writes one handler field in a single pass over its bytes. Fields the server writes itself
     /// are dropped, and so is any field that could split the head (CR, LF or NUL in the value; a
     /// name with controls, space or colon): the bytes already copied are rolled back.
-    private mutating func appendField(_ field: borrowing HTTPField) {
+    private mutating func appendField(_ field: UnsafePointer<HTTPField>) {
         let mark = used
-        let nameAccepted = withUTF8(field.name) { bytes -> Bool in
+        let nameAccepted = withUTF8(field.pointee.name) { bytes -> Bool in
             let raw = UnsafeRawBufferPointer(bytes)
             switch raw.count {
             case 0: return false
@@ -169,7 +173,7 @@ struct ResponseWriter: ~Copyable {
         }
         guard nameAccepted else { return }
         appendStatic(": ")
-        let valueAccepted = withUTF8(field.value) { bytes -> Bool in
+        let valueAccepted = withUTF8(field.pointee.value) { bytes -> Bool in
             for byte in bytes where byte == 0x0D || byte == 0x0A || byte == 0 { return false }
             appendRaw(UnsafeRawBufferPointer(bytes))
             return true
@@ -179,6 +183,16 @@ struct ResponseWriter: ~Copyable {
             return
         }
         appendStatic("\r\n")
+    }
+
+    /// `fields` as ``append(_:isHeadRequest:connection:dateLine:)`` would write them, for ``PreparedFields``.
+    static func serialize(_ fields: [HTTPField]) -> [UInt8] {
+        var writer = ResponseWriter(initialCapacity: 256)
+        fields.withUnsafeBufferPointer { fields in
+            guard let first = fields.baseAddress else { return }
+            for index in fields.indices { writer.appendField(first + index) }
+        }
+        return Array(UnsafeRawBufferPointer(start: writer.buffer, count: writer.used))
     }
 
     private mutating func appendHead(_ start: Int) {

@@ -100,8 +100,16 @@ final class ServerLoop: EventLoopSelectable, @unchecked Sendable {
     private var isAcceptPaused = false
     private var isShuttingDown = false
     private(set) var connections: [Connection] = []
-    private var dateSecond = -1
-    private let dateBuffer = UnsafeMutableRawPointer.allocate(byteCount: 32, alignment: 8)
+    // Touched only on the loop, per response: no dynamic exclusivity check.
+    @exclusivity(unchecked) private var dateSecond = -1
+    /// `Date: <IMF-fixdate>\r\n`, whole, so that a response copies it in one piece.
+    private let dateLine: UnsafeMutableRawPointer = {
+        let line = UnsafeMutableRawPointer.allocate(byteCount: ServerLoop.dateLineCount, alignment: 8)
+        line.copyMemory(from: "Date: ", byteCount: 6)
+        (line + 35).copyMemory(from: "\r\n", byteCount: 2)
+        return line
+    }()
+    static let dateLineCount = 37
 
     /// Back-off after EMFILE/ENFILE: accepting resumes after this pause instead of spinning.
     static let acceptBackoff: Duration = .milliseconds(100)
@@ -113,7 +121,7 @@ final class ServerLoop: EventLoopSelectable, @unchecked Sendable {
     }
 
     deinit {
-        dateBuffer.deallocate()
+        dateLine.deallocate()
         if listenFD >= 0 { closeDescriptor(listenFD) }
     }
 
@@ -213,14 +221,14 @@ final class ServerLoop: EventLoopSelectable, @unchecked Sendable {
         for connection in connections { connection.forceClose() }
     }
 
-    /// The `Date` field value (IMF-fixdate), formatted at most once per second per loop.
-    func currentDate() -> UnsafeRawBufferPointer {
+    /// The `Date` field line (`Date: <IMF-fixdate>\r\n`), formatted at most once per second per loop.
+    func currentDateLine() -> UnsafeRawBufferPointer {
         let now = time(nil)
         if now != dateSecond {
             dateSecond = now
-            formatIMFDate(now, into: dateBuffer)
+            formatIMFDate(now, into: dateLine + 6)
         }
-        return UnsafeRawBufferPointer(start: dateBuffer, count: 29)
+        return UnsafeRawBufferPointer(start: dateLine, count: Self.dateLineCount)
     }
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
+import HTTP1
 import OriginFetch
 import Thumbnailing
 
@@ -15,25 +16,56 @@ final class RenderedVariant: Sendable {
     /// How long it may be served from the cache; `nil` when the origin forbade storing it
     /// (`no-store`, `private`), so it is sent once and not kept.
     let freshness: DiskCache.Freshness?
+    /// `Content-Type` and `ETag`, serialised once for every answer that sends this variant.
+    let preparedFields: PreparedFields
+    /// `freshness != nil`, kept apart so that asking does not copy the freshness.
+    let isStorable: Bool
 
     init(bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?) {
         self.bytes = bytes
         self.format = format
         etag = Self.etag(for: bytes)
         self.freshness = freshness
+        isStorable = freshness != nil
+        preparedFields = Self.preparedFields(format: format, etag: etag)
     }
 
-    /// A variant whose ETag is already known (read back from the disk tier, or refreshed by a 304).
-    init(bytes: [UInt8], format: ImageFormat, etag: String, freshness: DiskCache.Freshness?) {
+    /// A variant whose ETag is already known (read back from the disk tier, or refreshed by a 304), and maybe
+    /// its prepared fields (a held-open blob keeps them).
+    init(
+        bytes: [UInt8], format: ImageFormat, etag: String, freshness: DiskCache.Freshness?,
+        preparedFields: PreparedFields? = nil
+    ) {
         self.bytes = bytes
         self.format = format
         self.etag = etag
         self.freshness = freshness
+        isStorable = freshness != nil
+        self.preparedFields = preparedFields ?? Self.preparedFields(format: format, etag: etag)
     }
 
     /// The same thumbnail with new freshness (after the origin answered 304). Shares the bytes.
     func refreshed(_ freshness: DiskCache.Freshness) -> RenderedVariant {
-        RenderedVariant(bytes: bytes, format: format, etag: etag, freshness: freshness)
+        RenderedVariant(
+            bytes: bytes, format: format, etag: etag, freshness: freshness, preparedFields: preparedFields)
+    }
+
+    /// The fields that depend on the thumbnail only, in the order answers send them.
+    static func preparedFields(format: ImageFormat, etag: String) -> PreparedFields {
+        PreparedFields([HTTPField(name: "Content-Type", value: format.mimeType), HTTPField(name: "ETag", value: etag)])
+    }
+
+    /// Where the variant stands at `now`; `nil` when it may not be stored. Reads the freshness in place
+    /// (binding it would copy, and retain, its validator strings on every hit).
+    @inline(__always)
+    func freshnessState(at now: Timestamp) -> FreshnessState? {
+        freshness?.state(at: now)
+    }
+
+    /// `Age` at `now` (0 when it may not be stored).
+    @inline(__always)
+    func age(at now: Timestamp) -> Int {
+        freshness?.age(at: now) ?? 0
     }
 
     /// `"<16 hex digits of XXH64 of the bytes>"`: two different thumbnails of one URL colliding in

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
+import HTTP1
 import OriginFetch
 import Thumbnailing
 
@@ -15,9 +16,16 @@ extension ThumbnailCache {
     }
 
     /// What a raw request parsed to, and the generation of the signing keys that verified it.
-    struct Alias: Sendable {
+    /// A class, not a struct: a hit then retains one object shared by the event loops instead of each string
+    /// of the key.
+    final class Alias: Sendable {
         let key: VariantKey
         let keyGeneration: UInt64
+
+        init(key: VariantKey, keyGeneration: UInt64) {
+            self.key = key
+            self.keyGeneration = keyGeneration
+        }
     }
 
     /// A disk hit kept as an open file.
@@ -26,6 +34,16 @@ extension ThumbnailCache {
         let format: ImageFormat
         let etag: String
         let freshness: DiskCache.Freshness
+        /// `Content-Type` and `ETag`, serialised once for every hit on this open blob.
+        let preparedFields: PreparedFields
+
+        init(hit: DiskCache.FileHit, format: ImageFormat, etag: String, freshness: DiskCache.Freshness) {
+            self.hit = hit
+            self.format = format
+            self.etag = etag
+            self.freshness = freshness
+            preparedFields = RenderedVariant.preparedFields(format: format, etag: etag)
+        }
     }
 
     /// An origin 404 remembered for a while.

@@ -182,7 +182,9 @@ final class ThumbnailService: Sendable {
         let region = FileRegion(
             borrowing: file.hit.descriptor, offset: 0, length: Int64(file.hit.entry.sizeBytes), owner: file.hit)
         // The bytes stay on disk: the revalidator gets the metadata only (no memory tier to refresh).
-        let variant = RenderedVariant(bytes: [], format: file.format, etag: file.etag, freshness: file.freshness)
+        let variant = RenderedVariant(
+            bytes: [], format: file.format, etag: file.etag, freshness: file.freshness,
+            preparedFields: file.preparedFields)
         serveCached(variant, body: .file(region), key: key, tier: .hitDisk, now: now, conditions, responder)
     }
 
@@ -192,15 +194,17 @@ final class ThumbnailService: Sendable {
         _ variant: RenderedVariant, body: HTTPResponse.Body, key: VariantKey, tier: CacheOutcome, now: Timestamp,
         _ conditions: ResponseConditions, _ responder: HTTPResponder
     ) {
-        guard let freshness = variant.freshness else { return render(key, conditions, PendingRequest(), responder) }
-        switch freshness.state(at: now) {
+        guard let state = variant.freshnessState(at: now) else {
+            return render(key, conditions, PendingRequest(), responder)
+        }
+        switch state {
         case .fresh:
             responder.respond(
-                thumbnailResponse(variant, body: body, outcome: tier, age: freshness.age(at: now), conditions))
+                thumbnailResponse(variant, body: body, outcome: tier, age: variant.age(at: now), conditions))
         case .stale:
             revalidator?.revalidate(key, current: variant, waiter: nil)
             responder.respond(
-                thumbnailResponse(variant, body: body, outcome: .stale, age: freshness.age(at: now), conditions))
+                thumbnailResponse(variant, body: body, outcome: .stale, age: variant.age(at: now), conditions))
         case .expired:
             guard let revalidator else { return render(key, conditions, PendingRequest(), responder) }
             revalidator.revalidate(
@@ -212,7 +216,7 @@ final class ThumbnailService: Sendable {
                         responder.respond(
                             thumbnailResponse(
                                 fresh, body: body, outcome: .revalidated,
-                                age: fresh.freshness?.age(at: Timestamp.now()) ?? 0, conditions))
+                                age: fresh.age(at: Timestamp.now()), conditions))
                     default:
                         respond(result.map { $0.0 }, key: key, outcome: .miss, conditions: conditions, responder)
                     }
@@ -263,10 +267,28 @@ final class ThumbnailService: Sendable {
         _ variant: RenderedVariant, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int,
         _ conditions: ResponseConditions
     ) -> HTTPResponse {
-        Self.thumbnailResponse(
-            etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
-            cacheControl: variant.freshness == nil ? "no-store" : cacheControl.withLock { $0 },
-            conditions: conditions)
+        let cacheControl = variant.isStorable ? cacheControl.withLock { $0 } : "no-store"
+        guard conditions.ifNoneMatch == nil else {
+            return Self.thumbnailResponse(
+                etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
+                cacheControl: cacheControl, conditions: conditions)
+        }
+        // The usual answer: the variant's own fields come serialised, only these vary (one array allocation).
+        let headers =
+            conditions.variesOnAccept
+            ? [
+                HTTPField(name: "Cache-Control", value: cacheControl),
+                HTTPField(name: "X-Cache", value: outcome.rawValue),
+                HTTPField(name: "Age", value: String(age)), HTTPField(name: "Vary", value: "Accept"),
+            ]
+            : [
+                HTTPField(name: "Cache-Control", value: cacheControl),
+                HTTPField(name: "X-Cache", value: outcome.rawValue),
+                HTTPField(name: "Age", value: String(age)),
+            ]
+        return HTTPResponse(
+            status: .ok, preparedFields: variant.preparedFields, headers: headers, body: body,
+            accessLogNote: outcome.rawValue)
     }
 
     /// 200 with `body`, or 304 when `If-None-Match` names `etag`. A variant the origin forbade storing is

@@ -183,6 +183,33 @@ import Testing
         #expect(parse(input, chunk: 1).last == .failure(error), "\(name) byte by byte")
     }
 
+    /// Long targets are scanned a word (8 bytes) at a time: a refused byte must be found at every position of a
+    /// word, and in the bytes after the last whole word.
+    @Test func everyRefusedTargetByteIsFoundAtEveryOffset() {
+        let plain = Array("/thumb?url=http%3A%2F%2Forigin.example%2Fphoto.jpg&w=256".utf8)
+        #expect(
+            parse(Array("GET ".utf8) + plain + Array(" HTTP/1.1\r\nHost: a\r\n\r\n".utf8)).results
+                == [.get("/thumb", query: "url=http%3A%2F%2Forigin.example%2Fphoto.jpg&w=256")])
+        let refused: [UInt8] = [0x00, 0x01, 0x09, 0x1F, 0x23, 0x7F, 0x80, 0xC3, 0xFF]
+        for byte in refused {
+            for offset in 1..<plain.count {
+                var target = plain
+                target[offset] = byte
+                let input = Array("GET ".utf8) + target + Array(" HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+                #expect(
+                    parse(input).results.last == .failure(.invalidRequestLine),
+                    "byte \(byte) at offset \(offset)")
+            }
+        }
+        // A space inside the target ends it early: what follows is not a version.
+        for offset in 1..<plain.count {
+            var target = plain
+            target[offset] = 0x20
+            let input = Array("GET ".utf8) + target + Array(" HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+            #expect(parse(input).results.last == .failure(.invalidRequestLine), "space at offset \(offset)")
+        }
+    }
+
     @Test func tlsClientHelloFailsOnTheFirstByte() {
         // A real ClientHello starts 0x16 0x03 0x01; no CRLF ever comes, so failing early matters.
         let hello: [UInt8] =

@@ -107,6 +107,34 @@ struct ServerTests {
         #expect(try client.get("/echo?still-open").text == "still-open")
     }
 
+    @Test func preparedFieldsComeFirstUnderTheSameRules() throws {
+        let prepared = PreparedFields([
+            .init(name: "X-First", value: "1"), .init(name: "X-Evil", value: "a\r\nSet-Cookie: x=1"),
+            .init(name: "Content-Length", value: "999"), .init(name: "X-Second", value: "2"),
+        ])
+        #expect(String(decoding: prepared.bytes, as: UTF8.self) == "X-First: 1\r\nX-Second: 2\r\n")
+        let server = try TestServer(routes: { router, _ in
+            router.add(.get, "/prepared") { _, responder in
+                responder.respond(
+                    HTTPResponse(
+                        status: .ok, preparedFields: prepared, headers: [.init(name: "X-Third", value: "3")],
+                        body: .bytes(Array("ok".utf8))))
+            }
+        })
+        let client = try server.client()
+        // The same prepared fields serve answer after answer on one connection.
+        for _ in 0..<3 {
+            let response = try client.get("/prepared")
+            #expect(response.text == "ok")
+            #expect(response.header("x-first") == "1" && response.header("x-second") == "2")
+            #expect(response.header("x-third") == "3")
+            #expect(response.header("x-evil") == nil && response.header("set-cookie") == nil)
+            #expect(response.header("content-length") == "2")
+            let names = response.headers.map { $0.name.lowercased() }.filter { $0.hasPrefix("x-") }
+            #expect(names == ["x-first", "x-second", "x-third"])
+        }
+    }
+
     @Test func customReasonPhraseCannotSplitTheHead() throws {
         let server = try TestServer(routes: { router, _ in
             router.add(.get, "/odd") { _, responder in
