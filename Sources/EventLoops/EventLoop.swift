@@ -48,6 +48,8 @@ package final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var slots: [Slot] = []
     @exclusivity(unchecked) private var freeSlots: [UInt32] = []
     private var runningTasks: [@Sendable () -> Void] = []
+    /// See ``setEventsHandledHandler(_:)``.
+    private var eventsHandledHandler: (() -> Void)?
     @exclusivity(unchecked) var timers = TimerHeap()
 
     /// The monotonic time read when the loop last woke up. Cheap; use it for timeouts.
@@ -208,6 +210,16 @@ package final class EventLoop: @unchecked Sendable {
         freeSlots.append(registration.index)
     }
 
+    /// Sets what runs once per wake-up after the handlers of the ready sockets, before queued tasks and timers
+    /// (`nil` removes it). The HTTP server sends there, in one burst, what its connections answered during the
+    /// wake-up. One per loop: the server that owns it.
+    package func setEventsHandledHandler(_ handler: (() -> Void)?) {
+        preconditionInLoop()
+        precondition(
+            handler == nil || eventsHandledHandler == nil, "loop \(name) already has an events-handled handler")
+        eventsHandledHandler = handler
+    }
+
     // MARK: Running
 
     /// Runs the loop on the calling thread until ``stop()``. Called by ``EventLoopGroup``.
@@ -238,6 +250,7 @@ package final class EventLoop: @unchecked Sendable {
                     else { continue }
                     handler.handleEvents(IOEvents(rawValue: event.events))
                 }
+                eventsHandledHandler?()
             } else if count < 0 && errno != EINTR {
                 fatalError("epoll_wait failed on \(name): errno \(errno)")
             }

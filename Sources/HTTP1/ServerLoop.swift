@@ -100,6 +100,10 @@ final class ServerLoop: EventLoopSelectable, @unchecked Sendable {
     private var isAcceptPaused = false
     private var isShuttingDown = false
     private(set) var connections: [Connection] = []
+    /// Connections with answers to send at the end of this wake-up (see ``Connection/handleEvents(_:)``).
+    @exclusivity(unchecked) var pendingFlushes: [Connection] = []
+    /// The list being sent, swapped with ``pendingFlushes`` so that neither allocates in steady state.
+    @exclusivity(unchecked) private var flushing: [Connection] = []
     // Touched only on the loop, per response: no dynamic exclusivity check.
     @exclusivity(unchecked) private var dateSecond = -1
     /// `Date: <IMF-fixdate>\r\n`, whole, so that a response copies it in one piece.
@@ -129,7 +133,16 @@ final class ServerLoop: EventLoopSelectable, @unchecked Sendable {
     /// budget wake the loop again).
     func startAccepting() throws(SystemError) {
         loop.preconditionInLoop()
+        loop.setEventsHandledHandler { [weak self] in self?.flushPending() }
         listenRegistration = try loop.register(fd: listenFD, events: .readable, handler: self)
+    }
+
+    /// Sends what the connections answered during this wake-up. Called by the loop after the ready events.
+    func flushPending() {
+        guard !pendingFlushes.isEmpty else { return }
+        swap(&pendingFlushes, &flushing)
+        for connection in flushing { connection.flushPending() }
+        flushing.removeAll(keepingCapacity: true)
     }
 
     func handleEvents(_ events: IOEvents) {
