@@ -244,7 +244,7 @@ final class ThumbnailService: Sendable {
         switch result {
         case .success(let variant):
             // Age counts from the origin's confirmation: a render from a cached original is as old as it.
-            let age = variant.freshness?.age(at: Timestamp.now()) ?? 0
+            let age = variant.age(at: Timestamp.now())
             responder.respond(
                 thumbnailResponse(variant, body: .bytes(variant.bytes), outcome: outcome, age: age, conditions))
         case .failure(let error):
@@ -273,7 +273,8 @@ final class ThumbnailService: Sendable {
                 etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
                 cacheControl: cacheControl, conditions: conditions)
         }
-        // The usual answer: the variant's own fields come serialised, only these vary (one array allocation).
+        // The usual answer: the variant's own fields come serialised, only these vary. Each literal is one
+        // allocation filled in place (appending `Vary` to the shorter one would allocate twice).
         let headers =
             conditions.variesOnAccept
             ? [
