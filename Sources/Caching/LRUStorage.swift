@@ -67,6 +67,9 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
     @usableFromInline var misses = 0
     @usableFromInline var evictions = 0
     @usableFromInline var rejections = 0
+    /// Entries unlinked for any reason (eviction, removal, replacement, trim, clear): what a copy made from
+    /// an entry compares to know that the entry may have gone (``MemoryCache/removalCount``).
+    @usableFromInline var removals = 0
 
     @inlinable init(maxBytes: Int, maxEntries: Int, entryCostLimit: Int) {
         self.maxBytes = maxBytes
@@ -84,6 +87,13 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
         hits += 1
         moveToFront(i)
         return slots[Int(i)].value
+    }
+
+    /// Makes `key` most recently used without counting a hit (a hit counted elsewhere). Whether it was there.
+    @inlinable mutating func touch(_ key: Key) -> Bool {
+        guard let i = index[key] else { return false }
+        moveToFront(i)
+        return true
     }
 
     @inlinable func contains(_ key: Key) -> Bool {
@@ -154,6 +164,7 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
     }
 
     @inlinable mutating func removeAll() {
+        removals += count
         links.removeAll()
         slots.removeAll()
         index.removeAll()
@@ -239,6 +250,7 @@ struct LRUStorage<Key: Hashable, Group: Hashable, Value> {
         }
         totalBytes -= links[n].cost
         count -= 1
+        removals += 1
         // Drop the references now, not when the slot is reused, so memory is released promptly.
         links[n] = Links(next: freeHead)
         slots[n] = Slot()

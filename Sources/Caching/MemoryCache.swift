@@ -25,6 +25,8 @@ public import Synchronization
 public final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Sendable, Value: Sendable>: Sendable {
     // @usableFromInline + @inlinable: the app's module specialises the hot path for its concrete types.
     @usableFromInline let storage: Mutex<LRUStorage<Key, Group, Value>>
+    /// ``LRUStorage/removals`` as of the last operation that removed anything, readable without the lock.
+    @usableFromInline let removals = Atomic<Int>(0)
 
     /// Creates an empty cache.
     /// - Throws: ``ConfigurationError`` when `configuration` is out of range.
@@ -45,6 +47,30 @@ public final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Senda
         storage.withLock { $0.value(forKey: key) }
     }
 
+    /// Makes `key` most recently used without counting a hit: for a copy that served the hits itself
+    /// (the event loops' hot sets) and tells the cache now and then that its entry is still in use.
+    @inlinable
+    public func touch(_ key: Key) {
+        _ = storage.withLock { $0.touch(key) }
+    }
+
+    /// How many entries have left the cache so far, for any reason (eviction, removal, replacement, trim).
+    /// A copy of an entry taken while this count was `n` is still the cached value while it is `n`. Lock-free:
+    /// a plain read of a word written only when something leaves.
+    @inlinable
+    public var removalCount: Int { removals.load(ordering: .acquiring) }
+
+    /// Runs a mutation under the lock and publishes ``removalCount`` if it removed anything.
+    @inlinable
+    func mutate<Result>(_ body: (inout LRUStorage<Key, Group, Value>) -> Result) -> Result {
+        storage.withLock { storage in
+            let before = storage.removals
+            let result = body(&storage)
+            if storage.removals != before { removals.store(storage.removals, ordering: .releasing) }
+            return result
+        }
+    }
+
     /// Whether `key` is cached, without counting or refreshing it.
     @inlinable
     public func contains(_ key: Key) -> Bool {
@@ -62,40 +88,40 @@ public final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Senda
     @discardableResult
     @inlinable
     public func insert(_ value: Value, forKey key: Key, cost: Int, group: Group? = nil) -> Bool {
-        storage.withLock { $0.insert(value, forKey: key, cost: cost, group: group) }
+        mutate { $0.insert(value, forKey: key, cost: cost, group: group) }
     }
 
     /// Removes and returns the value for `key`, if any.
     @discardableResult
     @inlinable
     public func removeValue(forKey key: Key) -> Value? {
-        storage.withLock { $0.removeValue(forKey: key) }
+        mutate { $0.removeValue(forKey: key) }
     }
 
     /// Removes every entry inserted with `group` (every variant of one source). Returns how many.
     @discardableResult
     @inlinable
     public func removeAll(inGroup group: Group) -> Int {
-        storage.withLock { $0.removeAll(inGroup: group) }
+        mutate { $0.removeAll(inGroup: group) }
     }
 
     /// Removes every entry whose key matches. O(n) under the lock: for rare admin use; prefer
     /// ``removeAll(inGroup:)``.
     @discardableResult
     package func removeAll(where shouldRemove: @Sendable (Key) -> Bool) -> Int {
-        storage.withLock { $0.removeAll(where: shouldRemove) }
+        mutate { $0.removeAll(where: shouldRemove) }
     }
 
     /// Removes everything. Counters other than sizes are kept.
     package func removeAll() {
-        storage.withLock { $0.removeAll() }
+        mutate { $0.removeAll() }
     }
 
     /// Evicts least recently used entries until at most `bytes` are cached (memory pressure, admin
     /// trim). The limits are unchanged. Returns how many entries were evicted.
     @discardableResult
     package func trim(toBytes bytes: Int) -> Int {
-        storage.withLock { $0.trim(toBytes: bytes) }
+        mutate { $0.trim(toBytes: bytes) }
     }
 
     /// Applies new limits (config hot reload); shrinking evicts at once, before this returns.
@@ -104,7 +130,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Group: Hashable & Senda
     package func setLimits(maxBytes: Int, maxEntries: Int, entryCostLimit: Int? = nil) throws(ConfigurationError) {
         let configuration = Configuration(maxBytes: maxBytes, maxEntries: maxEntries, entryCostLimit: entryCostLimit)
         try configuration.validate()
-        storage.withLock {
+        mutate {
             $0.setLimits(
                 maxBytes: configuration.maxBytes,
                 maxEntries: configuration.maxEntries,

@@ -71,8 +71,8 @@ package final class Connection: EventLoopSelectable {
         self.fd = fd
         self.owner = owner
         self.loop = owner.loop
-        router = owner.shared.router
-        accessLog = owner.shared.accessLog
+        router = owner.router
+        accessLog = owner.accessLog
         let configuration = owner.shared.configuration
         state = StateMachine(now: owner.loop.now, timeouts: configuration.timeouts)
         parser = RequestParser(limits: configuration.parserLimits)

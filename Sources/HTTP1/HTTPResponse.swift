@@ -107,6 +107,11 @@ package final class PreparedFields: Sendable {
     package init(_ fields: [HTTPField]) {
         bytes = ResponseWriter.serialize(fields)
     }
+
+    /// `prefix`'s lines, then `fields` serialised, in a buffer of its own (not shared with `prefix`).
+    package init(_ prefix: PreparedFields, then fields: [HTTPField]) {
+        bytes = prefix.bytes + ResponseWriter.serialize(fields)
+    }
 }
 
 /// A byte range of an open file, released with the region (after the server has sent it, or when the

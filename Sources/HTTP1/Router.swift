@@ -113,17 +113,44 @@ package struct Router: Sendable {
                 return nil
             }
         }
-        let route: Route
         if let found {
-            route = routes[found]
-        } else if !prefixes.isEmpty, let prefixed = prefixRoute(request) {
-            route = prefixed
-        } else {
-            return .notFound
+            // Read in place: copying the route would retain its handler table and `Allow` text.
+            if let handler = routes[found].handlers[methodIndex] { return .handler(handler) }
+            if methodIndex == 1, let get = routes[found].handlers[0] { return .handler(get) }  // HEAD → GET
+            return .methodNotAllowed(allow: routes[found].allow)
         }
+        guard !prefixes.isEmpty, let route = prefixRoute(request) else { return .notFound }
         if let handler = route.handlers[methodIndex] { return .handler(handler) }
         if methodIndex == 1, let get = route.handlers[0] { return .handler(get) }  // HEAD → GET
         return .methodNotAllowed(allow: route.allow)
+    }
+
+    /// The same routes in storage of its own, each handler wrapped in a closure of its own, for one event
+    /// loop: a request retains its handler (and, copying, the tables), and when every loop shares one
+    /// closure and one table those reference counts bounce between the cores on every request (HOT
+    /// profile, BENCHMARKS.md "Hot set").
+    package func copyForLoop() -> Router {
+        var copy = Router()
+        copy.paths = paths.withUnsafeBufferPointer { Array($0) }
+        copy.pathRanges = pathRanges.withUnsafeBufferPointer { Array($0) }
+        copy.routes = routes.map(Self.copy)
+        for (prefix, route) in prefixes {
+            copy.prefixes.append((prefix.withUnsafeBufferPointer { Array($0) }, Self.copy(route)))
+        }
+        return copy
+    }
+
+    private static func copy(_ route: Route) -> Route {
+        var handlers: [HTTPHandler?] = []
+        for handler in route.handlers {
+            if let shared = handler {
+                let own: HTTPHandler = { request, responder in shared(request, responder) }
+                handlers.append(own)
+            } else {
+                handlers.append(nil)
+            }
+        }
+        return Route(handlers: handlers, allow: String(decoding: Array(route.allow.utf8), as: UTF8.self))
     }
 
     private func prefixRoute(_ request: HTTPRequest) -> Route? {

@@ -95,6 +95,10 @@ final class ServerLoop: EventLoopSelectable, @unchecked Sendable {
     // other threads only call `loop.execute { … }` with it.
     let loop: EventLoop
     let shared: ServerShared
+    /// This loop's copies of the shared router and access-log hook (``Router/copyForLoop()``): every request
+    /// retains a handler and calls the hook, and their reference counts must not be another core's too.
+    let router: Router
+    let accessLog: (@Sendable (AccessLogRecord) -> Void)?
     private var listenFD: Int32
     private var listenRegistration: Registration?
     private var isAcceptPaused = false
@@ -122,6 +126,13 @@ final class ServerLoop: EventLoopSelectable, @unchecked Sendable {
         self.loop = loop
         self.shared = shared
         self.listenFD = listenFD
+        router = shared.router.copyForLoop()
+        if let hook = shared.accessLog {
+            let own: @Sendable (AccessLogRecord) -> Void = { record in hook(record) }
+            accessLog = own
+        } else {
+            accessLog = nil
+        }
     }
 
     deinit {

@@ -114,10 +114,13 @@ final class ActivityRecorder: Sendable {
     }
 
     /// Counts `source` for one request in ``sourceSamplePeriod``. Called on the connection's loop.
-    func noteSource(_ source: SourceURL) {
+    /// `source` is evaluated for sampled requests only: a hot-set hit's source shares its strings with the
+    /// other loops, and copying it would retain them.
+    func noteSource(_ source: @autoclosure () -> SourceURL) {
         // The stripe advances once per response on this thread, which is as good as a request counter here
         // and costs no write.
         guard stripes[stripeIndex()].count.load(ordering: .relaxed) & (sourceSamplePeriod - 1) == 0 else { return }
+        let source = source()
         let now = Self.monotonicSeconds()
         let weight = sourceSamplePeriod
         state.withLock { state in

@@ -19,7 +19,7 @@ extension MetricsEndpoint {
     func writeCaches(to text: inout PrometheusText) {
         var tiers: [Tier] = []
         var disks: [(name: String, statistics: DiskCache.Statistics)] = []
-        if let memory = cache.memory?.statistics {
+        if let memory = cache.memoryStatistics {
             tiers.append(
                 Tier(
                     name: "memory", hits: memory.hits, misses: memory.misses, bytes: memory.currentBytes,
@@ -48,6 +48,8 @@ extension MetricsEndpoint {
         text.family(
             MetricNames.cacheBytes, .gauge, "Bytes held, by tier (encoded bytes; decoded pixels for intermediates).")
         for tier in tiers { text.sample(MetricNames.cacheBytes, [("tier", tier.name)], tier.bytes) }
+        // Copies of memory-tier entries outside its budget (HotSet): bytes only, their hits are memory hits.
+        if let hotSet = cache.hotSet { text.sample(MetricNames.cacheBytes, [("tier", "hot_set")], hotSet.bytes) }
         text.family(MetricNames.cacheMaxBytes, .gauge, "Byte budget in force, by tier.")
         for tier in tiers {
             if let maxBytes = tier.maxBytes { text.sample(MetricNames.cacheMaxBytes, [("tier", tier.name)], maxBytes) }

@@ -84,7 +84,7 @@ final class StatusService: Sendable {
 
     /// Reads every component's statistics now.
     func report() -> StatusReport {
-        let memory = cache.memory?.statistics
+        let memory = cache.memoryStatistics
         let variants = cache.variants?.statistics
         let sources = cache.sources?.statistics
         let fetches = fetcher.counters

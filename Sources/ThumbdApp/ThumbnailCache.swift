@@ -41,12 +41,15 @@ final class ThumbnailCache: Sendable {
         var readerThreads = 2
         /// Lookups waiting for a `disk-io` thread at most.
         var readerQueueCapacity = 4096
+        var hotSet = HotSet.Limits()
     }
 
     let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>?
     /// Raw request (query + `Accept`) → the variant key it parsed to (~1/16 of the memory budget): a repeated
     /// request finds its thumbnail without parsing and normalising again (see ``aliasHit(_:keyGeneration:)``).
     let aliases: MemoryCache<CacheKey, CacheGroup, Alias>
+    /// The event loops' copies of their recent memory hits; `nil` with the memory tier off.
+    let hotSet: HotSet?
     /// With the memory tier off: blobs found on disk, kept open with their metadata (nginx's
     /// `open_file_cache`), so that a repeated disk hit is sent with `sendfile` from the event loop without a
     /// hop, a query or an `open`. Blobs are immutable (a new version gets a new file), so an open descriptor
@@ -76,12 +79,17 @@ final class ThumbnailCache: Sendable {
     /// - Throws: when a cache directory cannot be used or a thread cannot start.
     init(configuration: Configuration, logger: Logger) throws {
         self.logger = logger
-        memory = try configuration.memory.map { try MemoryCache(configuration: $0) }
+        let memory = try configuration.memory.map {
+            try MemoryCache<CacheKey, CacheGroup, RenderedVariant>(configuration: $0)
+        }
+        self.memory = memory
         // About 200 bytes per alias (key text + entry): at most ~1/16 of the memory tier's budget.
         let memoryBytes = configuration.memory?.maxBytes ?? 256 << 20
-        aliases = try MemoryCache(
+        let aliases = try MemoryCache<CacheKey, CacheGroup, Alias>(
             configuration: .init(
                 maxBytes: max(1 << 20, memoryBytes / 16), maxEntries: configuration.memory?.maxEntries ?? 100_000))
+        self.aliases = aliases
+        hotSet = memory.map { HotSet(memory: $0, aliases: aliases, limits: configuration.hotSet) }
         openBlobs =
             configuration.memory == nil && configuration.variantsDisk != nil
             ? try MemoryCache(
@@ -182,6 +190,15 @@ final class ThumbnailCache: Sendable {
     /// Forgets every alias (the signing keys changed: their entries can no longer hit, this frees their memory).
     func forgetAliases() {
         aliases.removeAll()
+        hotSet?.invalidate()
+    }
+
+    /// The memory tier's counters, its hits including those the event loops served from their hot sets.
+    var memoryStatistics: MemoryCache<CacheKey, CacheGroup, RenderedVariant>.Statistics? {
+        guard let memory else { return nil }
+        var statistics = memory.statistics
+        statistics.hits += hotSet?.hits ?? 0
+        return statistics
     }
 
     /// With the memory tier off: the blob of `key` if it is held open (a disk hit with no hop). Counts the hit

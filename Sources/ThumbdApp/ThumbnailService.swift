@@ -27,6 +27,10 @@ final class ThumbnailService: Sendable {
     private let logger: Logger
     /// Counts sampled sources for /status (nil: not counted).
     private let activity: ActivityRecorder?
+    /// `cache.hotSet`, used without reference counting (see ``HotSet``: a hit must not write a reference count
+    /// that the other loops write too; even optional chaining through `cache` retained it). `cache` keeps it
+    /// alive as long as this service.
+    private let hotSet: Unmanaged<HotSet>?
 
     init(
         coordinator: RenderCoordinator, thumbnailer: Thumbnailer, cache: ThumbnailCache?, revalidator: Revalidator?,
@@ -39,6 +43,7 @@ final class ThumbnailService: Sendable {
         verifier.onUpdate { [cache] in cache?.forgetAliases() }
         self.thumbnailer = thumbnailer
         self.cache = cache
+        hotSet = cache?.hotSet.map { Unmanaged.passUnretained($0) }
         self.revalidator = revalidator
         cacheControl = Mutex(Self.cacheControlValue(clientMaxAge))
         self.logger = logger
@@ -48,6 +53,7 @@ final class ThumbnailService: Sendable {
     func update(clientMaxAge: Duration) {
         let value = Self.cacheControlValue(clientMaxAge)
         cacheControl.withLock { $0 = value }
+        cache?.hotSet?.invalidate()  // their copies carry the old value
     }
 
     private static func cacheControlValue(_ clientMaxAge: Duration) -> String {
@@ -64,22 +70,53 @@ final class ThumbnailService: Sendable {
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let rawQuery = request.query ?? ""
         let accept = Self.listValue(request.headers.values(for: "accept"))
-        let alias = cache.map { _ in ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept) }
+        // (`cache.map` would retain the cache, shared by the loops.)
+        let alias = cache == nil ? nil : ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept)
+        // The hot path: a fresh memory hit this loop copied before answers from the copy, touching nothing
+        // that another loop writes (HotSet).
+        let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
+        let keyGeneration = verifier.keyGeneration
+        var now = Timestamp.now()
+        let isConditional = !request.headers.values(for: "if-none-match").isEmpty
+        if let hotTable, let alias, !isConditional, let entry = hotTable.entry(alias, keyGeneration: keyGeneration),
+            entry.isFresh(at: now)
+        {
+            hotTable.countHit()
+            hotSet?._withUnsafeGuaranteedRef { $0.touchIfDue(entry, alias: alias, now: now) }
+            activity?.noteSource(entry.key.source)
+            responder.respond(entry.response(at: now))
+            return
+        }
         // The hit path: a request seen before (and verified under the current signing keys), whose thumbnail is
         // in memory (or, memory tier off, held open), skips parsing and verifying.
         var sourceNoted = false
-        if let cache, let alias, let key = cache.aliasHit(alias, keyGeneration: verifier.keyGeneration) {
+        if let cache, let alias, let key = cache.aliasHit(alias, keyGeneration: keyGeneration) {
             activity?.noteSource(key.source)
             sourceNoted = true
-            if serveFromLoop(key, cache, Self.conditions(request, key), now: Timestamp.now(), responder) { return }
+            let conditions = Self.conditions(request, key)
+            if let variant = cache.memoryHit(key) {
+                if let hotTable, !isConditional, let freshness = variant.freshness, freshness.state(at: now) == .fresh {
+                    hotTable.insert(
+                        alias, key: key, keyGeneration: keyGeneration, variant: variant, freshness: freshness,
+                        cacheControl: cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
+                        now: now)
+                }
+                serveCached(
+                    variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: now, conditions, responder)
+                return
+            }
+            if let file = cache.openBlobHit(key) {
+                serveFile(file, key: key, now: now, conditions, responder)
+                return
+            }
         }
         // Decoded once; the signature is checked before the parameters are validated (an unsigned request learns
         // nothing about them) and before any cache is looked at.
         let thumbnailRequest: ThumbnailRequest
-        let keyGeneration: UInt64
+        let verifiedGeneration: UInt64
         do {
             let parameters = try QueryParameters(parsing: rawQuery)
-            keyGeneration = try verifier.verify(parameters)
+            verifiedGeneration = try verifier.verify(parameters)
             thumbnailRequest = try ThumbnailRequest(parameters: parameters, accept: accept)
         } catch {
             var response = ErrorResponse(error).response
@@ -90,9 +127,9 @@ final class ThumbnailService: Sendable {
         let key = VariantKey(source: thumbnailRequest.source, spec: thumbnailer.normalized(thumbnailRequest.spec))
         if !sourceNoted { activity?.noteSource(key.source) }
         let conditions = Self.conditions(request, key)
-        let now = Timestamp.now()
+        now = Timestamp.now()
         if let cache, let alias {
-            cache.rememberAlias(alias, key, keyGeneration: keyGeneration)
+            cache.rememberAlias(alias, key, keyGeneration: verifiedGeneration)
             if serveFromLoop(key, cache, conditions, now: now, responder) { return }
             if let notFound = cache.notFoundHit(key.source, now: now) {
                 var response = ErrorResponse(FetchError.originNotFound(status: 404)).response

@@ -29,6 +29,52 @@ struct MemoryCacheTests {
         #expect(stats.currentEntries == 1)
     }
 
+    @Test func theRemovalCountMovesWithEveryWayAnEntryLeavesAndOnlyThen() throws {
+        // Given a cache of two entries
+        let cache = try makeCache(maxBytes: 10, entryCostLimit: 10)
+        cache.insert([1], forKey: "a", cost: 4)
+        cache.insert([2], forKey: "b", cost: 4, group: "g")
+        #expect(cache.removalCount == 0)
+
+        // When entries are looked up, touched, or a new key fits: nothing left, and the count stays
+        _ = cache.value(forKey: "a")
+        cache.touch("b")
+        cache.touch("missing")
+        #expect(cache.removalCount == 0)
+
+        // Then each way of leaving moves it: eviction, replacement, removal, group purge, trim, clear
+        func expectMoves(_ way: String, _ leave: () -> Void) {
+            let before = cache.removalCount
+            leave()
+            #expect(cache.removalCount > before, "\(way)")
+        }
+        expectMoves("eviction") { cache.insert([3], forKey: "c", cost: 4) }  // 12 > 10: the LRU entry goes
+        expectMoves("replacement") { cache.insert([4], forKey: "c", cost: 4) }
+        expectMoves("removal") { cache.removeValue(forKey: "c") }
+        cache.insert([5], forKey: "d", cost: 1, group: "g")
+        expectMoves("group purge") { cache.removeAll(inGroup: "g") }
+        cache.insert([6], forKey: "e", cost: 1)
+        expectMoves("trim") { cache.trim(toBytes: 0) }
+        cache.insert([7], forKey: "f", cost: 1)
+        expectMoves("clear") { cache.removeAll() }
+        #expect(cache.statistics.currentEntries == 0)
+    }
+
+    @Test func touchRefreshesRecencyWithoutCountingAHit() throws {
+        // Given "a" then "b", "a" the least recently used
+        let cache = try makeCache(maxBytes: 8, entryCostLimit: 8)
+        cache.insert([1], forKey: "a", cost: 4)
+        cache.insert([2], forKey: "b", cost: 4)
+
+        // When "a" is touched and a third entry needs room
+        cache.touch("a")
+        cache.insert([3], forKey: "c", cost: 4)
+
+        // Then "b" went, "a" stayed, and no hit was counted
+        #expect(cache.keysByRecency() == ["c", "a"])
+        #expect(cache.statistics.hits == 0)
+    }
+
     @Test func replacingAKeyReplacesItsCost() throws {
         let cache = try makeCache()
         cache.insert([1], forKey: "a", cost: 40)

@@ -48,7 +48,8 @@ import Testing
 
         // When one URL is asked 50 times, among 200 others asked once each
         for index in 0..<200 {
-            recorder.noteSource(try SourceURL("http://other\(index % 3).example/\(index).jpg"))
+            let other = try SourceURL("http://other\(index % 3).example/\(index).jpg")
+            recorder.noteSource(other)
             if index % 4 == 0 { recorder.noteSource(hot) }
         }
 

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import Glibc
+import HTTP1
+import Synchronization
+
+/// Each event loop's copies of the memory hits it served last, so that a repeated hit touches no memory that
+/// another loop writes.
+///
+/// Why: a memory hit through the shared tier takes two locks (alias and variant LRUs), moves two entries to the
+/// front and retains the variant, its bytes and its fields. Two loops serving the same hot thumbnails then
+/// bounce those cache lines between the cores on every request: most of what `swift_retain` cost in a HOT
+/// profile (BENCHMARKS.md, "Hot set"). A table belongs to one thread and holds that thread's own copies of
+/// what the answer sends (head fields, body), so a hit from it retains only objects no other core touches.
+///
+/// Correctness rests on two counters read without a lock (a load of a word nobody writes while nothing
+/// changes): the memory tier's ``MemoryCache/removalCount`` (every eviction, removal, replacement, trim,
+/// purge) and ``generation`` (signing keys, `Cache-Control` or the tier's limits changed). A table that sees
+/// either move empties itself before answering, so it never sends an entry the memory tier no longer holds
+/// as it was copied. Only fresh, storable variants without a conditional request are served from it; the
+/// rest takes the shared path. Recency and counting stay exact enough: a table entry tells the memory LRU
+/// it is in use at most once a second per loop, and its hits are counted per table (``hits``), summed into
+/// the memory tier's hits for /metrics and /status.
+///
+/// Memory: per loop thread at most ``Limits/maxEntries`` entries and ``Limits/maxBytes`` bytes of copies
+/// (an entry above 1/8 of that is not copied); a full table is emptied and refilled. The copies come on top
+/// of the memory tier's budget: with the defaults, at most 4 MiB per loop (docs/architecture.md).
+final class HotSet: Sendable {
+    /// How much one thread's table may hold.
+    struct Limits: Sendable {
+        var maxEntries = 256
+        var maxBytes = 4 << 20
+    }
+
+    let limits: Limits
+    private let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>
+    private let aliases: MemoryCache<CacheKey, CacheGroup, ThumbnailCache.Alias>
+    /// Bumped when something other than a memory removal makes the copies wrong: a new `Cache-Control`,
+    /// forgotten aliases (new signing keys).
+    private let generation = Atomic<UInt64>(0)
+    /// Every table made, so that their hits can be summed. Tables stay until the set goes (one per thread
+    /// that served a memory hit: the event loops).
+    private let tables = Mutex<[HotSetTable]>([])
+    /// Where each thread finds its table (a pointer to it; ``tables`` keeps it alive).
+    private let key: pthread_key_t
+
+    init(
+        memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>,
+        aliases: MemoryCache<CacheKey, CacheGroup, ThumbnailCache.Alias>, limits: Limits = Limits()
+    ) {
+        self.memory = memory
+        self.aliases = aliases
+        self.limits = limits
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed: \(result)")
+        self.key = key
+    }
+
+    deinit {
+        pthread_key_delete(key)
+    }
+
+    /// The calling thread's table, emptied first if the memory tier removed anything or ``invalidate()`` ran
+    /// since the thread last looked. Only the calling thread may use it.
+    @inline(__always)
+    func table() -> HotSetTable {
+        let table: HotSetTable
+        if let stored = pthread_getspecific(key) {
+            table = Unmanaged<HotSetTable>.fromOpaque(stored).takeUnretainedValue()
+        } else {
+            table = makeTable()
+        }
+        let removals = memory.removalCount
+        let generation = generation.load(ordering: .acquiring)
+        if table.removals != removals || table.generation != generation {
+            table.empty(removals: removals, generation: generation)
+        }
+        return table
+    }
+
+    @inline(never)
+    private func makeTable() -> HotSetTable {
+        let table = HotSetTable(limits: limits)
+        tables.withLock { $0.append(table) }
+        pthread_setspecific(key, Unmanaged.passUnretained(table).toOpaque())
+        return table
+    }
+
+    /// Makes every table empty itself at its next use (the answers they hold changed).
+    func invalidate() {
+        generation.add(1, ordering: .releasing)
+    }
+
+    /// Hits served from the tables so far.
+    var hits: Int {
+        tables.withLock { $0.reduce(0) { $0 + $1.hits.load(ordering: .relaxed) } }
+    }
+
+    /// Bytes of copies the tables hold now (an estimate read from other threads, for /status and tests).
+    var bytes: Int {
+        tables.withLock { $0.reduce(0) { $0 + $1.publishedBytes.load(ordering: .relaxed) } }
+    }
+
+    /// Tells the memory tier that `entry` is still in use, at most once a second per table entry (each hit
+    /// would put the shared LRU's lock back on the hit path).
+    @inline(__always)
+    func touchIfDue(_ entry: HotSetTable.Entry, alias: CacheKey, now: Timestamp) {
+        guard now.millisecondsSinceEpoch - entry.lastTouched >= 1000 else { return }
+        entry.lastTouched = now.millisecondsSinceEpoch
+        memory.touch(entry.key.cacheKey)
+        aliases.touch(alias)
+    }
+}
+
+/// One thread's hot set (see ``HotSet``). Not thread-safe: only its thread uses it, apart from the two
+/// counters other threads read.
+final class HotSetTable: @unchecked Sendable {
+    /// A copy of one memory hit's answer.
+    final class Entry {
+        /// The variant's key, to touch the memory LRU and to note the source.
+        let key: VariantKey
+        /// Signing keys under which the request was verified.
+        let keyGeneration: UInt64
+        /// `Content-Type`, `ETag`, `Cache-Control`, `X-Cache: HIT-MEMORY`, serialised: this thread's copy.
+        let fields: PreparedFields
+        /// The thumbnail: this thread's copy.
+        let body: [UInt8]
+        /// Whether the answer carries `Vary: Accept`.
+        let variesOnAccept: Bool
+        /// When the origin last confirmed the content (`Age` counts from it).
+        let validatedAt: Timestamp
+        /// When the variant stops being fresh; `nil` for never.
+        let expiresAt: Timestamp?
+        /// When the memory tier was last told this entry is in use (milliseconds since the epoch).
+        var lastTouched: Int64
+
+        init(
+            key: VariantKey, keyGeneration: UInt64, fields: PreparedFields, body: [UInt8], variesOnAccept: Bool,
+            validatedAt: Timestamp, expiresAt: Timestamp?, lastTouched: Int64
+        ) {
+            self.key = key
+            self.keyGeneration = keyGeneration
+            self.fields = fields
+            self.body = body
+            self.variesOnAccept = variesOnAccept
+            self.validatedAt = validatedAt
+            self.expiresAt = expiresAt
+            self.lastTouched = lastTouched
+        }
+
+        /// Whether it may be served as it is at `now` (a stale one goes the shared way, which revalidates).
+        @inline(__always)
+        func isFresh(at now: Timestamp) -> Bool {
+            guard let expiresAt else { return true }
+            return now < expiresAt
+        }
+
+        /// The answer at `now`.
+        @inline(__always)
+        func response(at now: Timestamp) -> HTTPResponse {
+            let age = max(0, Int((now.millisecondsSinceEpoch - validatedAt.millisecondsSinceEpoch) / 1000))
+            let headers =
+                variesOnAccept
+                ? [HTTPField(name: "Age", value: String(age)), HTTPField(name: "Vary", value: "Accept")]
+                : [HTTPField(name: "Age", value: String(age))]
+            return HTTPResponse(
+                status: .ok, preparedFields: fields, headers: headers, body: .bytes(body),
+                accessLogNote: CacheOutcome.hitMemory.rawValue)
+        }
+    }
+
+    private let limits: HotSet.Limits
+    /// Keyed by the request's alias (raw query and `Accept`, ``ThumbnailCache/aliasKey(rawQuery:accept:)``).
+    private(set) var entries: [CacheKey: Entry] = [:]
+    private var bytes = 0
+    /// ``MemoryCache/removalCount`` and ``HotSet`` generation the entries were copied under.
+    private(set) var removals = -1
+    private(set) var generation: UInt64 = .max
+    /// Hits served from this table (written by its thread only).
+    let hits = Atomic<Int>(0)
+    /// ``bytes`` for other threads.
+    let publishedBytes = Atomic<Int>(0)
+
+    init(limits: HotSet.Limits) {
+        self.limits = limits
+    }
+
+    /// The entry for `alias` if it was copied under the signing keys of `keyGeneration`.
+    @inline(__always)
+    func entry(_ alias: CacheKey, keyGeneration: UInt64) -> Entry? {
+        guard let entry = entries[alias], entry.keyGeneration == keyGeneration else { return nil }
+        return entry
+    }
+
+    /// Counts a hit served from this table. Only this thread writes the counter: no atomic add needed.
+    @inline(__always)
+    func countHit() {
+        hits.store(hits.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// Copies the answer of `variant` (a fresh memory hit for `alias`, looked up after ``HotSet/table()``
+    /// returned this table) into the table. If the memory tier removed anything since, the table's counters
+    /// are behind and its next ``HotSet/table()`` empties it. Skipped when the copy is too big; a full table is
+    /// emptied first.
+    func insert(
+        _ alias: CacheKey, key: VariantKey, keyGeneration: UInt64, variant: RenderedVariant,
+        freshness: DiskCache.Freshness, cacheControl: String, variesOnAccept: Bool, now: Timestamp
+    ) {
+        let size = variant.bytes.count + variant.preparedFields.bytes.count + 128
+        guard size <= limits.maxBytes / 8 else { return }
+        if entries.count >= limits.maxEntries || bytes + size > limits.maxBytes {
+            entries.removeAll()
+            bytes = 0
+        }
+        let fields = PreparedFields(
+            variant.preparedFields,
+            then: [
+                HTTPField(name: "Cache-Control", value: cacheControl),
+                HTTPField(name: "X-Cache", value: CacheOutcome.hitMemory.rawValue),
+            ])
+        let entry = Entry(
+            key: key, keyGeneration: keyGeneration, fields: fields,
+            body: Self.copy(variant.bytes), variesOnAccept: variesOnAccept, validatedAt: freshness.validatedAt,
+            expiresAt: freshness.expiresAt, lastTouched: now.millisecondsSinceEpoch)
+        if let previous = entries.updateValue(entry, forKey: alias) {
+            bytes -= previous.body.count + previous.fields.bytes.count + 128
+        }
+        bytes += size
+        publishedBytes.store(bytes, ordering: .relaxed)
+    }
+
+    /// Drops every entry and notes the counters the next copies are made under.
+    func empty(removals: Int, generation: UInt64) {
+        entries.removeAll()
+        bytes = 0
+        publishedBytes.store(0, ordering: .relaxed)
+        self.removals = removals
+        self.generation = generation
+    }
+
+    /// A copy in a new buffer (`Array(bytes)` would share the buffer, and its reference count, with the other
+    /// loops).
+    private static func copy(_ bytes: [UInt8]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            _ = buffer.initialize(from: bytes)
+            count = bytes.count
+        }
+    }
+}
