@@ -3,12 +3,24 @@
     import Glibc
 #endif
 
+/// An instant that can move by whole nanoseconds without going through `Duration`, whose `components`
+/// cost a 128-bit division (~100 instructions): for deadlines recomputed on every request (a connection's
+/// state machine). The default goes through `advanced(by:)`.
+package protocol NanosecondInstant: InstantProtocol where Duration == Swift.Duration {
+    /// The instant `nanoseconds` later (earlier when negative).
+    func advanced(byNanoseconds nanoseconds: Int64) -> Self
+}
+
+extension NanosecondInstant {
+    package func advanced(byNanoseconds nanoseconds: Int64) -> Self { advanced(by: .nanoseconds(nanoseconds)) }
+}
+
 /// A point on the monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds.
 ///
 /// Event loops read the clock once per wake-up and hand the same value to everything they run
 /// in that iteration (``EventLoop/now``), so timeouts cost no extra system call. State machines
 /// are generic over `InstantProtocol`, which lets tests drive them with a manual clock.
-package struct LoopInstant: InstantProtocol, Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct LoopInstant: NanosecondInstant, Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Nanoseconds since an unspecified origin (boot, on Linux).
     package var nanoseconds: UInt64
 
@@ -26,7 +38,11 @@ package struct LoopInstant: InstantProtocol, Sendable, Hashable, Comparable, Cus
 
     /// The instant `duration` later (earlier when negative), saturating at the clock's range.
     package func advanced(by duration: Duration) -> LoopInstant {
-        let delta = duration.nanoseconds
+        advanced(byNanoseconds: duration.nanoseconds)
+    }
+
+    /// The instant `delta` nanoseconds later (earlier when negative), saturating at the clock's range.
+    package func advanced(byNanoseconds delta: Int64) -> LoopInstant {
         if delta >= 0 {
             let (sum, overflow) = nanoseconds.addingReportingOverflow(UInt64(delta))
             return LoopInstant(nanoseconds: overflow ? .max : sum)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
+package import EventLoops
 
 extension Connection {
     /// The life of one connection as a value type: what is being read, how many requests await an
     /// answer, whether output is stalled, and when to close. The owner (``Connection``) performs
     /// the I/O and asks for the ``Action``. Generic over the instant type so that tests drive it
     /// with a manual clock (Hummingbird's `HTTPConnectionStateHandler`).
-    package struct StateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    package struct StateMachine<Instant: NanosecondInstant>: Sendable {
         /// The three connection timeouts.
         package struct Timeouts: Sendable, Hashable {
             /// From the first byte of a request (or from accept) to its complete head, and the most
@@ -57,6 +58,8 @@ extension Connection {
 
         /// The timeouts in force.
         package let timeouts: Timeouts
+        /// `timeouts` in nanoseconds, converted once: ``deadline`` is asked after every request.
+        private let limits: (headerRead: Int64, idle: Int64, writeStall: Int64)
         /// What is being read.
         package private(set) var reading: Reading
         /// Requests handed to handlers and not yet answered.
@@ -75,6 +78,7 @@ extension Connection {
         /// A fresh connection accepted at `now`.
         package init(now: Instant, timeouts: Timeouts) {
             self.timeouts = timeouts
+            limits = (timeouts.headerRead.nanoseconds, timeouts.idle.nanoseconds, timeouts.writeStall.nanoseconds)
             reading = .awaitingRequest(since: now, isFirst: true)
         }
 
@@ -181,16 +185,16 @@ extension Connection {
         package var deadline: Instant? {
             guard !isClosed else { return nil }
             var earliest: Instant?
-            if let blocked = writeBlockedSince { earliest = blocked.advanced(by: timeouts.writeStall) }
+            if let blocked = writeBlockedSince { earliest = blocked.advanced(byNanoseconds: limits.writeStall) }
             let readDeadline: Instant?
             switch reading {
             case .awaitingRequest(let since, let isFirst):
                 // Idle only counts while nothing is owed; a slow handler is not an idle client.
                 readDeadline =
                     unanswered == 0 && !hasPendingOutput
-                    ? since.advanced(by: isFirst ? timeouts.headerRead : timeouts.idle) : nil
-            case .receivingHead(let since): readDeadline = since.advanced(by: timeouts.headerRead)
-            case .receivingBody(let last): readDeadline = last.advanced(by: timeouts.headerRead)
+                    ? since.advanced(byNanoseconds: isFirst ? limits.headerRead : limits.idle) : nil
+            case .receivingHead(let since): readDeadline = since.advanced(byNanoseconds: limits.headerRead)
+            case .receivingBody(let last): readDeadline = last.advanced(byNanoseconds: limits.headerRead)
             case .stopped: readDeadline = nil
             }
             if let readDeadline, earliest.map({ readDeadline < $0 }) ?? true { earliest = readDeadline }
@@ -200,24 +204,24 @@ extension Connection {
         /// A timer fired at `now`: decides whether a timeout has expired.
         package mutating func timerFired(now: Instant) -> Action {
             guard !isClosed else { return .none }
-            if let blocked = writeBlockedSince, blocked.advanced(by: timeouts.writeStall) <= now {
+            if let blocked = writeBlockedSince, blocked.advanced(byNanoseconds: limits.writeStall) <= now {
                 reading = .stopped
                 return .abort
             }
             switch reading {
             case .awaitingRequest(let since, let isFirst):
-                let limit = isFirst ? timeouts.headerRead : timeouts.idle
-                if unanswered == 0 && !hasPendingOutput && since.advanced(by: limit) <= now {
+                let limit = isFirst ? limits.headerRead : limits.idle
+                if unanswered == 0 && !hasPendingOutput && since.advanced(byNanoseconds: limit) <= now {
                     reading = .stopped
                     return .close
                 }
             case .receivingHead(let since):
-                if since.advanced(by: timeouts.headerRead) <= now {
+                if since.advanced(byNanoseconds: limits.headerRead) <= now {
                     reading = .stopped
                     return .respondAndClose(.requestTimeout)
                 }
             case .receivingBody(let last):
-                if last.advanced(by: timeouts.headerRead) <= now {
+                if last.advanced(byNanoseconds: limits.headerRead) <= now {
                     reading = .stopped
                     return .respondAndClose(.requestTimeout)
                 }

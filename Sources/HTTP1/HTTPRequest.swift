@@ -67,6 +67,54 @@ package struct HTTPRequest: Sendable {
 
     /// The header fields, with case-insensitive lookup.
     package var headers: HTTPRequestHeaders { HTTPRequestHeaders(request: self) }
+
+    /// Every value of the fields named `name` (ASCII case-insensitive), joined with `", "` as a list-valued
+    /// field sent on several lines reads (RFC 9110 §5.3); `nil` when there is none. For the hit path: it reads
+    /// the stored bytes in place, where ``headers`` copies the request and makes an array.
+    package func listValue(of name: StaticString) -> String? {
+        storage.withUnsafeBytes { raw -> String? in
+            var joined: String?
+            for i in 0..<fieldCount {
+                let (nameStart, nameEnd, valueStart, valueEnd) = Self.fieldOffsets(raw, headLength, i)
+                guard Self.nameMatches(raw, nameStart, nameEnd, name) else { continue }
+                let value = String(decoding: raw[valueStart..<valueEnd], as: UTF8.self)
+                joined = joined.map { $0 + ", " + value } ?? value
+            }
+            return joined
+        }
+    }
+
+    /// Whether a field named `name` (ASCII case-insensitive) was sent.
+    package func hasField(_ name: StaticString) -> Bool {
+        storage.withUnsafeBytes { raw in
+            for i in 0..<fieldCount {
+                let (nameStart, nameEnd, _, _) = Self.fieldOffsets(raw, headLength, i)
+                if Self.nameMatches(raw, nameStart, nameEnd, name) { return true }
+            }
+            return false
+        }
+    }
+
+    /// Name and value ranges of field `i` in the table after the head (four `UInt16`s per field).
+    @inline(__always)
+    static func fieldOffsets(_ raw: UnsafeRawBufferPointer, _ headLength: Int, _ i: Int) -> (Int, Int, Int, Int) {
+        let base = headLength + i * 8
+        return (
+            Int(raw.loadUnaligned(fromByteOffset: base, as: UInt16.self)),
+            Int(raw.loadUnaligned(fromByteOffset: base + 2, as: UInt16.self)),
+            Int(raw.loadUnaligned(fromByteOffset: base + 4, as: UInt16.self)),
+            Int(raw.loadUnaligned(fromByteOffset: base + 6, as: UInt16.self))
+        )
+    }
+
+    /// Whether the bytes `start..<end` spell `name`, ignoring ASCII case (`name` is lower case).
+    @inline(__always)
+    static func nameMatches(_ raw: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ name: StaticString) -> Bool {
+        guard end - start == name.utf8CodeUnitCount else { return false }
+        let wanted = name.utf8Start
+        for j in 0..<name.utf8CodeUnitCount where asciiLower(raw[start + j]) != wanted[j] { return false }
+        return true
+    }
 }
 
 /// The header fields of an ``HTTPRequest``, in arrival order, looked up case-insensitively.

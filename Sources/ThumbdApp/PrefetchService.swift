@@ -121,7 +121,7 @@ final class PrefetchService: Sendable {
             return responder.respond(.error(.badRequest, message: "items must hold 1...\(limits.maxItems) entries"))
         }
         // Items without `format` negotiate it from this request's Accept, as /thumb does.
-        let accept = ThumbnailService.listValue(request.headers.values(for: "accept"))
+        let accept = request.listValue(of: "accept")
         var keys: [VariantKey] = []
         keys.reserveCapacity(body.items.count)
         for (index, item) in body.items.enumerated() {

@@ -69,7 +69,9 @@ final class ThumbnailService: Sendable {
     /// The route handler for `/thumb`, on an event loop.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let rawQuery = request.query ?? ""
-        let accept = Self.listValue(request.headers.values(for: "accept"))
+        // A list-valued field sent on several lines means the lines joined with commas (RFC 9110 §5.3):
+        // reading only the first would miss `image/webp` on a second Accept line.
+        let accept = request.listValue(of: "accept")
         // (`cache.map` would retain the cache, shared by the loops.)
         let alias = cache == nil ? nil : ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept)
         // The hot path: a fresh memory hit this loop copied before answers from the copy, touching nothing
@@ -77,7 +79,7 @@ final class ThumbnailService: Sendable {
         let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
         let keyGeneration = verifier.keyGeneration
         var now = Timestamp.now()
-        let isConditional = !request.headers.values(for: "if-none-match").isEmpty
+        let isConditional = request.hasField("if-none-match")
         if let hotTable, let alias, !isConditional, let entry = hotTable.entry(alias, keyGeneration: keyGeneration),
             entry.isFresh(at: now)
         {
@@ -180,14 +182,8 @@ final class ThumbnailService: Sendable {
     /// is negotiated).
     private static func conditions(_ request: HTTPRequest, _ key: VariantKey) -> ResponseConditions {
         ResponseConditions(
-            ifNoneMatch: listValue(request.headers.values(for: "if-none-match")), variesOnAccept: key.spec.format.isAuto
+            ifNoneMatch: request.listValue(of: "if-none-match"), variesOnAccept: key.spec.format.isAuto
         )
-    }
-
-    /// A list-valued header (Accept, If-None-Match) sent on several lines means the lines joined with commas
-    /// (RFC 9110 §5.3): reading only the first would miss `image/webp` on a second Accept line.
-    static func listValue(_ lines: [String]) -> String? {
-        lines.isEmpty ? nil : lines.joined(separator: ", ")
     }
 
     // MARK: - Paths

@@ -1,10 +1,11 @@
+import EventLoops
 import Testing
 
 // SPDX-License-Identifier: Apache-2.0
 @testable import HTTP1
 
 /// A manual clock for the state machine: time moves only when the test says so.
-struct ManualInstant: InstantProtocol {
+struct ManualInstant: NanosecondInstant {
     var offset: Duration
     func advanced(by duration: Duration) -> ManualInstant { ManualInstant(offset: offset + duration) }
     func duration(to other: ManualInstant) -> Duration { other.offset - offset }
