@@ -73,13 +73,14 @@ package final class EventLoop: @unchecked Sendable {
     /// loop) wait for a CPU: on 2 shared cores the HOT benchmark's p99 was 7.9 ms, twice nginx's. Giving way
     /// now and then, as a blocking `epoll_wait` would, brought it to 1–3 ms (nginx static 3.5 ms). Yielding
     /// after every busy iteration cost 5–10 % of the requests/s; after every second one, 2–4 %; batches of 16
-    /// or more events as the trigger left the 8 ms tail (BENCHMARKS.md). Since a hit costs fewer instructions,
-    /// every third busy iteration keeps p99 at 1.5–1.9 ms (nginx 3.8–4.4) for ~3 % more requests/s than every
-    /// second. A yield with nothing else runnable returns at once, and an idle or lightly loaded loop (small
-    /// batches) never yields.
+    /// or more events as the trigger left the 8 ms tail (BENCHMARKS.md). Which frequency is best moves with the
+    /// cost of a hit: every third won while the write burst was new; with the hot set (a cheaper hit, so more
+    /// busy iterations per second) every third let p99 climb to 3.4–5.1 ms in half the rounds, while every second
+    /// kept it at 1–2 ms in most, for the same requests/s (12 alternating rounds each). A yield with nothing else
+    /// runnable returns at once, and an idle or lightly loaded loop (small batches) never yields.
     private static let yieldAfterEvents: Int32 = 4
     /// See ``yieldAfterEvents``.
-    private static let yieldEveryBusyIterations = 3
+    private static let yieldEveryBusyIterations = 2
 
     /// Creates a loop (epoll set and eventfd). It does nothing until ``run()`` is called on a thread.
     /// - Throws: ``SystemError`` if the kernel objects cannot be created.
