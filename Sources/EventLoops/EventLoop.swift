@@ -75,8 +75,8 @@ package final class EventLoop: @unchecked Sendable {
     /// after every busy iteration cost 5–10 % of the requests/s; after every second one, 2–4 %; batches of 16
     /// or more events as the trigger left the 8 ms tail (BENCHMARKS.md). Which frequency is best moves with the
     /// cost of a hit: every third won while the write burst was new; with the hot set (a cheaper hit, so more
-    /// busy iterations per second) every third let p99 climb to 3.4–5.1 ms in half the rounds, while every second
-    /// kept it at 1–2 ms in most, for the same requests/s (12 alternating rounds each). A yield with nothing else
+    /// busy iterations per second) every third let p99 climb to 3.4–5.1 ms in 4 of 12 rounds, every second in 2,
+    /// median 1.5 against 1.9 ms, for the same requests/s (alternating rounds). A yield with nothing else
     /// runnable returns at once, and an idle or lightly loaded loop (small batches) never yields.
     private static let yieldAfterEvents: Int32 = 4
     /// See ``yieldAfterEvents``.
