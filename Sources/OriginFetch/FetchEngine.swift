@@ -221,6 +221,11 @@ final class FetchEngine: @unchecked Sendable {
             if waiter.priority == .interactive { promote(transfer) }
             return
         }
+        if let reused = waiter.reuse?() {
+            pendingCounters.coalescedJoins += 1
+            waiter.deliver(.success(.modified(reused)))
+            return
+        }
         nextTransferID += 1
         let transfer = Transfer(
             id: nextTransferID, key: key, source: source, priority: waiter.priority, configuration: configuration)

@@ -7,7 +7,8 @@ extension OriginFetcher {
         package var transfersStarted = 0
         /// Transfers that ended with a body or a 304.
         package var transfersSucceeded = 0
-        /// Fetches that joined a transfer already in flight instead of starting one.
+        /// Fetches that joined a transfer already in flight instead of starting one, or took the source that
+        /// one had just delivered (the `reuse` of ``OriginFetcher/fetch(_:reuse:completion:)``).
         package var coalescedJoins = 0
         /// Waiters removed by ``OriginFetcher/cancel(_:)``.
         package var waitersCancelled = 0

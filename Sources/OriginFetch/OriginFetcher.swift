@@ -85,15 +85,21 @@ package final class OriginFetcher: Sendable {
     ///
     /// - Parameters:
     ///   - request: the URL and its priority.
+    ///   - reuse: asked on the fetch thread when no transfer for the URL is in flight, just before a new one
+    ///     would start; a source it returns is delivered instead, without a transfer. A cache that stores
+    ///     what a completion delivers closes the window of coalescing with it: a transfer is retired and its
+    ///     completions run on the fetch thread before the next command is read, so a request that arrives
+    ///     after the transfer ended finds the source stored.
     ///   - completion: called exactly once on the fetch thread, unless ``cancel(_:)`` returns
     ///     true for the returned ticket (then it is never called). After ``shutdown()``, it is
     ///     called at once on the caller's thread with ``FetchError/cancelled``.
     /// - Returns: the ticket to cancel this waiter with.
     @discardableResult
     package func fetch(
-        _ request: FetchRequest, completion: @escaping @Sendable (Result<FetchedSource, FetchError>) -> Void
+        _ request: FetchRequest, reuse: (@Sendable () -> FetchedSource?)? = nil,
+        completion: @escaping @Sendable (Result<FetchedSource, FetchError>) -> Void
     ) -> FetchTicket {
-        submit(request, validators: nil, completion: .fetch(completion))
+        submit(request, validators: nil, reuse: reuse, completion: .fetch(completion))
     }
 
     /// Fetches `request.url` conditionally (If-None-Match / If-Modified-Since from `validators`),
@@ -104,7 +110,7 @@ package final class OriginFetcher: Sendable {
         _ request: FetchRequest, validators: Validators,
         completion: @escaping @Sendable (Result<Revalidation, FetchError>) -> Void
     ) -> FetchTicket {
-        submit(request, validators: validators, completion: .revalidate(completion))
+        submit(request, validators: validators, reuse: nil, completion: .revalidate(completion))
     }
 
     /// Removes the waiter holding `ticket`; other waiters of the same transfer are unaffected.
@@ -144,10 +150,11 @@ package final class OriginFetcher: Sendable {
     }
 
     private func submit(
-        _ request: FetchRequest, validators: Validators?, completion: Waiter.Completion
+        _ request: FetchRequest, validators: Validators?, reuse: (@Sendable () -> FetchedSource?)?,
+        completion: Waiter.Completion
     ) -> FetchTicket {
         let ticket = FetchTicket(id: nextTicketID.add(1, ordering: .relaxed).newValue)
-        let waiter = Waiter(ticket: ticket, priority: request.priority, completion: completion)
+        let waiter = Waiter(ticket: ticket, priority: request.priority, completion: completion, reuse: reuse)
         // Parsing here spreads the work over callers' threads; the result travels with the command.
         let url = Result { () throws(FetchError) in try SourceURL(request.url) }
         if !mailbox.post(.start(waiter, url, validators)) {

@@ -15,6 +15,8 @@ struct Waiter: Sendable {
     let ticket: FetchTicket
     let priority: FetchPriority
     let completion: Completion
+    /// A source already in hand, asked before a new transfer starts (``OriginFetcher/fetch(_:reuse:completion:)``).
+    var reuse: (@Sendable () -> FetchedSource?)? = nil
 
     enum Completion: Sendable {
         case fetch(@Sendable (Result<FetchedSource, FetchError>) -> Void)

@@ -194,8 +194,22 @@ final class RenderCoordinator: Sendable {
     }
 
     private func startOriginFetch(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
-        let ticket = fetcher.fetch(FetchRequest(url: key.source.string, priority: priority)) { [self] result in
-            fetched(key, flight: flight, result: result, sourceWasCached: false)
+        // The fetch thread asks the recent originals again just before it would start a transfer: one that
+        // ended while this flight looked in the source cache has stored its source by then.
+        // (A reused source is already stored: the flag keeps `fetched` from storing it again.)
+        var reuse: (@Sendable () -> FetchedSource?)?
+        let reused = ReuseFlag()
+        if let cache {
+            let source = key.source
+            reuse = {
+                let recent = cache.recentSource(source)
+                if recent != nil { reused.isSet.store(true, ordering: .relaxed) }
+                return recent
+            }
+        }
+        let ticket = fetcher.fetch(FetchRequest(url: key.source.string, priority: priority), reuse: reuse) {
+            [self] result in
+            fetched(key, flight: flight, result: result, sourceWasCached: reused.isSet.load(ordering: .relaxed))
         }
         // The completion may already have run (after a shutdown it runs synchronously); the flight
         // may also have been abandoned before the ticket existed: cancel it now in that case. A client
@@ -341,4 +355,10 @@ private final class Flight: @unchecked Sendable {
     init(priority: FetchPriority) {
         self.priority = priority
     }
+}
+
+/// Whether the fetcher answered a flight with a source it reused (both closures run on the fetch thread, one
+/// after the other).
+private final class ReuseFlag: Sendable {
+    let isSet = Atomic<Bool>(false)
 }

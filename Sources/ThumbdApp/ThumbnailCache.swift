@@ -320,23 +320,27 @@ final class ThumbnailCache: Sendable {
             metadata: ["key": "\(key.cacheKey)", "reason": "\(reason)"])
     }
 
+    /// The fresh original of `source` if it is among those stored last (memory only, any thread): what the
+    /// fetcher reuses instead of starting a transfer (``OriginFetcher/fetch(_:reuse:completion:)``).
+    func recentSource(_ source: SourceURL) -> FetchedSource? {
+        guard let recent = recentSources?.value(forKey: Self.sourceKey(source)) else { return nil }
+        let now = Timestamp.now()
+        guard recent.freshness.state(at: now) == .fresh else { return nil }
+        // Headers equivalent to the stored freshness (not the origin's own): a render from it gets the
+        // original's deadlines, not new ones counted from now.
+        return FetchedSource(
+            body: recent.source.body, requestedURL: source.string, finalURL: source.string, status: 200,
+            contentType: recent.source.contentType, headers: FreshnessHeaders(equivalentTo: recent.freshness, at: now))
+    }
+
     /// Looks the fresh original of `source` up on a `disk-io` thread. Returns false when there is no
     /// source cache or the lookup queue is full (then `completion` is never called; fetch instead).
     /// A fresh original kept in memory answers at once, on the calling thread.
     func lookupSource(_ source: SourceURL, completion: @escaping @Sendable (FetchedSource?) -> Void) -> Bool {
         guard sources != nil, let readers else { return false }
-        if let recent = recentSources?.value(forKey: Self.sourceKey(source)) {
-            let now = Timestamp.now()
-            if recent.freshness.state(at: now) == .fresh {
-                // Headers equivalent to the stored freshness (not the origin's own): a render from it gets the
-                // original's deadlines, not new ones counted from now.
-                completion(
-                    FetchedSource(
-                        body: recent.source.body, requestedURL: source.string, finalURL: source.string, status: 200,
-                        contentType: recent.source.contentType,
-                        headers: FreshnessHeaders(equivalentTo: recent.freshness, at: now)))
-                return true
-            }
+        if let recent = recentSource(source) {
+            completion(recent)
+            return true
         }
         do {
             try readers.submit { [self] readers in

@@ -101,6 +101,56 @@ struct CoalescingTests {
         #expect(fetcher.counters.transfersStarted == 2)
     }
 
+    @Test func aFetchReadAfterATransferEndedReusesWhatItsCompletionStored() async throws {
+        // Given a caller that keeps each fetched source in a store, and whose first completion asks for the
+        // same URL again before storing (the race of two sizes of one source: the second's cache lookup
+        // missed, its fetch command is read after the transfer was retired)
+        origin.route("/reused.jpg", .ok(sampleBody(1_000)))
+        let url = origin.url("/reused.jpg")
+        let store = Collector<FetchedSource>()
+        let reuse: @Sendable () -> FetchedSource? = { store.all.last }
+        let second = Collector<Result<FetchedSource, FetchError>>()
+        let fetcher = self.fetcher
+        fetcher.fetch(FetchRequest(url: url), reuse: reuse) { result in
+            fetcher.fetch(FetchRequest(url: url), reuse: reuse) { second.append($0) }
+            if case .success(let source) = result { store.append(source) }
+        }
+
+        // When the second fetch is answered
+        #expect(await eventually { second.count == 1 })
+
+        // Then it got the stored source without a second transfer, and counts as coalesced
+        let reused = try #require(second.all.first?.success)
+        #expect(reused === store.all.first)
+        #expect(origin.hits("/reused.jpg") == 1)
+        #expect(fetcher.counters.transfersStarted == 1)
+        #expect(await eventually { fetcher.counters.coalescedJoins == 1 })
+    }
+
+    @Test func reuseIsAskedOnlyWhenATransferWouldStart() async throws {
+        // Given a transfer held open, and a reuse that counts its calls and has nothing
+        origin.route("/held.jpg", .gate("go", then: .ok(sampleBody(100))))
+        let url = origin.url("/held.jpg")
+        let asked = Collector<Int>()
+        let reuse: @Sendable () -> FetchedSource? = {
+            asked.append(1)
+            return nil
+        }
+        let results = Collector<Result<FetchedSource, FetchError>>()
+
+        // When one fetch starts the transfer and a second joins it
+        fetcher.fetch(FetchRequest(url: url), reuse: reuse) { results.append($0) }
+        fetcher.fetch(FetchRequest(url: url), reuse: reuse) { results.append($0) }
+        #expect(await eventually { fetcher.counters.coalescedJoins == 1 })
+        origin.openGate("go")
+
+        // Then reuse was asked once (before the transfer started), not by the joiner, and one transfer ran
+        #expect(await eventually { results.count == 2 })
+        #expect(asked.count == 1)
+        #expect(origin.hits("/held.jpg") == 1)
+        #expect(results.all.allSatisfy { $0.success?.body == sampleBody(100) })
+    }
+
     @Test func conditionalAndUnconditionalFetchesDoNotCoalesce() async throws {
         origin.route(
             "/cond.jpg",
