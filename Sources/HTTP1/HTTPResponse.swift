@@ -55,6 +55,9 @@ package struct HTTPResponse: Sendable {
     package var preparedFields: PreparedFields?
     /// Header fields, in order.
     package var headers: [HTTPField]
+    /// An `Age` field written after ``headers``: the one field of a cached answer that changes every second,
+    /// without an array and two strings per answer (a hot memory hit sends prepared fields and this only).
+    package var age: Int?
     /// The body.
     package var body: Body
     /// Passed to the access-log hook with this response (e.g. the cache outcome); never sent.
@@ -62,12 +65,13 @@ package struct HTTPResponse: Sendable {
 
     /// Creates a response.
     package init(
-        status: HTTPStatus, preparedFields: PreparedFields? = nil, headers: [HTTPField] = [], body: Body = .empty,
-        accessLogNote: String? = nil
+        status: HTTPStatus, preparedFields: PreparedFields? = nil, headers: [HTTPField] = [], age: Int? = nil,
+        body: Body = .empty, accessLogNote: String? = nil
     ) {
         self.status = status
         self.preparedFields = preparedFields
         self.headers = headers
+        self.age = age
         self.body = body
         self.accessLogNote = accessLogNote
     }

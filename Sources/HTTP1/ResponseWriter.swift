@@ -115,6 +115,11 @@ struct ResponseWriter: ~Copyable {
             guard let first = fields.baseAddress else { return }
             for index in fields.indices { appendField(first + index) }
         }
+        if let age = response.age, age >= 0 {
+            appendStatic("Age: ")
+            appendDecimal(age)
+            appendStatic("\r\n")
+        }
         appendRaw(dateLine)
         let bodyCount = status.allowsBody ? response.body.count : 0
         if status.allowsBody {

@@ -122,12 +122,11 @@ final class HotSetTable: @unchecked Sendable {
         let key: VariantKey
         /// Signing keys under which the request was verified.
         let keyGeneration: UInt64
-        /// `Content-Type`, `ETag`, `Cache-Control`, `X-Cache: HIT-MEMORY`, serialised: this thread's copy.
+        /// `Content-Type`, `ETag`, `Cache-Control`, `X-Cache: HIT-MEMORY` (and `Vary: Accept` under
+        /// `format=auto`), serialised: this thread's copy.
         let fields: PreparedFields
         /// The thumbnail: this thread's copy.
         let body: [UInt8]
-        /// Whether the answer carries `Vary: Accept`.
-        let variesOnAccept: Bool
         /// When the origin last confirmed the content (`Age` counts from it).
         let validatedAt: Timestamp
         /// When the variant stops being fresh; `nil` for never.
@@ -136,14 +135,13 @@ final class HotSetTable: @unchecked Sendable {
         var lastTouched: Int64
 
         init(
-            key: VariantKey, keyGeneration: UInt64, fields: PreparedFields, body: [UInt8], variesOnAccept: Bool,
-            validatedAt: Timestamp, expiresAt: Timestamp?, lastTouched: Int64
+            key: VariantKey, keyGeneration: UInt64, fields: PreparedFields, body: [UInt8], validatedAt: Timestamp,
+            expiresAt: Timestamp?, lastTouched: Int64
         ) {
             self.key = key
             self.keyGeneration = keyGeneration
             self.fields = fields
             self.body = body
-            self.variesOnAccept = variesOnAccept
             self.validatedAt = validatedAt
             self.expiresAt = expiresAt
             self.lastTouched = lastTouched
@@ -156,16 +154,12 @@ final class HotSetTable: @unchecked Sendable {
             return now < expiresAt
         }
 
-        /// The answer at `now`.
+        /// The answer at `now`: the copied lines, then `Age`.
         @inline(__always)
         func response(at now: Timestamp) -> HTTPResponse {
             let age = max(0, Int((now.millisecondsSinceEpoch - validatedAt.millisecondsSinceEpoch) / 1000))
-            let headers =
-                variesOnAccept
-                ? [HTTPField(name: "Age", value: String(age)), HTTPField(name: "Vary", value: "Accept")]
-                : [HTTPField(name: "Age", value: String(age))]
             return HTTPResponse(
-                status: .ok, preparedFields: fields, headers: headers, body: .bytes(body),
+                status: .ok, preparedFields: fields, age: age, body: .bytes(body),
                 accessLogNote: CacheOutcome.hitMemory.rawValue)
         }
     }
@@ -213,16 +207,15 @@ final class HotSetTable: @unchecked Sendable {
             entries.removeAll()
             bytes = 0
         }
-        let fields = PreparedFields(
-            variant.preparedFields,
-            then: [
-                HTTPField(name: "Cache-Control", value: cacheControl),
-                HTTPField(name: "X-Cache", value: CacheOutcome.hitMemory.rawValue),
-            ])
+        var lines = [
+            HTTPField(name: "Cache-Control", value: cacheControl),
+            HTTPField(name: "X-Cache", value: CacheOutcome.hitMemory.rawValue),
+        ]
+        if variesOnAccept { lines.append(HTTPField(name: "Vary", value: "Accept")) }
         let entry = Entry(
-            key: key, keyGeneration: keyGeneration, fields: fields,
-            body: Self.copy(variant.bytes), variesOnAccept: variesOnAccept, validatedAt: freshness.validatedAt,
-            expiresAt: freshness.expiresAt, lastTouched: now.millisecondsSinceEpoch)
+            key: key, keyGeneration: keyGeneration, fields: PreparedFields(variant.preparedFields, then: lines),
+            body: Self.copy(variant.bytes), validatedAt: freshness.validatedAt, expiresAt: freshness.expiresAt,
+            lastTouched: now.millisecondsSinceEpoch)
         if let previous = entries.updateValue(entry, forKey: alias) {
             bytes -= previous.body.count + previous.fields.bytes.count + 128
         }

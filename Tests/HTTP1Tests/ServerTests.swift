@@ -135,6 +135,25 @@ struct ServerTests {
         }
     }
 
+    @Test func anAgeIsWrittenAfterTheOtherFieldsAndANegativeOneNot() throws {
+        let prepared = PreparedFields([.init(name: "X-First", value: "1")])
+        let server = try TestServer(routes: { router, _ in
+            router.add(.get, "/aged") { request, responder in
+                let age = Int(request.query ?? "") ?? 0
+                responder.respond(
+                    HTTPResponse(
+                        status: .ok, preparedFields: prepared, headers: [.init(name: "X-Second", value: "2")],
+                        age: age, body: .bytes(Array("ok".utf8))))
+            }
+        })
+        let client = try server.client()
+        let aged = try client.get("/aged?42")
+        #expect(aged.header("age") == "42")
+        let names = aged.headers.map { $0.name.lowercased() }.filter { $0.hasPrefix("x-") || $0 == "age" }
+        #expect(names == ["x-first", "x-second", "age"])
+        #expect(try client.get("/aged?-1").header("age") == nil)
+    }
+
     @Test func customReasonPhraseCannotSplitTheHead() throws {
         let server = try TestServer(routes: { router, _ in
             router.add(.get, "/odd") { _, responder in
