@@ -122,11 +122,13 @@ final class HotSetTable: @unchecked Sendable {
         let key: VariantKey
         /// Signing keys under which the request was verified.
         let keyGeneration: UInt64
-        /// `Content-Type`, `ETag`, `Cache-Control`, `X-Cache: HIT-MEMORY` (and `Vary: Accept` under
-        /// `format=auto`), serialised: this thread's copy.
-        let fields: PreparedFields
-        /// The thumbnail: this thread's copy.
-        let body: [UInt8]
+        /// The answer but its `Age`: `Content-Type`, `ETag`, `Cache-Control`, `X-Cache: HIT-MEMORY` (and
+        /// `Vary: Accept` under `format=auto`) serialised, and the thumbnail, both this thread's copies. Copying
+        /// it costs a few retains; making a response (an initializer in another module) copies every field
+        /// once more.
+        let template: HTTPResponse
+        /// Bytes it holds (the table's budget).
+        let size: Int
         /// When the origin last confirmed the content (`Age` counts from it).
         let validatedAt: Timestamp
         /// When the variant stops being fresh; `nil` for never.
@@ -140,8 +142,9 @@ final class HotSetTable: @unchecked Sendable {
         ) {
             self.key = key
             self.keyGeneration = keyGeneration
-            self.fields = fields
-            self.body = body
+            template = HTTPResponse(
+                status: .ok, preparedFields: fields, body: .bytes(body), accessLogNote: CacheOutcome.hitMemory.rawValue)
+            size = body.count + fields.bytes.count + 128
             self.validatedAt = validatedAt
             self.expiresAt = expiresAt
             self.lastTouched = lastTouched
@@ -157,10 +160,9 @@ final class HotSetTable: @unchecked Sendable {
         /// The answer at `now`: the copied lines, then `Age`.
         @inline(__always)
         func response(at now: Timestamp) -> HTTPResponse {
-            let age = max(0, Int((now.millisecondsSinceEpoch - validatedAt.millisecondsSinceEpoch) / 1000))
-            return HTTPResponse(
-                status: .ok, preparedFields: fields, age: age, body: .bytes(body),
-                accessLogNote: CacheOutcome.hitMemory.rawValue)
+            var response = template
+            response.age = max(0, Int((now.millisecondsSinceEpoch - validatedAt.millisecondsSinceEpoch) / 1000))
+            return response
         }
     }
 
@@ -201,12 +203,9 @@ final class HotSetTable: @unchecked Sendable {
         _ alias: CacheKey, key: VariantKey, keyGeneration: UInt64, variant: RenderedVariant,
         freshness: DiskCache.Freshness, cacheControl: String, variesOnAccept: Bool, now: Timestamp
     ) {
-        let size = variant.bytes.count + variant.preparedFields.bytes.count + 128
-        guard size <= limits.maxBytes / 8 else { return }
-        if entries.count >= limits.maxEntries || bytes + size > limits.maxBytes {
-            entries.removeAll()
-            bytes = 0
-        }
+        // (The entry's own `size` adds a few dozen bytes of lines to this estimate.)
+        let estimate = variant.bytes.count + variant.preparedFields.bytes.count + 128
+        guard estimate <= limits.maxBytes / 8 else { return }
         var lines = [
             HTTPField(name: "Cache-Control", value: cacheControl),
             HTTPField(name: "X-Cache", value: CacheOutcome.hitMemory.rawValue),
@@ -216,10 +215,13 @@ final class HotSetTable: @unchecked Sendable {
             key: key, keyGeneration: keyGeneration, fields: PreparedFields(variant.preparedFields, then: lines),
             body: Self.copy(variant.bytes), validatedAt: freshness.validatedAt, expiresAt: freshness.expiresAt,
             lastTouched: now.millisecondsSinceEpoch)
-        if let previous = entries.updateValue(entry, forKey: alias) {
-            bytes -= previous.body.count + previous.fields.bytes.count + 128
+        if let previous = entries.removeValue(forKey: alias) { bytes -= previous.size }
+        if entries.count >= limits.maxEntries || bytes + entry.size > limits.maxBytes {
+            entries.removeAll()
+            bytes = 0
         }
-        bytes += size
+        entries[alias] = entry
+        bytes += entry.size
         publishedBytes.store(bytes, ordering: .relaxed)
     }
 
