@@ -97,7 +97,7 @@ final class HotSet: Sendable {
         tables.withLock { $0.reduce(0) { $0 + $1.hits.load(ordering: .relaxed) } }
     }
 
-    /// Bytes of copies the tables hold now (an estimate read from other threads, for /status and tests).
+    /// Bytes of copies the tables hold now (an estimate read from other threads, for /metrics and tests).
     var bytes: Int {
         tables.withLock { $0.reduce(0) { $0 + $1.publishedBytes.load(ordering: .relaxed) } }
     }
@@ -129,10 +129,9 @@ final class HotSetTable: @unchecked Sendable {
         let template: HTTPResponse
         /// Bytes it holds (the table's budget).
         let size: Int
-        /// When the origin last confirmed the content (`Age` counts from it).
-        let validatedAt: Timestamp
-        /// When the variant stops being fresh; `nil` for never.
-        let expiresAt: Timestamp?
+        /// When the origin last confirmed the content (`Age` counts from it) and when it stops being fresh;
+        /// without the validators, whose strings the other loops share.
+        let freshness: DiskCache.Freshness
         /// When the memory tier was last told this entry is in use (milliseconds since the epoch).
         var lastTouched: Int64
 
@@ -145,23 +144,21 @@ final class HotSetTable: @unchecked Sendable {
             template = HTTPResponse(
                 status: .ok, preparedFields: fields, body: .bytes(body), accessLogNote: CacheOutcome.hitMemory.rawValue)
             size = body.count + fields.bytes.count + 128
-            self.validatedAt = validatedAt
-            self.expiresAt = expiresAt
+            freshness = DiskCache.Freshness(validatedAt: validatedAt, expiresAt: expiresAt)
             self.lastTouched = lastTouched
         }
 
         /// Whether it may be served as it is at `now` (a stale one goes the shared way, which revalidates).
         @inline(__always)
         func isFresh(at now: Timestamp) -> Bool {
-            guard let expiresAt else { return true }
-            return now < expiresAt
+            freshness.state(at: now) == .fresh
         }
 
         /// The answer at `now`: the copied lines, then `Age`.
         @inline(__always)
         func response(at now: Timestamp) -> HTTPResponse {
             var response = template
-            response.age = max(0, Int((now.millisecondsSinceEpoch - validatedAt.millisecondsSinceEpoch) / 1000))
+            response.age = freshness.age(at: now)
             return response
         }
     }
