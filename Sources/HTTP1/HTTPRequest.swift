@@ -84,6 +84,28 @@ package struct HTTPRequest: Sendable {
         }
     }
 
+    /// Calls `body` with the raw query bytes (`nil` without `?`) and the raw value of the one field named
+    /// `name` (`nil` when none was sent), in place, and returns `true`; returns `false` without calling it
+    /// when `name` was sent on more than one line (its value is then the lines joined: ``listValue(of:)``).
+    /// For a lookup keyed by the request's own bytes, with no `String` made. (Not generic: a generic
+    /// `package` method is called unspecialised from other modules, with a metadata lookup per call.)
+    package func withRawQuery(
+        andOnlyValueOf name: StaticString,
+        _ body: (_ query: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Void
+    ) -> Bool {
+        storage.withUnsafeBytes { raw -> Bool in
+            var value: UnsafeRawBufferPointer?
+            for i in 0..<fieldCount {
+                let (nameStart, nameEnd, valueStart, valueEnd) = Self.fieldOffsets(raw, headLength, i)
+                guard Self.nameMatches(raw, nameStart, nameEnd, name) else { continue }
+                guard value == nil else { return false }
+                value = UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd])
+            }
+            body(queryStart < 0 ? nil : UnsafeRawBufferPointer(rebasing: raw[queryStart..<queryEnd]), value)
+            return true
+        }
+    }
+
     /// Whether a field named `name` (ASCII case-insensitive) was sent.
     package func hasField(_ name: StaticString) -> Bool {
         storage.withUnsafeBytes { raw in
