@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// A parsed request. Cheap to copy: the head (request line and fields) lives in one shared byte
-/// array, followed by a table of field offsets, so parsing costs one allocation and strings are
+/// buffer (``RequestHeadBytes``), followed by a table of field offsets, so parsing costs one allocation and strings are
 /// made only when asked for.
 package struct HTTPRequest: Sendable {
     /// The method.
@@ -16,7 +16,7 @@ package struct HTTPRequest: Sendable {
 
     /// Head bytes from the method to the final CRLF, then `fieldCount` entries of four UInt16
     /// offsets (name start, name end, value start, value end), native endian.
-    let storage: [UInt8]
+    let storage: RequestHeadBytes
     let headLength: Int
     let fieldCount: Int
     let pathStart: Int
@@ -26,7 +26,7 @@ package struct HTTPRequest: Sendable {
     let queryEnd: Int
 
     init(
-        method: HTTPMethod, version: HTTPVersion, keepAlive: Bool, storage: [UInt8], headLength: Int,
+        method: HTTPMethod, version: HTTPVersion, keepAlive: Bool, storage: RequestHeadBytes, headLength: Int,
         fieldCount: Int, pathStart: Int, pathEnd: Int, queryStart: Int, queryEnd: Int
     ) {
         self.method = method
@@ -205,7 +205,7 @@ package struct HTTPRequestHeaders: Sendable, RandomAccessCollection {
         var name = name
         return name.withUTF8 { wanted in
             guard wanted.count == nameEnd - nameStart else { return false }
-            return request.storage.withUnsafeBufferPointer { raw in
+            return request.storage.withUnsafeBytes { raw in
                 for j in 0..<wanted.count where asciiLower(raw[nameStart + j]) != asciiLower(wanted[j]) {
                     return false
                 }
