@@ -230,7 +230,7 @@ package final class Connection: EventLoopSelectable {
             let sequence = appendSlot(for: request)
             switch router.match(request) {
             case .handler(let handler):
-                handler(request, HTTPResponder(loop: loop, connection: self, sequence: sequence))
+                handler.call(request, HTTPResponder(loop: loop, connection: self, sequence: sequence))
             case .notFound:
                 deliver(.error(.notFound), sequence: sequence)
             case .methodNotAllowed(let allow):
