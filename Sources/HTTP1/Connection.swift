@@ -204,7 +204,7 @@ package final class Connection: EventLoopSelectable {
         while canRead && input.count > 0 {
             let (event, consumed) = input.withUnreadBytes { parser.parse($0) }
             input.consume(consumed)
-            switch event {
+            switch consume event {
             case .needMoreData:
                 if consumed > 0 || input.count > 0 { state.bytesReceived(now: loop.now) }
                 return
