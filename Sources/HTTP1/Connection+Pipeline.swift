@@ -23,6 +23,12 @@ struct PendingResponse {
     var response: HTTPResponse?
     var closeAfter = false
     var goneHandler: (@Sendable () -> Void)?
+
+    /// Whether ``response`` is set. A pattern on the stored optional reads it in place; comparing it with
+    /// `nil` copied and destroyed the whole response through its value witnesses (measured per request).
+    var isAnswered: Bool {
+        if case .some = response { true } else { false }
+    }
 }
 
 extension Connection {
@@ -78,7 +84,7 @@ extension Connection {
             return
         }
         let index = Int(sequence - firstSequence)
-        guard pipeline[index].kind == .request, pipeline[index].response == nil else { return }
+        guard pipeline[index].kind == .request, !pipeline[index].isAnswered else { return }
         pipeline[index].response = consume response
         if pipeline[index].goneHandler != nil { pipeline[index].goneHandler = nil }
         state.responseQueued(now: loop.now)
@@ -88,9 +94,8 @@ extension Connection {
     /// Moves every answered slot at the front of the pipeline into the writer, in order.
     func drainPipeline() {
         // Checked in place and then moved out, so a slot and its response are never copied.
-        while !pipeline.isEmpty && pipeline[0].response != nil {
-            var first = pipeline.popFirst().unsafelyUnwrapped
-            let response = first.response.take().unsafelyUnwrapped
+        while !pipeline.isEmpty && pipeline[0].isAnswered {
+            guard var first = pipeline.popFirst(), let response = first.response.take() else { break }
             firstSequence += 1
             if first.kind == .interim {
                 writer.appendContinue()
@@ -103,7 +108,8 @@ extension Connection {
             let accessLog = owner.shared.isAccessLogEnabled.load(ordering: .relaxed) ? self.accessLog : nil
             let note = accessLog == nil ? nil : response.accessLogNote
             let bodyBytes = writer.append(
-                response, isHeadRequest: first.method == .head, connection: field, dateLine: owner.currentDateLine())
+                consume response, isHeadRequest: first.method == .head, connection: field,
+                dateLine: owner.currentDateLine())
             if let accessLog {
                 accessLog(
                     AccessLogRecord(
@@ -129,7 +135,7 @@ extension Connection {
         }
         guard !state.isClosed, sequence >= firstSequence, sequence < nextSequence else { return }
         let index = Int(sequence - firstSequence)
-        guard pipeline[index].kind == .request, pipeline[index].response == nil else { return }
+        guard pipeline[index].kind == .request, !pipeline[index].isAnswered else { return }
         pipeline[index].goneHandler = handler
     }
 
@@ -138,7 +144,7 @@ extension Connection {
     func abandonUnansweredSlots() {
         var offset = 0
         while offset < pipeline.count {
-            if pipeline[offset].kind == .request && pipeline[offset].response == nil { break }
+            if pipeline[offset].kind == .request && !pipeline[offset].isAnswered { break }
             offset += 1
         }
         abandonUnanswered(from: firstSequence + UInt64(offset))
@@ -152,7 +158,7 @@ extension Connection {
         let keep = Int(sequence - firstSequence)
         var handlers: [@Sendable () -> Void] = []
         while pipeline.count > keep, let slot = pipeline.popLast() {
-            if slot.kind == .request && slot.response == nil, let handler = slot.goneHandler {
+            if slot.kind == .request && !slot.isAnswered, let handler = slot.goneHandler {
                 handlers.append(handler)
             }
         }

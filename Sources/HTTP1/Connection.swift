@@ -204,7 +204,7 @@ package final class Connection: EventLoopSelectable {
         while canRead && input.count > 0 {
             let (event, consumed) = input.withUnreadBytes { parser.parse($0) }
             input.consume(consumed)
-            switch event {
+            switch consume event {
             case .needMoreData:
                 if consumed > 0 || input.count > 0 { state.bytesReceived(now: loop.now) }
                 return
@@ -230,7 +230,7 @@ package final class Connection: EventLoopSelectable {
             let sequence = appendSlot(for: request)
             switch router.match(request) {
             case .handler(let handler):
-                handler(request, HTTPResponder(loop: loop, connection: self, sequence: sequence))
+                handler.call(request, HTTPResponder(loop: loop, connection: self, sequence: sequence))
             case .notFound:
                 deliver(.error(.notFound), sequence: sequence)
             case .methodNotAllowed(let allow):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// A parsed request. Cheap to copy: the head (request line and fields) lives in one shared byte
-/// array, followed by a table of field offsets, so parsing costs one allocation and strings are
+/// buffer (``RequestHeadBytes``), followed by a table of field offsets, so parsing costs one allocation and strings are
 /// made only when asked for.
 package struct HTTPRequest: Sendable {
     /// The method.
@@ -16,7 +16,7 @@ package struct HTTPRequest: Sendable {
 
     /// Head bytes from the method to the final CRLF, then `fieldCount` entries of four UInt16
     /// offsets (name start, name end, value start, value end), native endian.
-    let storage: [UInt8]
+    let storage: RequestHeadBytes
     let headLength: Int
     let fieldCount: Int
     let pathStart: Int
@@ -26,7 +26,7 @@ package struct HTTPRequest: Sendable {
     let queryEnd: Int
 
     init(
-        method: HTTPMethod, version: HTTPVersion, keepAlive: Bool, storage: [UInt8], headLength: Int,
+        method: HTTPMethod, version: HTTPVersion, keepAlive: Bool, storage: RequestHeadBytes, headLength: Int,
         fieldCount: Int, pathStart: Int, pathEnd: Int, queryStart: Int, queryEnd: Int
     ) {
         self.method = method
@@ -81,6 +81,28 @@ package struct HTTPRequest: Sendable {
                 joined = joined.map { $0 + ", " + value } ?? value
             }
             return joined
+        }
+    }
+
+    /// Calls `body` with the raw query bytes (`nil` without `?`) and the raw value of the one field named
+    /// `name` (`nil` when none was sent), in place, and returns `true`; returns `false` without calling it
+    /// when `name` was sent on more than one line (its value is then the lines joined: ``listValue(of:)``).
+    /// For a lookup keyed by the request's own bytes, with no `String` made. (Not generic: a generic
+    /// `package` method is called unspecialised from other modules, with a metadata lookup per call.)
+    package func withRawQuery(
+        andOnlyValueOf name: StaticString,
+        _ body: (_ query: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Void
+    ) -> Bool {
+        storage.withUnsafeBytes { raw -> Bool in
+            var value: UnsafeRawBufferPointer?
+            for i in 0..<fieldCount {
+                let (nameStart, nameEnd, valueStart, valueEnd) = Self.fieldOffsets(raw, headLength, i)
+                guard Self.nameMatches(raw, nameStart, nameEnd, name) else { continue }
+                guard value == nil else { return false }
+                value = UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd])
+            }
+            body(queryStart < 0 ? nil : UnsafeRawBufferPointer(rebasing: raw[queryStart..<queryEnd]), value)
+            return true
         }
     }
 
@@ -183,7 +205,7 @@ package struct HTTPRequestHeaders: Sendable, RandomAccessCollection {
         var name = name
         return name.withUTF8 { wanted in
             guard wanted.count == nameEnd - nameStart else { return false }
-            return request.storage.withUnsafeBufferPointer { raw in
+            return request.storage.withUnsafeBytes { raw in
                 for j in 0..<wanted.count where asciiLower(raw[nameStart + j]) != asciiLower(wanted[j]) {
                     return false
                 }

@@ -364,15 +364,13 @@ package struct RequestParser {
         let headLength = headEnd - origin
         let fieldCount = fieldOffsets.count / 4
         let offsets = fieldOffsets
-        let storage = [UInt8](unsafeUninitializedCapacity: headLength + fieldCount * 8) { buffer, initialized in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
+        let storage = RequestHeadBytes(count: headLength + fieldCount * 8) { raw in
             raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: input[origin..<headEnd]))
             var at = headLength
             for offset in offsets {
                 raw.storeBytes(of: UInt16(truncatingIfNeeded: offset - origin), toByteOffset: at, as: UInt16.self)
                 at += 2
             }
-            initialized = headLength + fieldCount * 8
         }
         let method = HTTPMethod(bytes: UnsafeRawBufferPointer(rebasing: input[origin..<methodEnd]))
         let keepAlive = version == .http1_1 ? !connectionClose : (connectionKeepAlive && !connectionClose)

@@ -68,27 +68,31 @@ final class ThumbnailService: Sendable {
 
     /// The route handler for `/thumb`, on an event loop.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let keyGeneration = verifier.keyGeneration
+        var now = Timestamp.now()
+        let isConditional = request.hasField("if-none-match")
+        // The hot path: a fresh memory hit this loop copied before answers from the copy, found by the request's
+        // own bytes, touching nothing that another loop writes (HotSet).
+        let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
+        var hotEntry: HotSetTable.Entry?
+        if let hotTable, !isConditional {
+            _ = request.withRawQuery(andOnlyValueOf: "accept") {
+                hotEntry = hotTable.entry(query: $0, accept: $1, keyGeneration: keyGeneration)
+            }
+        }
+        if let hotTable, let entry = hotEntry, entry.isFresh(at: now) {
+            hotTable.countHit()
+            hotSet?._withUnsafeGuaranteedRef { $0.touchIfDue(entry, now: now) }
+            activity?.noteSource(entry.key.source)
+            responder.respond(entry.response(at: now))
+            return
+        }
         let rawQuery = request.query ?? ""
         // A list-valued field sent on several lines means the lines joined with commas (RFC 9110 §5.3):
         // reading only the first would miss `image/webp` on a second Accept line.
         let accept = request.listValue(of: "accept")
         // (`cache.map` would retain the cache, shared by the loops.)
         let alias = cache == nil ? nil : ThumbnailCache.aliasKey(rawQuery: rawQuery, accept: accept)
-        // The hot path: a fresh memory hit this loop copied before answers from the copy, touching nothing
-        // that another loop writes (HotSet).
-        let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
-        let keyGeneration = verifier.keyGeneration
-        var now = Timestamp.now()
-        let isConditional = request.hasField("if-none-match")
-        if let hotTable, let alias, !isConditional, let entry = hotTable.entry(alias, keyGeneration: keyGeneration),
-            entry.isFresh(at: now)
-        {
-            hotTable.countHit()
-            hotSet?._withUnsafeGuaranteedRef { $0.touchIfDue(entry, alias: alias, now: now) }
-            activity?.noteSource(entry.key.source)
-            responder.respond(entry.response(at: now))
-            return
-        }
         // The hit path: a request seen before (and verified under the current signing keys), whose thumbnail is
         // in memory (or, memory tier off, held open), skips parsing and verifying.
         var sourceNoted = false
@@ -98,10 +102,14 @@ final class ThumbnailService: Sendable {
             let conditions = Self.conditions(request, key)
             if let variant = cache.memoryHit(key) {
                 if let hotTable, !isConditional, let freshness = variant.freshness, freshness.state(at: now) == .fresh {
-                    hotTable.insert(
-                        alias, key: key, keyGeneration: keyGeneration, variant: variant, freshness: freshness,
-                        cacheControl: cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
-                        now: now)
+                    // (A request with `Accept` on several lines gets no copy: its bytes are not its alias.)
+                    _ = request.withRawQuery(andOnlyValueOf: "accept") { query, accept in
+                        hotTable.insert(
+                            HotSetKey(query: query, accept: accept), alias: alias, key: key,
+                            keyGeneration: keyGeneration, variant: variant, freshness: freshness,
+                            cacheControl: cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
+                            now: now)
+                    }
                 }
                 serveCached(
                     variant, body: .bytes(variant.bytes), key: key, tier: .hitMemory, now: now, conditions, responder)

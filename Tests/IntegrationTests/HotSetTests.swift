@@ -90,6 +90,30 @@ extension Integration {
             #expect(try hotWebP.image().width == 48 && hotJPEG.image().width == 48)
         }
 
+        @Test func acceptOnSeveralLinesIsNeverAnsweredFromACopy() async throws {
+            // Given a thumbnail under format=auto, asked with Accept sent on two lines (the second names WebP)
+            let harness = try Harness()
+            harness.origin.route("/hot.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+            let auto = harness.thumbTarget("/hot.jpg", "w=48")
+            let split = [("Accept", "image/jpeg"), ("Accept", "image/webp")]
+            let rendered = try await harness.request(auto, headers: split)
+            #expect(rendered.header("content-type") == "image/webp")
+            let hotSet = try #require(harness.service.cache.hotSet)
+
+            // When it is asked again and again
+            for _ in 0..<6 {
+                let response = try await harness.request(auto, headers: split)
+                // Then each answer is the joined lines' (WebP), from the shared memory tier, never from a copy
+                #expect(response.header("x-cache") == "HIT-MEMORY")
+                #expect(response.header("content-type") == "image/webp")
+                #expect(response.body == rendered.body)
+            }
+            #expect(hotSet.hits == 0)
+            // And the same request with only the first line is its own answer (JPEG)
+            let jpeg = try await harness.request(auto, headers: [("Accept", "image/jpeg")])
+            #expect(jpeg.header("content-type") == "image/jpeg")
+        }
+
         @Test func aConditionalRequestForAHotEntryGets304() async throws {
             // Given a thumbnail a loop answers from its copy
             let harness = try Harness()

@@ -23,10 +23,36 @@ import Thumbnailing
             freshness: DiskCache.Freshness(validatedAt: now.advanced(by: .seconds(-30))))
     }
 
-    /// Inserts a copy of `variant` for the alias `name`.
-    static func insert(_ table: HotSetTable, _ name: String, _ variant: RenderedVariant, vary: Bool = false) throws {
+    /// The key of a request with the raw query `query` and, unless `nil`, one `Accept` line.
+    static func requestKey(_ query: String, accept: String? = nil) -> HotSetKey {
+        withBytes(query, accept) { HotSetKey(query: $0, accept: $1) }
+    }
+
+    /// Calls `body` with the bytes of `query` and `accept`, as a request's are read in place.
+    static func withBytes<Result>(
+        _ query: String, _ accept: String?, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> Result
+    ) -> Result {
+        let queryBytes = Array(query.utf8)
+        return queryBytes.withUnsafeBytes { query in
+            guard let accept else { return body(query, nil) }
+            return Array(accept.utf8).withUnsafeBytes { body(query, $0) }
+        }
+    }
+
+    /// The entry for the request bytes `query` and `accept`.
+    static func lookup(
+        _ table: HotSetTable, _ query: String, accept: String? = nil, keyGeneration: UInt64 = 7
+    ) -> HotSetTable.Entry? {
+        withBytes(query, accept) { table.entry(query: $0, accept: $1, keyGeneration: keyGeneration) }
+    }
+
+    /// Inserts a copy of `variant` for the request with query `name` (and `accept`).
+    static func insert(
+        _ table: HotSetTable, _ name: String, accept: String? = nil, _ variant: RenderedVariant, vary: Bool = false
+    ) throws {
         table.insert(
-            CacheKey(name), key: try key(32), keyGeneration: 7, variant: variant,
+            requestKey(name, accept: accept), alias: CacheKey(name), key: try key(32), keyGeneration: 7,
+            variant: variant,
             freshness: try #require(variant.freshness), cacheControl: "public, max-age=60", variesOnAccept: vary,
             now: now)
     }
@@ -38,8 +64,8 @@ import Thumbnailing
         try Self.insert(table, "q", variant, vary: true)
 
         // When it is asked under the same and another key generation
-        let entry = try #require(table.entry(CacheKey("q"), keyGeneration: 7))
-        #expect(table.entry(CacheKey("q"), keyGeneration: 8) == nil)
+        let entry = try #require(Self.lookup(table, "q"))
+        #expect(Self.lookup(table, "q", keyGeneration: 8) == nil)
 
         // Then the answer has the variant's bytes in a buffer of its own, its lines, and the Age from now
         let response = entry.response(at: Self.now)
@@ -65,12 +91,12 @@ import Thumbnailing
         // When three variants are copied, then one too big
         try Self.insert(table, "a", Self.variant(bytes: 100))
         try Self.insert(table, "b", Self.variant(bytes: 100))
-        #expect(table.entries.count == 2)
+        #expect(table.count == 2)
         try Self.insert(table, "c", Self.variant(bytes: 100))
         try Self.insert(table, "big", Self.variant(bytes: 9 << 10))
 
         // Then the third found the table full and started it afresh, and the big one was not copied
-        #expect(Set(table.entries.keys.map(\.variant)) == ["c"])
+        #expect(table.requestKeys.map { String(decoding: $0.query, as: UTF8.self) } == ["c"])
         #expect(table.publishedBytes.load(ordering: .relaxed) > 100)
         #expect(table.publishedBytes.load(ordering: .relaxed) < 1000)
     }
@@ -79,8 +105,51 @@ import Thumbnailing
         let table = HotSetTable(limits: .init())
         try Self.insert(table, "a", Self.variant(bytes: 100))
         table.empty(removals: 3, generation: 4)
-        #expect(table.entries.isEmpty)
+        #expect(table.count == 0 && Self.lookup(table, "a") == nil)
         #expect(table.removals == 3 && table.generation == 4)
         #expect(table.publishedBytes.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func anEntryAnswersOnlyTheExactBytesItWasCopiedFor() throws {
+        // Given copies for one query without Accept, with `Accept: image/webp`, and with an empty Accept
+        let table = HotSetTable(limits: .init())
+        let plain = Self.variant(bytes: 100)
+        let webp = Self.variant(bytes: 200)
+        let empty = Self.variant(bytes: 300)
+        try Self.insert(table, "url=a&w=32", plain)
+        try Self.insert(table, "url=a&w=32", accept: "image/webp", webp)
+        try Self.insert(table, "url=a&w=32", accept: "", empty)
+
+        // Then each request finds its own copy, and any other bytes find none
+        func body(_ entry: HotSetTable.Entry?) -> Int? {
+            guard case .bytes(let bytes) = entry?.response(at: Self.now).body else { return nil }
+            return bytes.count
+        }
+        #expect(body(Self.lookup(table, "url=a&w=32")) == 100)
+        #expect(body(Self.lookup(table, "url=a&w=32", accept: "image/webp")) == 200)
+        #expect(body(Self.lookup(table, "url=a&w=32", accept: "")) == 300)
+        #expect(Self.lookup(table, "url=a&w=33") == nil)
+        #expect(Self.lookup(table, "url=a&w=3") == nil)
+        #expect(Self.lookup(table, "url=a&w=32", accept: "image/avif") == nil)
+        #expect(Self.lookup(table, "") == nil)
+    }
+
+    @Test func manyKeysInFewSlotsAreEachFoundAndACopyAgainReplacesItsEntry() throws {
+        // Given a table of 8 entries (16 slots: keys share slots and probe on)
+        let table = HotSetTable(limits: .init(maxEntries: 8, maxBytes: 1 << 20))
+        for i in 0..<8 { try Self.insert(table, "w=\(i)", Self.variant(bytes: 10 + i)) }
+
+        // When one of them is copied again with another body
+        try Self.insert(table, "w=3", Self.variant(bytes: 99))
+
+        // Then every key finds its own entry, the replaced one its new body, and the count is unchanged
+        for i in 0..<8 {
+            guard case .bytes(let bytes) = Self.lookup(table, "w=\(i)")?.response(at: Self.now).body else {
+                Issue.record("w=\(i) not found")
+                continue
+            }
+            #expect(bytes.count == (i == 3 ? 99 : 10 + i))
+        }
+        #expect(table.count == 8)
     }
 }
