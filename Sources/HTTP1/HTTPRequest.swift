@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// A parsed request. Cheap to copy: the head (request line and fields) lives in one shared byte
-/// buffer (``RequestHeadBytes``), followed by a table of field offsets, so parsing costs one allocation and strings are
-/// made only when asked for.
+/// buffer (``RequestHeadBytes``), followed by a table of field offsets, so parsing costs one
+/// allocation and strings are made only when asked for.
 package struct HTTPRequest: Sendable {
     /// The method.
     package let method: HTTPMethod

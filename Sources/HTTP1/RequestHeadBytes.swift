@@ -7,7 +7,7 @@
 /// allocation (`getContiguousArrayStorageType` through `swift_getCanonicalPrespecializedGenericMetadata`),
 /// ~330 of a memory hit's instructions measured with `bench/hit-instructions.sh`; the metadata of
 /// ``Storage``, a class of its own, is a plain global.
-struct RequestHeadBytes: @unchecked Sendable {  // Sendable: the bytes are never written after `make`.
+struct RequestHeadBytes: @unchecked Sendable {  // Sendable: the bytes are never written after `init`.
     final class Storage: ManagedBuffer<Int, UInt8> {}
 
     private let storage: Storage
