@@ -137,6 +137,14 @@ struct HotSetKey {
         return XXHash64.hash(accept, seed: queryHash &+ 1)
     }
 
+    /// Calls `body` with the key's bytes, as a request's are read in place.
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer?, UnsafeRawBufferPointer?) -> Result) -> Result {
+        query.withUnsafeBytes { query in
+            guard let accept else { return body(query, nil) }
+            return accept.withUnsafeBytes { body(query, $0) }
+        }
+    }
+
     /// Whether the request bytes are this key's.
     @inline(__always)
     func matches(query: UnsafeRawBufferPointer?, accept: UnsafeRawBufferPointer?) -> Bool {
@@ -239,29 +247,29 @@ final class HotSetTable: @unchecked Sendable {
     /// if it was copied under the signing keys of `keyGeneration`.
     @inline(__always)
     func entry(query: UnsafeRawBufferPointer?, accept: UnsafeRawBufferPointer?, keyGeneration: UInt64) -> Entry? {
-        let hash = HotSetKey.hash(query: query, accept: accept)
+        guard let entry = probe(HotSetKey.hash(query: query, accept: accept), query: query, accept: accept).entry
+        else { return nil }
+        return entry.keyGeneration == keyGeneration ? entry : nil
+    }
+
+    /// The slot holding the entry for these request bytes (and the entry), or the empty slot where it goes.
+    @inline(__always)
+    private func probe(
+        _ hash: UInt64, query: UnsafeRawBufferPointer?, accept: UnsafeRawBufferPointer?
+    ) -> (index: Int, entry: Entry?) {
         var index = Int(truncatingIfNeeded: hash) & mask
         while let entry = slots[index] {
             if entry.requestKey.hash == hash && entry.requestKey.matches(query: query, accept: accept) {
-                return entry.keyGeneration == keyGeneration ? entry : nil
+                return (index, entry)
             }
             index = (index + 1) & mask
         }
-        return nil
+        return (index, nil)
     }
 
     /// The slot holding `key`, or the empty one where it goes.
     private func slot(for key: HotSetKey) -> Int {
-        var index = Int(truncatingIfNeeded: key.hash) & mask
-        while let entry = slots[index] {
-            if entry.requestKey.hash == key.hash && entry.requestKey.query == key.query
-                && entry.requestKey.accept == key.accept
-            {
-                return index
-            }
-            index = (index + 1) & mask
-        }
-        return index
+        key.withBytes { probe(key.hash, query: $0, accept: $1).index }
     }
 
     /// Counts a hit served from this table. Only this thread writes the counter: no atomic add needed.
