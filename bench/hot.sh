@@ -357,14 +357,13 @@ print(f"mean of rounds' p99: thumbd {p99_mean_of_rounds['thumbd']:.3f} ms, "
       f"nginx static {p99_mean_of_rounds['nginx-static']:.3f} ms")
 # Rounds alternate targets, so round i of thumbd and of nginx static ran a few seconds apart: the ratio per
 # round cancels the machine's slow drifts, which move both by up to 15 % between rounds.
-paired = sorted(rows["thumbd"][i][0] / rows["nginx-static"][i][0] for i in range(rounds))
-median = paired[rounds // 2] if rounds % 2 else (paired[rounds // 2 - 1] + paired[rounds // 2]) / 2
-print(f"thumbd / nginx static per round: {', '.join(x(r) for r in paired)} (sorted; median {x(median)})")
-# A round where a loop lost its core for a scheduler slice moves the mean of the rounds' p99 most. The sorted
-# rounds show whether a run's tail is one such round or all of them.
 def median_of(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+paired = sorted(rows["thumbd"][i][0] / rows["nginx-static"][i][0] for i in range(rounds))
+print(f"thumbd / nginx static per round: {', '.join(x(r) for r in paired)} (sorted; median {x(median_of(paired))})")
+# The sorted rounds show whether a run's tail comes from one round (a loop that lost its core for a scheduler
+# slice) or from all of them.
 for t in ("thumbd", "nginx-static"):
     tails = sorted(r[2] for r in rows[t])
     print(f"p99 per round, {t}: {', '.join(f'{v:.2f}' for v in tails)} ms (sorted; median {median_of(tails):.2f})")
