@@ -290,13 +290,15 @@ def parse(path):
     size = result["bytes"] / result["requests"] if result["requests"] else 0
     return rps, lat["50"], lat["99"], size, errors
 rows = {t: [parse(f"{out}/wrk-{t}-{r}.txt") for r in range(1, rounds + 1)] for t in targets}
+# wrk's latency histogram of each round: {microseconds: count}.
+histograms = {(t, r): {int(v): int(c) for v, c in (line.split() for line in open(f"{out}/latency-{t}-{r}.txt"))}
+              for t in targets for r in range(1, rounds + 1)}
 # The p99 of a run is that of all its requests: the rounds' histograms added up, read as wrk reads its own
 # (the smallest value whose cumulative count reaches 99 % of the total).
 def pooled_percentile(target, percent, round_numbers=range(1, rounds + 1)):
     counts = {}
     for r in round_numbers:
-        for line in open(f"{out}/latency-{target}-{r}.txt"):
-            value, count = map(int, line.split())
+        for value, count in histograms[(target, r)].items():
             counts[value] = counts.get(value, 0) + count
     rank, seen = sum(counts.values()) * percent / 100, 0
     for value in sorted(counts):
