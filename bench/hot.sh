@@ -10,7 +10,10 @@
 # CPU per request per run, and the ratios of thumbd to nginx static (issue 4: >= 1.2x with p99 no worse;
 # memory tier off: >= 0.9x).
 #   bench/hot.sh            (env: DURATION=10s CONNECTIONS=64 ROUNDS=2 MEMORY=on WARM_TRIES=5 TIMEOUT=10s
-#                                 THUMBD_BIN= PEERS=$HOME/peers ACCESS_LOG=0 NICE=-10 when root)
+#                                 THUMBD_BIN= PEERS=$HOME/peers ACCESS_LOG=0 NICE=-10 when root CPUS=shared
+#                                 THREADS=2)
+# CPUS=split: servers on the first half of the CPUs, wrk (THREADS threads) on the other half; CPUS=shared
+# (default): all on all. (The peers' proxy_cache nginx keeps its own worker_processes 2.)
 # MEMORY=off runs thumbd with THUMBD_CACHE_MEMORY_MAX_BYTES=0 (memory tier off: every hit is a disk hit).
 # THUMBD_BIN=/path/to/thumbd skips the release build (`swift build -c release --product thumbd`).
 # ACCESS_LOG=1 keeps thumbd's access log on (off by default: nginx runs with access_log off).
@@ -25,6 +28,7 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 duration="${DURATION:-10s}"
 connections="${CONNECTIONS:-64}"
+wrk_threads="${THREADS:-2}"
 rounds="${ROUNDS:-2}"
 memory="${MEMORY:-on}"
 warm_tries="${WARM_TRIES:-5}"
@@ -32,6 +36,28 @@ timeout="${TIMEOUT:-10s}"
 access_log="${ACCESS_LOG:-0}"
 peers="${PEERS:-$HOME/peers}"
 . bench/lib.sh   # niceness and `run`, CPU accounting (ticks, busy, irqs, hz, cpus)
+# CPUS=shared (default): the servers and wrk run on every CPU. CPUS=split: the servers (thumbd, the nginxes, the
+# origin) run on the first half of the CPUs this script may use and wrk on the other half (taskset), so the
+# client does not take CPU time from the server it measures; thumbd (threads 0) and nginx static
+# (worker_processes below) start one thread or worker per server CPU. THREADS: wrk's -t (default 2).
+placement="${CPUS:-shared}"
+case "$placement" in split | shared) ;; *) echo "CPUS must be split or shared" >&2; exit 2 ;; esac
+allowed=($(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'))
+if [ "$placement" = split ] && [ "${#allowed[@]}" -lt 2 ]; then
+  echo "CPUS=split needs 2 CPUs, this process may use ${#allowed[@]}: running CPUS=shared" >&2
+  placement=shared
+fi
+server_run=("${run[@]}"); client_run=("${run[@]}")
+if [ "$placement" = split ]; then
+  half=$(( ${#allowed[@]} / 2 ))
+  server_cpus="$(IFS=,; echo "${allowed[*]:0:half}")"
+  client_cpus="$(IFS=,; echo "${allowed[*]:half}")"
+  server_run=(taskset -c "$server_cpus" "${run[@]}")   # taskset execs too: $! stays the server's pid
+  client_run=(taskset -c "$client_cpus" "${run[@]}")
+  server_cpu_count=$half
+else
+  server_cpu_count=${#allowed[@]}
+fi
 case "$memory" in on | off) ;; *) echo "MEMORY must be on or off" >&2; exit 2 ;; esac
 suffix=hot; [ "$memory" = off ] && suffix=hot-memoff
 out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$suffix"
@@ -91,7 +117,8 @@ env "${thumbd_env[@]}" "$thumbd_bin" "${thumbd_args[@]}" --check-config > "$out/
   echo "host: $(uname -srm), $(nproc) cpus, loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "thumbd: $thumbd_bin ($thumbd_rev), env: ${thumbd_env[*]}"
   echo "tools: $(nginx -v 2>&1 | cut -d' ' -f3), $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
-  echo "settings: memory=$memory rounds=$rounds wrk -t2 -c$connections -d$duration --timeout $timeout nice=$niceness peers=$peers"
+  echo "settings: memory=$memory rounds=$rounds wrk -t$wrk_threads -c$connections -d$duration --timeout $timeout nice=$niceness peers=$peers"
+  if [ "$placement" = split ]; then echo "cpus: split, servers on $server_cpus, wrk on $client_cpus"; else echo "cpus: shared"; fi
 } > "$out/env.txt"
 
 pids=()
@@ -122,13 +149,13 @@ wait_for() {   # wait_for URL PID: until something answers HTTP at URL (any stat
 }
 
 echo "== start: origin :18001, nginx proxy_cache peer :18010, thumbd :18041 (memory tier $memory)"
-"${run[@]}" nginx -p "$root/$out/peers/" -c "$peers/conf/origin.conf" > "$out/peers/origin.log" 2>&1 &
+"${server_run[@]}" nginx -p "$root/$out/peers/" -c "$peers/conf/origin.conf" > "$out/peers/origin.log" 2>&1 &
 origin_pid=$!
 pids+=($origin_pid)
-"${run[@]}" nginx -p "$root/$out/peers/" -c "$peers/conf/peer_nginx.conf" > "$out/peers/nginx.log" 2>&1 &
+"${server_run[@]}" nginx -p "$root/$out/peers/" -c "$peers/conf/peer_nginx.conf" > "$out/peers/nginx.log" 2>&1 &
 proxy_pid=$!
 pids+=($proxy_pid)
-env "${thumbd_env[@]}" "${run[@]}" "$thumbd_bin" "${thumbd_args[@]}" > "$out/thumbd/stdout.log" 2> "$out/thumbd/stderr.log" &
+env "${thumbd_env[@]}" "${server_run[@]}" "$thumbd_bin" "${thumbd_args[@]}" > "$out/thumbd/stdout.log" 2> "$out/thumbd/stderr.log" &
 thumbd_pid=$!
 pids+=($thumbd_pid)
 wait_for http://127.0.0.1:18001/ "$origin_pid"
@@ -234,7 +261,7 @@ check nginx-proxy-cache http://127.0.0.1:18010 "$out/lists/nginx-proxy-cache.txt
 rm -f "$out/lists/nginx-static.txt.tmp"
 
 echo "== nginx static :18042 serving thumbd's $count responses ($(du -sb "$out/static/www" | cut -f1) bytes)"
-"${run[@]}" nginx -p "$root/$out/static/" -c "$root/bench/hot-nginx.conf" > "$out/static/stdout.log" 2>&1 &
+"${server_run[@]}" nginx -p "$root/$out/static/" -c "$root/bench/hot-nginx.conf" -g "worker_processes $server_cpu_count;" > "$out/static/stdout.log" 2>&1 &
 static_pid=$!
 pids+=($static_pid)
 wait_for http://127.0.0.1:18042/ "$static_pid"
@@ -251,7 +278,7 @@ echo "   nginx static serves exactly thumbd's bytes (cmp, $count files)"
 
 targets=(thumbd nginx-static nginx-proxy-cache)
 declare -A base=([thumbd]=http://127.0.0.1:18041 [nginx-static]=http://127.0.0.1:18042 [nginx-proxy-cache]=http://127.0.0.1:18010)
-echo "== wrk -t2 -c$connections -d$duration --latency, urls.lua loop over $count URLs, $rounds rounds, alternating, nice $niceness"
+echo "== wrk -t$wrk_threads -c$connections -d$duration --latency, urls.lua loop over $count URLs, $rounds rounds, alternating, nice $niceness"
 printf "target\tround\tserver_ticks\torigin_ticks\tmachine_ticks\tirq_ticks\twrk_cpu_s\twall_s\torigin_gets\n" > "$out/cpu.tsv"
 for round in $(seq 1 "$rounds"); do
   for target in "${targets[@]}"; do
@@ -263,9 +290,9 @@ for round in $(seq 1 "$rounds"); do
     origin_pids=("$origin_pid" $(pgrep -P "$origin_pid"))
     g0=$(wc -l < "$origin_log")
     s0=$(ticks "${server_pids[@]}"); o0=$(ticks "${origin_pids[@]}"); m0=$(busy); i0=$(irqs)
-    HOT_HISTOGRAM="$out/latency-$target-$round.txt" "${run[@]}" /usr/bin/time -f "%U %S %e" -o "$out/time-$target-$round.txt" \
-      wrk -t2 -c"$connections" -d"$duration" --timeout "$timeout" --latency -s "$out/urls-histogram.lua" "${base[$target]}" \
-      -- "$out/lists/$target.txt" loop 2 > "$out/wrk-$target-$round.txt"
+    HOT_HISTOGRAM="$out/latency-$target-$round.txt" "${client_run[@]}" /usr/bin/time -f "%U %S %e" -o "$out/time-$target-$round.txt" \
+      wrk -t"$wrk_threads" -c"$connections" -d"$duration" --timeout "$timeout" --latency -s "$out/urls-histogram.lua" "${base[$target]}" \
+      -- "$out/lists/$target.txt" loop "$wrk_threads" > "$out/wrk-$target-$round.txt"
     s1=$(ticks "${server_pids[@]}"); o1=$(ticks "${origin_pids[@]}"); m1=$(busy); i1=$(irqs)
     g1=$(wc -l < "$origin_log")
     read -r wu ws we < "$out/time-$target-$round.txt"

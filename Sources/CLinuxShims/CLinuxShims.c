@@ -3,6 +3,7 @@
 #include "CLinuxShims.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/sendfile.h>
@@ -64,6 +65,17 @@ ssize_t thumbd_sendfile(int out_fd, int in_fd, int64_t *offset, size_t count) {
     ssize_t n = sendfile(out_fd, in_fd, &off, count);
     *offset = (int64_t)off;
     return n;
+}
+
+int thumbd_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        int count = CPU_COUNT(&set);
+        if (count > 0) return count;
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
 }
 
 int thumbd_gettid(void) { return (int)syscall(SYS_gettid); }

@@ -38,8 +38,8 @@ package final class EventLoopGroup: Sendable {
         threads = Mutex(started)
     }
 
-    /// The number of processors available to this process (at least 1).
-    package static var coreCount: Int { max(1, sysconfCoreCount()) }
+    /// The number of processors available to this process (at least 1): its affinity mask's count.
+    package static var coreCount: Int { max(1, availableCoreCount()) }
 
     /// Round-robin choice of a loop.
     package func next() -> EventLoop {

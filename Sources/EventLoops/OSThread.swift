@@ -57,7 +57,9 @@ package struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opa
     static var currentID: UInt { UInt(pthread_self()) }
 }
 
-/// Online processors, from `sysconf(_SC_NPROCESSORS_ONLN)`.
-func sysconfCoreCount() -> Int {
-    Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+/// The processors this process may run on: its CPU affinity mask (`taskset`, a container's cpuset), not
+/// every online processor, so that a thumbd confined to one core starts one loop, not one per core of the
+/// machine (nginx's `worker_processes auto` counts the same way).
+func availableCoreCount() -> Int {
+    Int(thumbd_available_cpus())
 }

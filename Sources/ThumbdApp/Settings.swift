@@ -43,7 +43,7 @@ package struct Settings: Sendable, Equatable {
     package struct Server: Sendable, Equatable {
         /// Address and port to listen on (`127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`; port 0 picks a free one).
         package var listen = ListenAddress(host: "127.0.0.1", port: 8080)
-        /// Number of event-loop threads; 0 means one per CPU core.
+        /// Number of event-loop threads; 0 means one per CPU core in the process's affinity mask.
         package var threads = 0
         /// Open client connections at which accepting pauses.
         package var maxConnections = 10_000
@@ -90,7 +90,7 @@ package struct Settings: Sendable, Equatable {
 
     /// `image.*`: the libvips render pool.
     package struct Image: Sendable, Equatable {
-        /// Render threads; 0 means one per CPU core.
+        /// Render threads; 0 means one per CPU core in the process's affinity mask.
         package var renderThreads = 0
         /// Renders waiting for a thread before new ones are refused with 503.
         package var queueLimit = 64

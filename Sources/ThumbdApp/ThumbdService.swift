@@ -135,7 +135,10 @@ package final class ThumbdService: Sendable {
         readiness.isReady = true
         logger.info(
             "listening",
-            metadata: ["address": "\(server.localAddresses.map(\.description).joined(separator: ","))"])
+            metadata: [
+                "address": "\(server.localAddresses.map(\.description).joined(separator: ","))",
+                "http_threads": "\(server.configuration.threads)",
+            ])
     }
 
     /// The bound addresses (the port, when `server.listen` asked for port 0).

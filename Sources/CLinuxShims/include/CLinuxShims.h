@@ -56,6 +56,11 @@ int thumbd_accept4(int fd);
 /// sendfile(out_fd, in_fd, &offset, count); advances *offset.
 ssize_t thumbd_sendfile(int out_fd, int in_fd, int64_t *offset, size_t count);
 
+/// The CPUs this process may run on: CPU_COUNT of sched_getaffinity's mask (what `taskset`, a
+/// container's cpuset or `docker --cpuset-cpus` allow), or sysconf(_SC_NPROCESSORS_ONLN) when the
+/// mask cannot be read. At least 1. (CPU_COUNT is a macro, which Swift cannot call.)
+int thumbd_available_cpus(void);
+
 /// The calling thread's kernel thread id (gettid), for thread names in logs and asserts.
 int thumbd_gettid(void);
 
