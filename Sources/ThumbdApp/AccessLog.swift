@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import EventLoops
 import Synchronization
 
 #if canImport(Glibc)
@@ -115,7 +116,7 @@ package final class AccessLog: Sendable {
     }
 
     private static func defaultShardCount() -> Int {
-        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let cores = EventLoopGroup.coreCount  // the threads that log: one loop and one render thread per core
         var count = 4
         while count < cores * 2 && count < 64 { count *= 2 }
         return count

@@ -6,7 +6,7 @@ import ThumbdTestSupport
 extension Integration {
     /// `server.threads: 0` and `image.render_threads: 0` mean one per core that the process may run on: a
     /// thumbd confined by `taskset` (or a container's cpuset) to one CPU starts one loop and one render thread,
-    /// as nginx's `worker_processes auto` starts one worker, not one per core of the machine.
+    /// not one of each per core of the machine.
     @Suite(.timeLimit(.minutes(1))) struct CoreCountTests {
         @Test func threadCountsFollowTheCPUAffinityMask() throws {
             let allowed = try #require(Self.allowedCPUs(), "Cpus_allowed_list in /proc/self/status")
