@@ -97,14 +97,29 @@ let package = Package(
             name: "Instrumentation",
             swiftSettings: swiftSettings
         ),
+        // thumbd's settings: their values and defaults, the YAML file and `THUMBD_*` loader with its key checks,
+        // sizes and durations, validation, and what a reload may change. Knows no component.
+        .target(
+            name: "ThumbdSettings",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTML of /status and the gallery at /, built from a StatusReport: strings only, no I/O.
+        .target(
+            name: "Pages",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ThumbdApp",
             dependencies: [
-                "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "Instrumentation",
+                "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "Instrumentation", "ThumbdSettings",
+                "Pages",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -137,18 +152,24 @@ let package = Package(
         .testTarget(
             name: "CachingTests", dependencies: ["Caching", "ThumbdTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "InstrumentationTests", dependencies: ["Instrumentation"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ThumbdSettingsTests", dependencies: ["ThumbdSettings", "ThumbdTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "PagesTests", dependencies: ["Pages"], swiftSettings: swiftSettings),
         // The app's tests name the types its API carries (ThumbnailSpec, FetchError, HTTPStatus, WorkerPool,
         // DiskCache.Freshness...).
         .testTarget(
             name: "ThumbdAppTests",
             dependencies: [
-                "ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "ThumbdTestSupport",
+                "ThumbdApp", "ThumbdSettings", "Pages", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching",
+                "ThumbdTestSupport",
             ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "ThumbdApp", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "ThumbdTestSupport",
+                "ThumbdApp", "ThumbdSettings", "Pages", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching",
+                "ThumbdTestSupport",
             ],
             swiftSettings: swiftSettings),
     ]

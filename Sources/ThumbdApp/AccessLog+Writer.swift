@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import EventLoops
 import Synchronization
+import ThumbdSettings
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@
 
 import EventLoops
 import Synchronization
+package import ThumbdSettings
 
 #if canImport(Glibc)
     import Glibc

@@ -5,6 +5,7 @@ import HTTP1
 import Logging
 import OriginFetch
 import Synchronization
+package import ThumbdSettings
 import Thumbnailing
 
 /// Applies a new configuration to the running components (config hot reload, issue 5): SIGHUP, or a change
@@ -103,7 +104,7 @@ final class ConfigReloader: Sendable {
             }
             try next.validate()
             let modules = try Modules(next, running: components)
-            let changed = Settings.keys.filter { $0.reload == .reloadable && $0.render(running) != $0.render(next) }
+            let changed = running.changedReloadableKeys(in: next)
             guard !changed.isEmpty else {
                 let outcome = ReloadOutcome(changedKeys: [], restartKeys: restartKeys)
                 beforeLevelChange(outcome)
@@ -117,7 +118,7 @@ final class ConfigReloader: Sendable {
                 throw SettingsError(key: "reload", reason: "\(error)")
             }
             running = next
-            let outcome = ReloadOutcome(changedKeys: changed.map(\.name), restartKeys: restartKeys)
+            let outcome = ReloadOutcome(changedKeys: changed, restartKeys: restartKeys)
             beforeLevelChange(outcome)
             components.levelControl?.level = next.log.level
             return outcome
@@ -229,53 +230,6 @@ package struct ReloadOutcome: Sendable, Equatable {
     package var changedKeys: [String]
     /// Restart keys whose new value was not applied (they need a restart).
     package var restartKeys: [String]
-}
-
-/// Tells whether the config file changed since it was last read: device, inode, size, modification and
-/// status-change times (`stat`), so an editor's rename as well as a write in place is seen.
-struct ConfigFileWatcher {
-    /// How often `ThumbdService.run` looks.
-    static let pollInterval: Duration = .seconds(2)
-
-    let path: String?
-    private var last: Fingerprint?
-
-    private struct Fingerprint: Equatable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var modified: timespec
-        var changed: timespec
-
-        static func == (a: Self, b: Self) -> Bool {
-            a.device == b.device && a.inode == b.inode && a.size == b.size
-                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
-        }
-    }
-
-    /// Starts from the file as it is now.
-    init(path: String?) {
-        self.path = path
-        last = Self.fingerprint(path)
-    }
-
-    /// Whether the file differs from the last look (a missing file counts as a state too); remembers it.
-    mutating func hasChanged() -> Bool {
-        guard path != nil else { return false }
-        let now = Self.fingerprint(path)
-        defer { last = now }
-        return now != last
-    }
-
-    private static func fingerprint(_ path: String?) -> Fingerprint? {
-        guard let path else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Fingerprint(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modified: info.st_mtim, changed: info.st_ctim)
-    }
 }
 
 extension ThumbdService {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
 import OriginFetch
+import ThumbdSettings
 
 /// Turns an origin response's caching headers into cache deadlines, as a shared cache (RFC 9111) whose
 /// operator clamps every lifetime into `[minTTL, maxTTL]`.

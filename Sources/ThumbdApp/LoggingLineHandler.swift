@@ -2,6 +2,7 @@
 
 package import Logging
 import Synchronization
+package import ThumbdSettings
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@
 
 package import Logging
 import Synchronization
+package import ThumbdSettings
 
 /// Process-wide logging set-up: installs `LoggingLineHandler` on stderr with the configured format and level.
 ///

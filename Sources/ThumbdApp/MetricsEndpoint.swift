@@ -5,6 +5,7 @@ import HTTP1
 import Instrumentation
 import OriginFetch
 import Synchronization
+import ThumbdSettings
 
 /// `GET /metrics`: the Prometheus text exposition (format 0.0.4) of every component's counters, on
 /// `server.listen` or, with `metrics.listen`, on a server of its own (one loop) and not on the main one.

@@ -4,6 +4,7 @@ import EventLoops
 import Instrumentation
 import OriginFetch
 import Synchronization
+import ThumbdSettings
 import Thumbnailing
 
 /// Coalesces thumbnail work by variant: the first request for a key starts a fetch and a render,

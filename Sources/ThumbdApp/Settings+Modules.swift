@@ -3,6 +3,7 @@ import Caching
 import EventLoops
 import HTTP1
 import OriginFetch
+import ThumbdSettings
 import Thumbnailing
 
 /// The per-module configurations derived from `Settings` (the composition root's only translation layer).

@@ -2,6 +2,7 @@
 
 package import ArgumentParser
 import Foundation
+import ThumbdSettings
 
 /// `thumbd sign [--config FILE | --key KEY] QUERY`: prints a `/thumb` query with its `sig` appended
 /// (README "Signed URLs").

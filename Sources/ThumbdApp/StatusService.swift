@@ -4,6 +4,7 @@ import EventLoops
 import Foundation
 import HTTP1
 import OriginFetch
+import Pages
 import Synchronization
 
 /// The pages a person looks at: `GET /status` (HTML), `GET /status.json` (the same data) and `GET /` (the

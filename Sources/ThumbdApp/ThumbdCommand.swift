@@ -3,6 +3,7 @@
 package import ArgumentParser
 import Foundation
 import Logging
+package import ThumbdSettings
 
 /// The `thumbd` command line: `thumbd [--config FILE] [--listen HOST:PORT] [--port N] [--cache-dir DIR]
 /// [--log-level LEVEL] [--check-config]`, and `thumbd sign ...` (``SignCommand``).

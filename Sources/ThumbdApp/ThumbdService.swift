@@ -5,6 +5,7 @@ package import HTTP1
 package import Logging
 import OriginFetch
 import Synchronization
+package import ThumbdSettings
 import Thumbnailing
 
 /// The composition root: builds every component from `Settings`, wires the routes, and stops

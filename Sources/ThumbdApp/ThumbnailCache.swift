@@ -5,6 +5,7 @@ import Glibc
 import Logging
 import OriginFetch
 import Synchronization
+import ThumbdSettings
 import Thumbnailing
 
 /// The two tiers put together for thumbnails, plus the source originals and the memory of origin 404s.

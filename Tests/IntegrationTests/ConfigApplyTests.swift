@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import ThumbdSettings
 
 extension Integration {
     /// The reload entry points of a running service in this process (`ThumbdService.reload(from:)` and

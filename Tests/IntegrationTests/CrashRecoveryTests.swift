@@ -8,6 +8,7 @@ import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import ThumbdSettings
 
 extension Integration {
     /// The disk tier across process deaths, with the real `thumbd` executable as a child process (issue 4):

@@ -7,6 +7,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import ThumbdSettings
 
 /// The loopback address origins listen on: the only internal address the test configuration allows
 /// (`fetch.allowed_networks: [127.0.0.2/32]`), so the SSRF guard stays on for everything else, 127.0.0.1 included.

@@ -2,8 +2,10 @@
 
 import Foundation
 import Testing
+import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import ThumbdSettings
 
 @Suite(.timeLimit(.minutes(1))) struct AccessLogTests {
     /// Runs `body(index)` on `count` new threads at once and waits (bounded) for all of them.

@@ -6,6 +6,7 @@ import OriginFetch
 import Testing
 
 @testable import ThumbdApp
+@testable import ThumbdSettings
 
 /// Sun, 06 Nov 1994 08:49:37 GMT, the RFC's example date.
 private let now = Timestamp(millisecondsSinceEpoch: 784_111_777_000)

@@ -3,8 +3,10 @@
 import Foundation
 import Logging
 import Testing
+import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import ThumbdSettings
 
 @Suite struct LoggingTests {
     /// A handler writing to a temporary file, and a way to read what it wrote.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Testing
+import ThumbdTestSupport
 
 @testable import ThumbdApp
 

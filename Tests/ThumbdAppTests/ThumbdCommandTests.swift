@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Testing
+import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import ThumbdSettings
 
 @Suite struct ThumbdCommandTests {
     @Test func checkConfigPrintsEveryKeyAndParsesBackToTheSameSettings() throws {

@@ -4,6 +4,7 @@ import Logging
 import OriginFetch
 import Synchronization
 import Testing
+import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp

@@ -2,8 +2,9 @@
 
 import Foundation
 import Testing
+import ThumbdTestSupport
 
-@testable import ThumbdApp
+@testable import ThumbdSettings
 
 /// The configurations shipped in deploy/ are loaded by the same code as the server's, so a renamed or
 /// mistyped key there fails here instead of at somebody's deploy.

@@ -2,7 +2,7 @@
 
 import Testing
 
-@testable import ThumbdApp
+@testable import ThumbdSettings
 
 @Suite struct DurationParsingTests {
     static let valid: [(String, Duration)] = [

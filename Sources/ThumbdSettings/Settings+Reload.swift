@@ -20,4 +20,10 @@ extension Settings {
         }
         return (merged, restartKeys)
     }
+
+    /// The names of the reloadable keys whose value in `next` differs from this one's, in `Settings.keys` order:
+    /// what a reload from these settings to `next` changes.
+    package func changedReloadableKeys(in next: Settings) -> [String] {
+        Settings.keys.filter { $0.reload == .reloadable && $0.render(self) != $0.render(next) }.map(\.name)
+    }
 }

@@ -13,12 +13,12 @@
 /// The page reads `?urls=` (the same text as the box) and `?w=` on load and fills itself, so a link can share a
 /// gallery. Everything is inline (no external asset); the only dynamic parts are the CSP nonce and whether
 /// URL signing is on (the gallery cannot sign, so it says so instead of showing a wall of 403s unexplained).
-enum GalleryPage {
+package enum GalleryPage {
     /// Thumbnail sizes offered.
     static let sizes = [64, 96, 128, 192, 256, 384]
 
     /// The page; `nonce` must be the one in the response's Content-Security-Policy.
-    static func render(nonce: String, signing: Bool) -> String {
+    package static func render(nonce: String, signing: Bool) -> String {
         let options = sizes.map { "<option value=\"\($0)\"\($0 == 128 ? " selected" : "")>\($0) px</option>" }
             .joined()
         return """

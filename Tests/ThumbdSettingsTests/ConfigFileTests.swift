@@ -2,8 +2,9 @@
 
 import Foundation
 import Testing
+import ThumbdTestSupport
 
-@testable import ThumbdApp
+@testable import ThumbdSettings
 
 @Suite struct ConfigFileTests {
     /// Loads with `yaml` as the file (nil for none), `environment` and `overrides`.

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import Foundation
+package import Foundation
 
 /// Files for configuration tests: a private temporary directory per test, removed when the value is released,
 /// and the repository root (found from this file's path, so tests run from any working directory).
-final class ConfigTestFiles {
-    let directory: URL
+package final class ConfigTestFiles {
+    package let directory: URL
 
-    init() throws {
+    package init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("thumbd-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -17,18 +17,18 @@ final class ConfigTestFiles {
     }
 
     /// Writes `text` to a file in the directory and returns its path.
-    func write(_ text: String, named name: String = "thumbd.yaml") throws -> String {
+    package func write(_ text: String, named name: String = "thumbd.yaml") throws -> String {
         let url = directory.appendingPathComponent(name)
         try Data(text.utf8).write(to: url)
         return url.path
     }
 
     /// The path of a new, not yet existing file in the directory.
-    func path(_ name: String) -> String {
+    package func path(_ name: String) -> String {
         directory.appendingPathComponent(name).path
     }
 
-    /// The repository root: this file is `Tests/ThumbdAppTests/ConfigTestFiles.swift`.
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+    /// The repository root: this file is `Sources/ThumbdTestSupport/ConfigTestFiles.swift`.
+    package static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 }

@@ -2,8 +2,9 @@
 
 import Foundation
 import Testing
+import ThumbdTestSupport
 
-@testable import ThumbdApp
+@testable import ThumbdSettings
 
 @Suite struct ConfigDocsTests {
     /// The rows of the key tables in docs/configuration.md, by key: [default, unit, environment, reload, meaning].

@@ -6,9 +6,9 @@
 ///
 /// Numbers a test or script may want carry them raw in `data-value` attributes; the inline script only
 /// refreshes the page's `<main>` every 10 s (same-origin fetch of this page, parsed and swapped).
-enum StatusPage {
+package enum StatusPage {
     /// The page for `report`; `nonce` must be the one in the response's Content-Security-Policy.
-    static func render(_ report: StatusReport, nonce: String) -> String {
+    package static func render(_ report: StatusReport, nonce: String) -> String {
         var html = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">
