@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import EventLoops
-import Glibc
 package import HTTP1
 package import Logging
 import OriginFetch
-import Synchronization
 package import ThumbdSettings
 import Thumbnailing
 
@@ -34,7 +32,8 @@ package final class ThumbdService: Sendable {
     private let server: HTTPServer
     /// `GET /metrics` (internal: integration tests read its counters and its own listener's address).
     let metrics: MetricsEndpoint
-    private let readiness = Readiness()
+    /// `/health` and `/ready`.
+    private let health = HealthRoutes()
     /// Applies reloaded settings to the components above (ConfigReloader.swift).
     let reloader: ConfigReloader
     /// `/prefetch` jobs (internal: tests read job counts).
@@ -80,19 +79,7 @@ package final class ThumbdService: Sendable {
         metrics = MetricsEndpoint(
             settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
             renderPool: renderPool, prefetch: prefetch)
-        let health = HTTPResponse(
-            status: .ok, headers: [HTTPField(name: "Content-Type", value: "text/plain")],
-            body: .bytes(Array("ok\n".utf8)))
-        // Liveness answers on the loop, from a prebuilt response: no lock, queue or allocation that
-        // request load could fill.
-        router.add(.get, "/health") { _, responder in responder.respond(health) }
-        router.add(.head, "/health") { _, responder in responder.respond(health) }
-        let readiness = self.readiness
-        let readinessHandler: HTTPHandler = { _, responder in
-            responder.respond(Self.readinessResponse(readiness.isReady))
-        }
-        router.add(.get, "/ready", handler: readinessHandler)
-        router.add(.head, "/ready", handler: readinessHandler)
+        health.register(in: &router)
         metrics.register(in: &router)
 
         let status = StatusService(
@@ -133,7 +120,7 @@ package final class ThumbdService: Sendable {
     package func start() throws {
         try server.start()
         try metrics.start()
-        readiness.isReady = true
+        health.isReady = true
         logger.info(
             "listening",
             metadata: [
@@ -154,7 +141,7 @@ package final class ThumbdService: Sendable {
     /// Graceful stop: `/ready` turns 503, the listener closes, requests in flight finish (up to
     /// `server.shutdown_timeout`), then the fetch thread and render workers stop.
     package func shutdown() {
-        readiness.isReady = false
+        health.isReady = false
         let timeout = settings.server.shutdownTimeout
         logger.info("shutting down", metadata: ["timeout": "\(timeout)"])
         server.shutdown(timeout: timeout)
@@ -166,65 +153,5 @@ package final class ThumbdService: Sendable {
         cache.shutdown()  // after the renders: their stores are queued, and written before the disk thread stops
         accessLog.shutdown()
         logger.info("stopped")
-    }
-
-    private static func readinessResponse(_ ready: Bool) -> HTTPResponse {
-        ready
-            ? HTTPResponse(
-                status: .ok, headers: [HTTPField(name: "Content-Type", value: "application/json")],
-                body: .bytes(Array("{\"status\": 200, \"ready\": true}".utf8)))
-            : HTTPResponse.error(HTTPStatus(code: 503, reasonPhrase: "Service Unavailable"), message: "not ready")
-    }
-
-    // MARK: - Process
-
-    /// Runs thumbd until SIGTERM or SIGINT, then stops gracefully and returns (exit status 0).
-    ///
-    /// The signals are blocked in every thread (the mask is set before any thread starts, and threads
-    /// inherit it) and taken synchronously by `sigtimedwait` on the main thread, so no code runs in signal
-    /// context. SIGPIPE is ignored: a client that resets mid-response is an EPIPE, not a crash. SIGHUP, and a
-    /// change of the config file (looked at every 2 s between signals), reload `configFile` on this thread
-    /// (ConfigReloader.swift).
-    ///
-    /// - Parameters:
-    ///   - configFile: the sources the settings came from, read again on reload; nil turns reloading off.
-    ///   - levelControl: the process-wide log level, which a reload sets.
-    /// - Throws: when a component cannot start (binding the listener, libvips, ...).
-    package static func run(
-        settings: Settings, logger: Logger, configFile: ConfigFile? = nil,
-        levelControl: LoggingSetup.LevelControl? = nil
-    ) throws {
-        signal(SIGPIPE, SIG_IGN)
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
-
-        var watcher = ConfigFileWatcher(path: configFile?.path)  // before the start: a change meanwhile counts
-        let service = try ThumbdService(settings: settings, logger: logger, levelControl: levelControl)
-        try service.start()
-        while true {
-            guard let received = ConfigReloader.waitForSignal(&signals, timeout: ConfigFileWatcher.pollInterval) else {
-                if let configFile, watcher.hasChanged() { service.reloader.reload(from: configFile, trigger: "file") }
-                continue
-            }
-            if received == SIGHUP {
-                _ = watcher.hasChanged()  // read now: the next poll need not read it again
-                if let configFile { service.reloader.reload(from: configFile, trigger: "SIGHUP") }
-                continue
-            }
-            logger.info("signal received", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")"])
-            break
-        }
-        service.shutdown()
-    }
-}
-
-/// Whether the service can serve: true between `start()` and the beginning of `shutdown()`.
-private final class Readiness: Sendable {
-    private let flag = Atomic<Bool>(false)
-    var isReady: Bool {
-        get { flag.load(ordering: .relaxed) }
-        set { flag.store(newValue, ordering: .relaxed) }
     }
 }

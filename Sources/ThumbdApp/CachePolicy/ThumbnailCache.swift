@@ -20,7 +20,7 @@ import Thumbnailing
 ///
 /// Only variants with freshness (the origin allowed storing them) enter a tier.
 final class ThumbnailCache: Sendable {
-    /// Sizes and places, from `cache.*` (Settings+Modules.swift).
+    /// Sizes and places, from `cache.*` (Settings+ModuleConfigurations.swift).
     struct Configuration: Sendable {
         /// The memory tier; `nil` turns it off (`cache.memory.max_bytes: 0`).
         var memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>.Configuration?
@@ -57,22 +57,22 @@ final class ThumbnailCache: Sendable {
     /// always holds the bytes it was verified with; entries go when their key is stored, refreshed, removed or
     /// purged. An entry evicted from disk behind its back keeps its (unlinked) file alive until it leaves
     /// this cache, which is bounded by ``Configuration/openBlobsMaxBytes``.
-    private let openBlobs: MemoryCache<CacheKey, CacheGroup, CachedFile>?
+    let openBlobs: MemoryCache<CacheKey, CacheGroup, CachedFile>?
     /// Bumped by every change that makes an open blob outdated. A `disk-io` lookup keeps what it opened only
     /// if no change happened since it began (checked and inserted under this lock): otherwise a lookup that
     /// read a row just before a purge or a 304 could put the outdated blob back after it was forgotten.
-    private let openBlobsGeneration = Mutex<UInt64>(0)
+    let openBlobsGeneration = Mutex<UInt64>(0)
     let variants: DiskCache?
     let sources: DiskCache?
     /// The originals stored last, also in memory (64 MB): a new size of a source fetched a moment ago needs
     /// neither the disk (its store may still be queued) nor the origin. Only with a source cache.
-    private let recentSources: MemoryCache<CacheKey, CacheGroup, RecentSource>?
-    private let notFound: MemoryCache<CacheKey, CacheGroup, NotFound>
+    let recentSources: MemoryCache<CacheKey, CacheGroup, RecentSource>?
+    let notFound: MemoryCache<CacheKey, CacheGroup, NotFound>
     /// `cache.negative_ttl` in force (a reload replaces it; remembered 404s keep their deadline).
     let negativeTTLs: Mutex<Duration>
-    private var negativeTTL: Duration { negativeTTLs.withLock { $0 } }
+    var negativeTTL: Duration { negativeTTLs.withLock { $0 } }
     let writer: DiskWriter?
-    private let readers: DiskReaders?
+    let readers: DiskReaders?
     let logger: Logger
 
     /// Opens the disk caches (moving a corrupt index aside, logged as an error), starts the `disk` and
@@ -161,222 +161,12 @@ final class ThumbnailCache: Sendable {
         memory?.value(forKey: key.cacheKey)
     }
 
-    /// The key of a request as received, for ``aliasHit(_:)``: the raw query and the `Accept` value (which
-    /// decides the format under `format=auto`). A newline cannot occur in a request line, so the pair is
-    /// unambiguous.
-    static func aliasKey(rawQuery: String, accept: String?) -> CacheKey {
-        CacheKey(accept.map { rawQuery + "\n" + $0 } ?? rawQuery)
-    }
-
-    /// The variant key that the request `alias` parsed to the last time, if remembered under the signing keys
-    /// of `keyGeneration` (``URLSignatureVerifier/keyGeneration``). Parsing is a pure function of the query and
-    /// `Accept`, so the answer is the same as parsing again, for a fraction of the cost (measured: parsing and
-    /// key building were ~25% of a memory hit's CPU). Verifying the signature is a pure function of the query
-    /// and the keys, so an alias remembered after a verification under the same keys needs none either; one
-    /// from older keys is ignored. A purge removes a source's aliases too.
-    @inline(__always)
-    func aliasHit(_ alias: CacheKey, keyGeneration: UInt64) -> VariantKey? {
-        guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
-        return entry.key
-    }
-
-    /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
-    /// signing keys of `keyGeneration`.
-    func rememberAlias(_ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64) {
-        aliases.insert(
-            Alias(key: key, keyGeneration: keyGeneration), forKey: alias, cost: 104 + alias.variant.utf8.count,
-            group: key.group)
-    }
-
-    /// Forgets every alias (the signing keys changed: their entries can no longer hit, this frees their memory).
-    func forgetAliases() {
-        aliases.removeAll()
-        hotSet?.invalidate()
-    }
-
     /// The memory tier's counters, its hits including those the event loops served from their hot sets.
     var memoryStatistics: MemoryCache<CacheKey, CacheGroup, RenderedVariant>.Statistics? {
         guard let memory else { return nil }
         var statistics = memory.statistics
         statistics.hits += hotSet?.hits ?? 0
         return statistics
-    }
-
-    /// With the memory tier off: the blob of `key` if it is held open (a disk hit with no hop). Counts the hit
-    /// and buffers its last-access update like a lookup would. Any thread; O(1).
-    @inline(__always)
-    func openBlobHit(_ key: VariantKey) -> CachedFile? {
-        guard let openBlobs, let file = openBlobs.value(forKey: key.cacheKey) else { return nil }
-        variants?.recordHit(key.cacheKey)
-        return file
-    }
-
-    /// Forgets an open blob whose entry changed.
-    private func forgetOpenBlob(_ key: VariantKey) {
-        guard let openBlobs else { return }
-        openBlobsGeneration.withLock { generation in
-            generation &+= 1
-            openBlobs.removeValue(forKey: key.cacheKey)
-        }
-    }
-
-    /// The remembered 404 for `source`, if it is younger than `cache.negative_ttl`.
-    func notFoundHit(_ source: SourceURL, now: Timestamp) -> NotFound? {
-        guard negativeTTL > .zero else { return nil }
-        let key = Self.notFoundKey(source)
-        guard let entry = notFound.value(forKey: key) else { return nil }
-        guard now < entry.expiresAt else {
-            notFound.removeValue(forKey: key)
-            return nil
-        }
-        return entry
-    }
-
-    /// Looks `key` up on disk on a `disk-io` thread; `completion` runs there.
-    /// - Throws: `Overloaded` when the lookup queue is full.
-    func lookupDisk(_ key: VariantKey, completion: @escaping @Sendable (DiskLookup) -> Void) throws(WorkerPool
-        .Overloaded)
-    {
-        guard let readers else {
-            completion(.miss)
-            return
-        }
-        try readers.submit { [self] readers in
-            completion(lookup(key, with: readers.variants))
-        }
-    }
-
-    private func lookup(_ key: VariantKey, with reader: DiskCache.Reader?) -> DiskLookup {
-        guard let reader else { return .miss }
-        let generation = openBlobsGeneration.withLock { $0 }
-        do {
-            if let memory {
-                switch try reader.read(key.cacheKey) {
-                case .hit(let hit):
-                    let metadata = hit.entry.metadata
-                    guard let format = ImageFormat(mimeType: metadata.contentType) else { return .miss }
-                    let variant = RenderedVariant(
-                        bytes: hit.bytes, format: format, etag: metadata.etag ?? RenderedVariant.etag(for: hit.bytes),
-                        freshness: metadata.freshness)
-                    memory.insert(variant, forKey: key.cacheKey, cost: hit.bytes.count, group: key.group)
-                    return .variant(variant)
-                case .miss:
-                    return .miss
-                case .discarded(let reason):
-                    logDiscard(key, reason)
-                    return .miss
-                }
-            }
-            switch try reader.open(key.cacheKey) {
-            case .hit(let hit):
-                let metadata = hit.entry.metadata
-                guard let format = ImageFormat(mimeType: metadata.contentType), let etag = metadata.etag else {
-                    return .miss
-                }
-                Self.warmPageCache(hit.descriptor, size: hit.entry.sizeBytes)
-                let file = CachedFile(hit: hit, format: format, etag: etag, freshness: metadata.freshness)
-                if let openBlobs {
-                    openBlobsGeneration.withLock { current in
-                        guard current == generation else { return }
-                        openBlobs.insert(file, forKey: key.cacheKey, cost: hit.entry.sizeBytes, group: key.group)
-                    }
-                }
-                return .file(file)
-            case .miss:
-                return .miss
-            case .discarded(let reason):
-                logDiscard(key, reason)
-                return .miss
-            }
-        } catch {
-            logger.error("disk cache lookup failed", metadata: ["key": "\(key.cacheKey)", "error": "\(error)"])
-            return .miss
-        }
-    }
-
-    /// Reads the blob once here, on the `disk-io` thread, so that the event loop's `sendfile` finds every
-    /// page in the page cache and never waits for the disk (a cold file would otherwise stall the loop and
-    /// every connection on it). The copy costs about a microsecond per 10 KB, less than one syscall.
-    private static func warmPageCache(_ descriptor: Int32, size: Int) {
-        let chunk = min(size, 64 << 10)
-        guard chunk > 0 else { return }
-        withUnsafeTemporaryAllocation(byteCount: chunk, alignment: 16) { buffer in
-            var offset = 0
-            while offset < size {
-                let count = pread(descriptor, buffer.baseAddress, min(chunk, size - offset), off_t(offset))
-                if count > 0 {
-                    offset += count
-                } else if count < 0, errno == EINTR {
-                    continue
-                } else {
-                    return  // the size was checked; a short file is caught by the send
-                }
-            }
-        }
-    }
-
-    private func logDiscard(_ key: VariantKey, _ reason: DiskCache.DiscardReason) {
-        logger.warning(
-            "disk cache blob was missing or corrupt: dropped, will be rendered again",
-            metadata: ["key": "\(key.cacheKey)", "reason": "\(reason)"])
-    }
-
-    /// The fresh original of `source` if it is among those stored last (memory only, any thread): what the
-    /// fetcher reuses instead of starting a transfer (``OriginFetcher/fetch(_:reuse:completion:)``).
-    func recentSource(_ source: SourceURL) -> FetchedSource? {
-        guard let recent = recentSources?.value(forKey: Self.sourceKey(source)) else { return nil }
-        let now = Timestamp.now()
-        guard recent.freshness.state(at: now) == .fresh else { return nil }
-        // Headers equivalent to the stored freshness (not the origin's own): a render from it gets the
-        // original's deadlines, not new ones counted from now.
-        return FetchedSource(
-            body: recent.source.body, requestedURL: source.string, finalURL: source.string, status: 200,
-            contentType: recent.source.contentType, headers: FreshnessHeaders(equivalentTo: recent.freshness, at: now))
-    }
-
-    /// Looks the fresh original of `source` up on a `disk-io` thread. Returns false when there is no
-    /// source cache or the lookup queue is full (then `completion` is never called; fetch instead).
-    /// A fresh original kept in memory answers at once, on the calling thread.
-    func lookupSource(_ source: SourceURL, completion: @escaping @Sendable (FetchedSource?) -> Void) -> Bool {
-        guard sources != nil, let readers else { return false }
-        if let recent = recentSource(source) {
-            completion(recent)
-            return true
-        }
-        do {
-            try readers.submit { [self] readers in
-                completion(lookupSource(source, with: readers.sources))
-            }
-            return true
-        } catch {
-            return false
-        }
-    }
-
-    private func lookupSource(_ source: SourceURL, with reader: DiskCache.Reader?) -> FetchedSource? {
-        guard let reader else { return nil }
-        do {
-            switch try reader.read(Self.sourceKey(source)) {
-            case .hit(let hit):
-                let metadata = hit.entry.metadata
-                let now = Timestamp.now()
-                guard metadata.freshness.state(at: now) == .fresh else { return nil }
-                return FetchedSource(
-                    body: hit.bytes, requestedURL: source.string, finalURL: source.string, status: 200,
-                    contentType: metadata.contentType,
-                    headers: FreshnessHeaders(equivalentTo: metadata.freshness, at: now))
-            case .miss:
-                return nil
-            case .discarded(let reason):
-                logger.warning(
-                    "source cache blob was missing or corrupt: dropped, will be fetched again",
-                    metadata: ["source": "\(source)", "reason": "\(reason)"])
-                return nil
-            }
-        } catch {
-            logger.error("source cache lookup failed", metadata: ["source": "\(source)", "error": "\(error)"])
-            return nil
-        }
     }
 
     // MARK: - Changes
@@ -409,22 +199,6 @@ final class ThumbnailCache: Sendable {
         {
             visible()
         }
-    }
-
-    /// Keeps a fetched original (when there is a source cache). Any thread.
-    /// The flights of several sizes that shared one fetch each hand the same source in: it is stored once.
-    func storeSource(_ source: FetchedSource, url: SourceURL, freshness: DiskCache.Freshness) {
-        guard let sources, let writer else { return }
-        if let recent = recentSources?.value(forKey: Self.sourceKey(url)), recent.source === source { return }
-        recentSources?.insert(
-            RecentSource(source: source, freshness: freshness), forKey: Self.sourceKey(url), cost: source.body.count,
-            group: CacheGroup(url.string))
-        let metadata = DiskCache.EntryMetadata(
-            contentType: source.contentType ?? "application/octet-stream", createdAt: Timestamp.now(),
-            freshness: freshness)
-        writer.store(
-            .init(bytes: source.body, key: Self.sourceKey(url), group: CacheGroup(url.string), metadata: metadata),
-            in: sources)
     }
 
     /// Replaces the freshness of a stored variant (after a 304): in memory at once, on disk in queue order.
@@ -472,16 +246,6 @@ final class ThumbnailCache: Sendable {
         }
     }
 
-    /// Remembers that the origin answered 404 or 410 for `source`.
-    func rememberNotFound(_ source: SourceURL) {
-        guard negativeTTL > .zero else { return }
-        let now = Timestamp.now()
-        let key = Self.notFoundKey(source)
-        notFound.insert(
-            NotFound(validatedAt: now, expiresAt: now.advanced(by: negativeTTL)), forKey: key,
-            cost: 64 + key.variant.utf8.count, group: CacheGroup(source.string))
-    }
-
     /// Removes every variant of `source` from both tiers, its original and its remembered 404.
     /// `completion` runs once the disk rows are gone (on the `disk` thread), or at once without a disk tier.
     /// Work already under way for the source (a render in progress) may store again afterwards.
@@ -520,11 +284,4 @@ final class ThumbnailCache: Sendable {
     func trimMemory(toBytes bytes: Int) -> Int {
         memory?.trim(toBytes: bytes) ?? 0
     }
-
-    // MARK: - Keys
-
-    /// The source cache's key of an original.
-    static func sourceKey(_ source: SourceURL) -> CacheKey { CacheKey("src " + source.string) }
-
-    private static func notFoundKey(_ source: SourceURL) -> CacheKey { CacheKey("404 " + source.string) }
 }

@@ -80,8 +80,3 @@ extension Settings {
     /// `cache.*` freshness rules.
     var freshnessPolicy: FreshnessPolicy { FreshnessPolicy(cache) }
 }
-
-/// thumbd's version, sent in `User-Agent` and shown by `--version`.
-enum ThumbdVersion {
-    static let current = "0.1.0"
-}

@@ -5,7 +5,7 @@ import HTTP1
 import Logging
 import OriginFetch
 import Synchronization
-package import ThumbdSettings
+import ThumbdSettings
 import Thumbnailing
 
 /// Applies a new configuration to the running components (config hot reload, issue 5): SIGHUP, or a change
@@ -125,14 +125,6 @@ final class ConfigReloader: Sendable {
         }
     }
 
-    /// Waits up to `timeout` for one of `signals` (blocked in every thread); nil on timeout or interruption.
-    static func waitForSignal(_ signals: inout sigset_t, timeout: Duration) -> Int32? {
-        let (seconds, attoseconds) = timeout.components
-        var limit = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        let received = sigtimedwait(&signals, nil, &limit)
-        return received > 0 ? received : nil
-    }
-
     private func report(_ outcome: ReloadOutcome, trigger: String) {
         for key in outcome.restartKeys {
             logger.warning(
@@ -153,75 +145,6 @@ final class ConfigReloader: Sendable {
         if let source = error.source { metadata["source"] = "\(source)" }
         logger.warning("config reload refused; the running configuration stays", metadata: metadata)
     }
-
-    /// The per-module configurations of one reload, each validated by its module before any is applied.
-    private struct Modules {
-        let server: HTTPServer.Configuration
-        let fetcher: OriginFetcher.Configuration
-        let thumbnailer: Thumbnailer.Configuration
-        let cache: ThumbnailCache.Configuration
-
-        init(_ settings: Settings, running components: Components) throws(SettingsError) {
-            var server = settings.httpServerConfiguration
-            let listener = components.server.configuration
-            (server.host, server.port, server.threads, server.backlog) =
-                (listener.host, listener.port, listener.threads, listener.backlog)
-            self.server = server
-            fetcher = settings.originFetcherConfiguration
-            var thumbnailer = settings.thumbnailerConfiguration
-            // Settings that no key sets (encoder efforts, intermediate bands) stay as the thumbnailer has them.
-            let current = components.thumbnailer.configuration
-            thumbnailer.jpegProgressive = current.jpegProgressive
-            thumbnailer.pngCompression = current.pngCompression
-            thumbnailer.webpEffort = current.webpEffort
-            thumbnailer.avifEffort = current.avifEffort
-            thumbnailer.intermediateBands = current.intermediateBands
-            thumbnailer.intermediateMargin = current.intermediateMargin
-            thumbnailer.allowedSourceFormats = current.allowedSourceFormats
-            self.thumbnailer = thumbnailer
-            cache = settings.thumbnailCacheConfiguration
-            // The modules' own checks, which can be narrower than Settings.validate() (fetch.max_per_host).
-            do {
-                try self.server.validate()
-            } catch {
-                throw SettingsError(key: error.key, reason: error.reason)
-            }
-            do {
-                try fetcher.validate()
-            } catch {
-                throw SettingsError(key: error.key, reason: error.reason)
-            }
-            do {
-                try thumbnailer.validate()
-            } catch {
-                throw SettingsError(key: "image", reason: "\(error)")
-            }
-            do {
-                try (cache.memory ?? .init(maxBytes: 0, maxEntries: 0)).validate()
-                for disk in [cache.variantsDisk, cache.sourcesDisk].compactMap({ $0 }) { try disk.validate() }
-            } catch {
-                throw SettingsError(key: "cache", reason: "\(error)")
-            }
-        }
-
-        func apply(to components: Components, _ settings: Settings, previous: Settings) throws {
-            try components.server.update(configuration: server)
-            try components.fetcher.update(configuration: fetcher)
-            try components.thumbnailer.update(configuration: thumbnailer)
-            components.renderPool.setQueueCapacities(
-                interactive: settings.image.queueLimit, background: settings.image.queueLimit)
-            components.policy.update(settings.freshnessPolicy)
-            try components.cache.update(cache)
-            components.thumbnails.update(clientMaxAge: settings.cache.clientMaxAge)
-            components.admin.update(token: settings.admin.token)
-            components.status.update(token: settings.admin.token)
-            // New keys verify the next request; aliases verified under the old keys stop hitting at once.
-            if settings.security.signingKeys != previous.security.signingKeys {
-                components.signatureVerifier.update(keys: settings.security.signingKeys)
-            }
-            components.accessLog.isEnabled = settings.log.isAccessLogEnabled
-        }
-    }
 }
 
 /// What one reload changed.
@@ -230,21 +153,4 @@ package struct ReloadOutcome: Sendable, Equatable {
     package var changedKeys: [String]
     /// Restart keys whose new value was not applied (they need a restart).
     package var restartKeys: [String]
-}
-
-extension ThumbdService {
-    /// Loads `file` again and applies it to the running service, as SIGHUP does: an invalid file is refused
-    /// (logged with its key) and changes nothing. Blocking (reads the file); not on an event loop.
-    /// - Returns: what changed, or nil when the file was refused.
-    @discardableResult
-    package func reload(from file: ConfigFile) -> ReloadOutcome? {
-        reloader.reload(from: file, trigger: "call")
-    }
-
-    /// Applies valid `settings` (as `ConfigFile.load()` returns them) to the running service: every reloadable
-    /// key takes its new value, restart keys keep theirs. The entry point behind ``reload(from:)``.
-    /// - Throws: `SettingsError` naming the key when the result would be invalid; nothing changes then.
-    package func apply(_ settings: Settings) throws(SettingsError) -> ReloadOutcome {
-        try reloader.apply(settings)
-    }
 }

@@ -39,14 +39,6 @@ enum AcceptHeader {
 }
 
 extension String {
-    /// The string without leading and trailing spaces and tabs (HTTP's OWS).
-    var trimmingSpaces: String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
-            let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })
-        else { return "" }
-        return String(scalars[first...last])
-    }
-
+    /// The string without any space or tab (`q = 0` reads `q=0`).
     fileprivate var replacingSpaces: String { String(unicodeScalars.filter { $0 != " " && $0 != "\t" }) }
 }

@@ -44,7 +44,7 @@ package enum URLSignature {
         encoded.reserveCapacity(parameters.pairs.count)
         var total = 0
         for (name, value) in parameters.pairs where name != parameterName {
-            let pair = (name: percentEncoded(name), value: percentEncoded(value))
+            let pair = (name: QueryParameters.percentEncoded(name), value: QueryParameters.percentEncoded(value))
             total += pair.name.count + pair.value.count + 2
             encoded.append(pair)
         }
@@ -61,35 +61,6 @@ package enum URLSignature {
             bytes += pair.value
         }
         return bytes
-    }
-
-    /// `text`'s UTF-8 bytes with RFC 3986's unreserved set kept and every other byte as `%XX` (upper case).
-    static func percentEncoded(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                bytes.append(byte)
-            } else {
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
-            }
-        }
-        return bytes
-    }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-            UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
     }
 
     // MARK: - Signing

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+import HTTP1
+import OriginFetch
+import ThumbdSettings
+import Thumbnailing
+
+extension ConfigReloader {
+    /// The per-module configurations of one reload, each validated by its module before any is applied.
+    struct Modules {
+        let server: HTTPServer.Configuration
+        let fetcher: OriginFetcher.Configuration
+        let thumbnailer: Thumbnailer.Configuration
+        let cache: ThumbnailCache.Configuration
+
+        init(_ settings: Settings, running components: Components) throws(SettingsError) {
+            var server = settings.httpServerConfiguration
+            let listener = components.server.configuration
+            (server.host, server.port, server.threads, server.backlog) =
+                (listener.host, listener.port, listener.threads, listener.backlog)
+            self.server = server
+            fetcher = settings.originFetcherConfiguration
+            var thumbnailer = settings.thumbnailerConfiguration
+            // Settings that no key sets (encoder efforts, intermediate bands) stay as the thumbnailer has them.
+            let current = components.thumbnailer.configuration
+            thumbnailer.jpegProgressive = current.jpegProgressive
+            thumbnailer.pngCompression = current.pngCompression
+            thumbnailer.webpEffort = current.webpEffort
+            thumbnailer.avifEffort = current.avifEffort
+            thumbnailer.intermediateBands = current.intermediateBands
+            thumbnailer.intermediateMargin = current.intermediateMargin
+            thumbnailer.allowedSourceFormats = current.allowedSourceFormats
+            self.thumbnailer = thumbnailer
+            cache = settings.thumbnailCacheConfiguration
+            // The modules' own checks, which can be narrower than Settings.validate() (fetch.max_per_host).
+            do {
+                try self.server.validate()
+            } catch {
+                throw SettingsError(key: error.key, reason: error.reason)
+            }
+            do {
+                try fetcher.validate()
+            } catch {
+                throw SettingsError(key: error.key, reason: error.reason)
+            }
+            do {
+                try thumbnailer.validate()
+            } catch {
+                throw SettingsError(key: "image", reason: "\(error)")
+            }
+            do {
+                try (cache.memory ?? .init(maxBytes: 0, maxEntries: 0)).validate()
+                for disk in [cache.variantsDisk, cache.sourcesDisk].compactMap({ $0 }) { try disk.validate() }
+            } catch {
+                throw SettingsError(key: "cache", reason: "\(error)")
+            }
+        }
+
+        func apply(to components: Components, _ settings: Settings, previous: Settings) throws {
+            try components.server.update(configuration: server)
+            try components.fetcher.update(configuration: fetcher)
+            try components.thumbnailer.update(configuration: thumbnailer)
+            components.renderPool.setQueueCapacities(
+                interactive: settings.image.queueLimit, background: settings.image.queueLimit)
+            components.policy.update(settings.freshnessPolicy)
+            try components.cache.update(cache)
+            components.thumbnails.update(clientMaxAge: settings.cache.clientMaxAge)
+            components.admin.update(token: settings.admin.token)
+            components.status.update(token: settings.admin.token)
+            // New keys verify the next request; aliases verified under the old keys stop hitting at once.
+            if settings.security.signingKeys != previous.security.signingKeys {
+                components.signatureVerifier.update(keys: settings.security.signingKeys)
+            }
+            components.accessLog.isEnabled = settings.log.isAccessLogEnabled
+        }
+    }
+}

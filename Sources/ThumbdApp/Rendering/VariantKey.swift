@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import OriginFetch
+import Thumbnailing
+
+/// What identifies one thumbnail: the canonical source URL and the normalised spec (which carries
+/// the negotiated set of accepted formats under `format=auto`). The key of render coalescing and of
+/// both cache tiers (through ``cacheKey``).
+struct VariantKey: Hashable, Sendable {
+    let source: SourceURL
+    let spec: ThumbnailSpec
+    /// The key of both cache tiers: ``description(source:spec:)`` hashed once.
+    let cacheKey: CacheKey
+
+    init(source: SourceURL, spec: ThumbnailSpec) {
+        self.source = source
+        self.spec = spec
+        cacheKey = CacheKey(Self.description(source: source, spec: spec))
+    }
+
+    /// What a purge removes together: every variant of this key's source.
+    var group: CacheGroup { CacheGroup(source.string) }
+
+    /// Equal when the canonical descriptions are (which encode source and spec one to one).
+    static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.cacheKey == rhs.cacheKey }
+
+    /// Feeds the precomputed 64-bit hash only.
+    func hash(into hasher: inout Hasher) { hasher.combine(cacheKey.hash) }
+
+    /// `v1 w=256 h=- fit=cover g=attention q=- up=0 f=auto+webp+avif <source URL>`: every output parameter,
+    /// in fixed order and spelling, then the URL last, so that no URL can imitate another key's fields.
+    /// The `v1` prefix versions the scheme: a change of renderer output can move to `v2` and leave the old
+    /// entries to eviction. `q=-` means the configured default quality.
+    static func description(source: SourceURL, spec: ThumbnailSpec) -> String {
+        var text = "v1 w="
+        text += spec.width.map(String.init) ?? "-"
+        text += " h="
+        text += spec.height.map(String.init) ?? "-"
+        text += " fit="
+        text += spec.fit.rawValue
+        text += " g="
+        text += spec.gravity.rawValue
+        text += " q="
+        text += spec.quality.map(String.init) ?? "-"
+        text += spec.enlarge ? " up=1 f=" : " up=0 f="
+        switch spec.format {
+        case .exactly(let format):
+            text += format.fileExtension
+        case .auto(let accepting):
+            text += "auto"
+            if accepting.contains(.webp) { text += "+webp" }
+            if accepting.contains(.avif) { text += "+avif" }
+        }
+        text += " "
+        text += source.string
+        return text
+    }
+}
