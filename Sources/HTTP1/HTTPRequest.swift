@@ -84,14 +84,24 @@ package struct HTTPRequest: Sendable {
         }
     }
 
-    /// Calls `body` with the raw query bytes (`nil` without `?`) and the raw value of the one field named
-    /// `name` (`nil` when none was sent), in place, and returns `true`; returns `false` without calling it
-    /// when `name` was sent on more than one line (its value is then the lines joined: ``listValue(of:)``).
-    /// For a lookup keyed by the request's own bytes, with no `String` made. (Not generic: a generic
-    /// `package` method is called unspecialised from other modules, with a metadata lookup per call.)
-    package func withRawQuery(
+    /// The raw request target from its path on: the path and, after `?`, the query, as sent and not decoded. For an
+    /// absolute-form target (`GET http://host/x?y`) it starts at the path (`/x?y`; empty path: `?y`, or empty).
+    /// What identifies a request to a table of answers keyed by what was asked, whatever the URL form.
+    package var target: String {
+        storage.withUnsafeBytes { String(decoding: $0[pathStart..<targetEnd], as: UTF8.self) }
+    }
+
+    /// Where ``target`` ends: after the query, or after the path without `?`.
+    private var targetEnd: Int { queryStart < 0 ? pathEnd : queryEnd }
+
+    /// Calls `body` with the raw target bytes (``target``) and the raw value of the one field named `name` (`nil`
+    /// when none was sent), in place, and returns `true`; returns `false` without calling it when `name` was sent
+    /// on more than one line (its value is then the lines joined: ``listValue(of:)``). For a lookup keyed by the
+    /// request's own bytes, with no `String` made. (Not generic: a generic `package` method is called
+    /// unspecialised from other modules, with a metadata lookup per call.)
+    package func withRawTarget(
         andOnlyValueOf name: StaticString,
-        _ body: (_ query: UnsafeRawBufferPointer?, _ value: UnsafeRawBufferPointer?) -> Void
+        _ body: (_ target: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) -> Void
     ) -> Bool {
         storage.withUnsafeBytes { raw -> Bool in
             var value: UnsafeRawBufferPointer?
@@ -101,7 +111,7 @@ package struct HTTPRequest: Sendable {
                 guard value == nil else { return false }
                 value = UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueEnd])
             }
-            body(queryStart < 0 ? nil : UnsafeRawBufferPointer(rebasing: raw[queryStart..<queryEnd]), value)
+            body(UnsafeRawBufferPointer(rebasing: raw[pathStart..<targetEnd]), value)
             return true
         }
     }

@@ -61,15 +61,18 @@ package final class ThumbdService: Sendable {
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             logger: logger)
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
+        // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
+        signatureVerifier.onUpdate { [cache] in cache.forgetAliases() }
         let thumbnails = ThumbnailService(
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
-            verifier: signatureVerifier, clientMaxAge: settings.cache.clientMaxAge, logger: logger,
-            activity: activity)
+            clientMaxAge: settings.cache.clientMaxAge, logger: logger, activity: activity)
         accessLog = AccessLog(settings: settings.log)
 
         var router = Router()
-        router.add(.get, "/thumb", handler: thumbnails.handle)
-        router.add(.head, "/thumb", handler: thumbnails.handle)
+        // Every URL form goes through the same front door (ThumbnailService.handle); only its parse step differs.
+        let thumbQuery = thumbnails.handler(for: ThumbQueryForm(verifier: signatureVerifier))
+        router.add(.get, "/thumb", handler: thumbQuery)
+        router.add(.head, "/thumb", handler: thumbQuery)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
         admin.register(in: &router)

@@ -303,6 +303,44 @@ import Testing
         #expect(request.withPathBytes { Array($0) } == Array("/x".utf8))
     }
 
+    @Test func theTargetIsThePathAndQueryAsSentWhateverTheRequestForm() throws {
+        // Given requests in origin form (with and without a query, and with an encoded `?`) and absolute form
+        let cases: [(line: String, target: String)] = [
+            ("GET /thumb?url=a%3Fb&w=1 HTTP/1.1", "/thumb?url=a%3Fb&w=1"),
+            ("GET /x HTTP/1.1", "/x"),
+            ("GET /x? HTTP/1.1", "/x?"),
+            ("GET http://thumbd.test/thumb?w=1 HTTP/1.1", "/thumb?w=1"),
+            ("GET http://thumbd.test?w=1 HTTP/1.1", "?w=1"),
+        ]
+        for (line, expected) in cases {
+            let input = line + "\r\nHost: thumbd.test\r\nAccept: image/webp\r\n\r\n"
+            let request = try #require(parse(Array(input.utf8)).requests.first)
+            // Then the target is the bytes from the path on, and the raw-bytes reader gives the same with Accept
+            #expect(request.target == expected, "\(line)")
+            var seen: (target: String, accept: String?)?
+            let read = request.withRawTarget(andOnlyValueOf: "accept") { target, accept in
+                seen = (String(decoding: target, as: UTF8.self), accept.map { String(decoding: $0, as: UTF8.self) })
+            }
+            #expect(read)
+            #expect(seen?.target == expected)
+            #expect(seen?.accept == "image/webp")
+        }
+    }
+
+    @Test func theRawTargetReaderRefusesAFieldSentOnSeveralLines() throws {
+        let input = "GET /x?a=1 HTTP/1.1\r\nHost: h\r\nAccept: image/webp\r\nAccept: image/avif\r\n\r\n"
+        let request = try #require(parse(Array(input.utf8)).requests.first)
+        var seen: (target: String, value: [UInt8]?)?
+        #expect(!request.withRawTarget(andOnlyValueOf: "accept") { _, _ in seen = ("", nil) })
+        #expect(seen == nil)
+        #expect(
+            request.withRawTarget(andOnlyValueOf: "x-missing") { target, value in
+                seen = (String(decoding: target, as: UTF8.self), value.map { Array($0) })
+            })
+        #expect(seen?.target == "/x?a=1")
+        #expect(seen != nil && seen?.value == nil)
+    }
+
     @Test func expectContinueIsReportedFor11Only() {
         let input = "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 2\r\n\r\nok"
         #expect(parse(Array(input.utf8)).sawContinue)

@@ -25,7 +25,7 @@ import Thumbnailing
 
     /// The key of a request with the raw query `query` and, unless `nil`, one `Accept` line.
     static func requestKey(_ query: String, accept: String? = nil) -> HotSetKey {
-        withBytes(query, accept) { HotSetKey(query: $0, accept: $1) }
+        withBytes(query, accept) { HotSetKey(target: $0, accept: $1) }
     }
 
     /// Calls `body` with the bytes of `query` and `accept`, as a request's are read in place.
@@ -43,7 +43,7 @@ import Thumbnailing
     static func lookup(
         _ table: HotSetTable, _ query: String, accept: String? = nil, keyGeneration: UInt64 = 7
     ) -> HotSetTable.Entry? {
-        withBytes(query, accept) { table.entry(query: $0, accept: $1, keyGeneration: keyGeneration) }
+        withBytes(query, accept) { table.entry(target: $0, accept: $1, keyGeneration: keyGeneration) }
     }
 
     /// Inserts a copy of `variant` for the request with query `name` (and `accept`).
@@ -96,7 +96,7 @@ import Thumbnailing
         try Self.insert(table, "big", Self.variant(bytes: 9 << 10))
 
         // Then the third found the table full and started it afresh, and the big one was not copied
-        #expect(table.requestKeys.map { String(decoding: $0.query, as: UTF8.self) } == ["c"])
+        #expect(table.requestKeys.map { String(decoding: $0.target, as: UTF8.self) } == ["c"])
         #expect(table.publishedBytes.load(ordering: .relaxed) > 100)
         #expect(table.publishedBytes.load(ordering: .relaxed) < 1000)
     }

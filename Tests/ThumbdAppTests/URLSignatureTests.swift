@@ -209,7 +209,7 @@ import Thumbnailing
         verifier.onUpdate { cache.forgetAliases() }
         let key = VariantKey(
             source: try SourceURL("http://images.example.com/a.jpg"), spec: try ThumbnailSpec(width: 64, height: nil))
-        let alias = ThumbnailCache.aliasKey(rawQuery: "url=x&w=64&sig=s", accept: nil)
+        let alias = ThumbnailCache.aliasKey(target: "url=x&w=64&sig=s", accept: nil)
         let verified = try Self.verify(try Self.signed(Self.query, key: Self.olderKey), verifier)
         cache.rememberAlias(alias, key, keyGeneration: verified)
         #expect(cache.aliasHit(alias, keyGeneration: verifier.keyGeneration) == key)

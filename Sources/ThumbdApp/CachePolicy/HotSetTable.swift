@@ -39,7 +39,7 @@ final class HotSetTable: @unchecked Sendable {
             self.keyGeneration = keyGeneration
             template = HTTPResponse(
                 status: .ok, preparedFields: fields, body: .bytes(body), accessLogNote: CacheOutcome.hitMemory.rawValue)
-            size = body.count + fields.bytes.count + requestKey.query.count + (requestKey.accept?.count ?? 0) + 160
+            size = body.count + fields.bytes.count + requestKey.target.count + (requestKey.accept?.count ?? 0) + 160
             freshness = DiskCache.Freshness(validatedAt: validatedAt, expiresAt: expiresAt)
             self.lastTouched = lastTouched
         }
@@ -83,11 +83,11 @@ final class HotSetTable: @unchecked Sendable {
         mask = capacity - 1
     }
 
-    /// The entry for the request bytes `query` and `accept` (``HTTPRequest/withRawQuery(andOnlyValueOf:_:)``)
+    /// The entry for the request bytes `target` and `accept` (``HTTPRequest/withRawTarget(andOnlyValueOf:_:)``)
     /// if it was copied under the signing keys of `keyGeneration`.
     @inline(__always)
-    func entry(query: UnsafeRawBufferPointer?, accept: UnsafeRawBufferPointer?, keyGeneration: UInt64) -> Entry? {
-        guard let entry = probe(HotSetKey.hash(query: query, accept: accept), query: query, accept: accept).entry
+    func entry(target: UnsafeRawBufferPointer, accept: UnsafeRawBufferPointer?, keyGeneration: UInt64) -> Entry? {
+        guard let entry = probe(HotSetKey.hash(target: target, accept: accept), target: target, accept: accept).entry
         else { return nil }
         return entry.keyGeneration == keyGeneration ? entry : nil
     }
@@ -95,11 +95,11 @@ final class HotSetTable: @unchecked Sendable {
     /// The slot holding the entry for these request bytes (and the entry), or the empty slot where it goes.
     @inline(__always)
     private func probe(
-        _ hash: UInt64, query: UnsafeRawBufferPointer?, accept: UnsafeRawBufferPointer?
+        _ hash: UInt64, target: UnsafeRawBufferPointer, accept: UnsafeRawBufferPointer?
     ) -> (index: Int, entry: Entry?) {
         var index = Int(truncatingIfNeeded: hash) & mask
         while let entry = slots[index] {
-            if entry.requestKey.hash == hash && entry.requestKey.matches(query: query, accept: accept) {
+            if entry.requestKey.hash == hash && entry.requestKey.matches(target: target, accept: accept) {
                 return (index, entry)
             }
             index = (index + 1) & mask
@@ -109,7 +109,7 @@ final class HotSetTable: @unchecked Sendable {
 
     /// The slot holding `key`, or the empty one where it goes.
     private func slot(for key: HotSetKey) -> Int {
-        key.withBytes { probe(key.hash, query: $0, accept: $1).index }
+        key.withBytes { probe(key.hash, target: $0, accept: $1).index }
     }
 
     /// Counts a hit served from this table. Only this thread writes the counter: no atomic add needed.

@@ -3,19 +3,19 @@ import Caching
 
 /// The alias table: what a request seen before parsed to, so that it skips parsing and verifying.
 extension ThumbnailCache {
-    /// The key of a request as received, for ``aliasHit(_:)``: the raw query and the `Accept` value (which
-    /// decides the format under `format=auto`). A newline cannot occur in a request line, so the pair is
-    /// unambiguous.
-    static func aliasKey(rawQuery: String, accept: String?) -> CacheKey {
-        CacheKey(accept.map { rawQuery + "\n" + $0 } ?? rawQuery)
+    /// The key of a request as received (its ``RequestIdentity``), for ``aliasHit(_:keyGeneration:)``: the raw
+    /// target, path and query, and the `Accept` value (which decides the format under `format=auto`). A newline
+    /// cannot occur in a request line, so the pair is unambiguous.
+    static func aliasKey(target: String, accept: String?) -> CacheKey {
+        CacheKey(accept.map { target + "\n" + $0 } ?? target)
     }
 
     /// The variant key that the request `alias` parsed to the last time, if remembered under the signing keys
-    /// of `keyGeneration` (``URLSignatureVerifier/keyGeneration``). Parsing is a pure function of the query and
-    /// `Accept`, so the answer is the same as parsing again, for a fraction of the cost (measured: parsing and
-    /// key building were ~25% of a memory hit's CPU). Verifying the signature is a pure function of the query
-    /// and the keys, so an alias remembered after a verification under the same keys needs none either; one
-    /// from older keys is ignored. A purge removes a source's aliases too.
+    /// of `keyGeneration` (``URLSignatureVerifier/keyGeneration``). Parsing is a pure function of the target and
+    /// `Accept` (a target reaches one route, so one URL form), so the answer is the same as parsing again, for a
+    /// fraction of the cost (measured: parsing and key building were ~25% of a memory hit's CPU). Verifying the
+    /// signature is a pure function of the target and the keys, so an alias remembered after a verification under
+    /// the same keys needs none either; one from older keys is ignored. A purge removes a source's aliases too.
     @inline(__always)
     func aliasHit(_ alias: CacheKey, keyGeneration: UInt64) -> VariantKey? {
         guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }

@@ -46,7 +46,7 @@ final class ThumbnailCache: Sendable {
     }
 
     let memory: MemoryCache<CacheKey, CacheGroup, RenderedVariant>?
-    /// Raw request (query + `Accept`) → the variant key it parsed to (~1/16 of the memory budget): a repeated
+    /// Raw request (target + `Accept`) → the variant key it parsed to (~1/16 of the memory budget): a repeated
     /// request finds its thumbnail without parsing and normalising again (see ``aliasHit(_:keyGeneration:)``).
     let aliases: MemoryCache<CacheKey, CacheGroup, Alias>
     /// The event loops' copies of their recent memory hits; `nil` with the memory tier off.

@@ -10,7 +10,7 @@ import Synchronization
 /// signature's bytes do not.
 ///
 /// Every key set has a *generation*. A verification reports the generation it used, and whatever is derived
-/// from a verified request (the service's remembered aliases: raw query → variant) is kept with it and trusted
+/// from a verified request (the service's remembered aliases: raw target → variant) is kept with it and trusted
 /// only while ``keyGeneration`` is still the same. So a change of keys takes effect for the very next request,
 /// even one that a request verified under the old keys just before the change would otherwise have answered
 /// from memory.

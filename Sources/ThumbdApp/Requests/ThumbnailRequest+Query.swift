@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+import OriginFetch
+import Thumbnailing
+
+/// The `/thumb` query's parameters (``ThumbQueryForm``).
+///
+/// Parameters (docs and README): `url` (absolute http(s), ≤ 8 KiB), `w`, `h` (1...4096, one may be
+/// omitted), `dpr` (1...4, multiplies `w` and `h`; the product must stay ≤ 4096), `fit`
+/// (`contain|cover|fill`), `gravity` (for `cover`: `centre|center|north|...|attention|entropy`),
+/// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`) and `sig`.
+/// Unknown or repeated parameters are refused, so two spellings of one request cannot both exist.
+extension ThumbnailRequest {
+    /// Parses the raw query of a `/thumb` request.
+    /// - Parameters:
+    ///   - rawQuery: the query string as received, without `?`.
+    ///   - accept: the request's `Accept` header, for `format=auto`.
+    /// - Throws: `RequestError` naming the offending parameter.
+    init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
+        try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept)
+    }
+
+    /// Validates already decoded parameters (the service decodes once, checks `sig` on them, then validates).
+    /// - Throws: `RequestError` naming the offending parameter.
+    init(parameters: QueryParameters, accept: String?) throws(RequestError) {
+        var seen = Set<String>()
+        var values: [Parameter: String] = [:]
+        var signature: String?
+        for (name, value) in parameters.pairs {
+            guard seen.insert(name).inserted else { throw .duplicateParameter(name) }
+            if name == "sig" {
+                signature = value
+                continue
+            }
+            guard let parameter = Parameter(rawValue: name) else { throw .unknownParameter(name) }
+            values[parameter] = value
+        }
+
+        guard let rawURL = values[.url], !rawURL.isEmpty else { throw .missingParameter("url") }
+        guard rawURL.utf8.count <= Self.maxURLBytes else {
+            throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
+        }
+        do {
+            source = try SourceURL(rawURL)
+        } catch {
+            throw .invalidValue("url", reason: "must be an absolute http or https URL")
+        }
+
+        let dpr = try values[.dpr].map { text throws(RequestError) in try Self.devicePixelRatio(text) } ?? 1
+        let width = try values[.w].map { text throws(RequestError) in try Self.dimension(text, name: "w", dpr: dpr) }
+        let height = try values[.h].map { text throws(RequestError) in try Self.dimension(text, name: "h", dpr: dpr) }
+        guard width != nil || height != nil else { throw .missingParameter("w or h") }
+
+        let fit =
+            try values[.fit].map { text throws(RequestError) in
+                guard let fit = Fit(rawValue: text) else {
+                    throw .invalidValue("fit", reason: "must be contain, cover or fill")
+                }
+                return fit
+            } ?? .contain
+        let gravity =
+            try values[.gravity].map { text throws(RequestError) in
+                guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
+                    throw .invalidValue("gravity", reason: "must be centre, a compass point, attention or entropy")
+                }
+                return gravity
+            } ?? .centre
+        let quality = try values[.q].map { text throws(RequestError) in
+            guard let quality = Self.integer(text), ThumbnailSpec.qualityRange.contains(quality) else {
+                throw .invalidValue("q", reason: "must be an integer 1...100")
+            }
+            return quality
+        }
+        let enlarge =
+            try values[.enlarge].map { text throws(RequestError) in
+                switch text {
+                case "1", "true": return true
+                case "0", "false": return false
+                default: throw .invalidValue("enlarge", reason: "must be 0, 1, true or false")
+                }
+            } ?? false
+        let format = try Self.formatRequest(values[.format], accept: accept)
+
+        do {
+            spec = try ThumbnailSpec(
+                width: width, height: height, fit: fit, gravity: gravity, quality: quality, enlarge: enlarge,
+                format: format)
+        } catch {
+            throw .invalidValue(Self.parameterName(forSpecField: error.field), reason: error.reason)
+        }
+        self.signature = signature
+    }
+
+    /// The parameters `/thumb` knows, besides `sig`.
+    enum Parameter: String, CaseIterable {
+        case url, w, h, fit, gravity, format, q, dpr, enlarge
+    }
+
+    // MARK: - Values
+
+    /// Digits only (no sign, no spaces, no leading `+`), at most 9 of them.
+    private static func integer(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
+        return Int(text)
+    }
+
+    private static func dimension(_ text: String, name: String, dpr: Double) throws(RequestError) -> Int {
+        guard let value = integer(text), ThumbnailSpec.dimensionRange.contains(value) else {
+            throw .invalidValue(name, reason: "must be an integer 1...\(ThumbnailSpec.maxDimension)")
+        }
+        let scaled = Int((Double(value) * dpr).rounded())
+        guard scaled <= ThumbnailSpec.maxDimension else {
+            throw .invalidValue(name, reason: "\(name) × dpr must be at most \(ThumbnailSpec.maxDimension)")
+        }
+        return scaled
+    }
+
+    /// A plain decimal 1...4 with at most 2 fraction digits (`1`, `1.5`, `2.25`).
+    private static func devicePixelRatio(_ text: String) throws(RequestError) -> Double {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let isPlainDecimal =
+            !text.isEmpty && parts.count <= 2
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+            } && parts[0].utf8.count <= 1 && (parts.count == 1 || parts[1].utf8.count <= 2)
+        guard isPlainDecimal, let value = Double(text), (1...4).contains(value) else {
+            throw .invalidValue("dpr", reason: "must be a number 1...4")
+        }
+        return value
+    }
+
+    private static func formatRequest(_ text: String?, accept: String?) throws(RequestError) -> FormatRequest {
+        switch text {
+        case nil, "auto": return .auto(accepting: AcceptHeader.acceptedFormats(accept))
+        case "jpeg", "jpg": return .exactly(.jpeg)
+        case "png": return .exactly(.png)
+        case "webp": return .exactly(.webp)
+        case "avif": return .exactly(.avif)
+        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif or auto")
+        }
+    }
+
+    private static func parameterName(forSpecField field: String) -> String {
+        switch field {
+        case "width": "w"
+        case "height": "h"
+        case "quality": "q"
+        default: field
+        }
+    }
+}

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// One way of writing a thumbnail request in a URL, reduced to the one step that differs between forms: from a
+/// request's identity (target and `Accept`) to a verified ``ThumbnailRequest``.
+///
+/// `/thumb?url=…&w=…` is ``ThumbQueryForm``; a form that carries its options in the path (thumbor's, imgproxy's)
+/// is another conformance, mounted with `ThumbnailService.handler(for:)`. Everything around the step is shared by
+/// every form and lives in ``ThumbnailService``: before it, each loop's hot set and the alias table, keyed by the
+/// request's ``RequestIdentity`` (a repeated request of any form skips the step); after it, the cache tiers,
+/// coalescing and rendering, keyed by the ``VariantKey`` the request names (the same picture asked in two forms
+/// is one entry, one fetch and one render).
+protocol URLForm: Sendable {
+    /// The generation of the signing keys this form verifies with now (``URLSignatureVerifier/keyGeneration``).
+    /// A request remembered as verified under another generation is parsed and verified again. Read on every
+    /// request, hot ones included: keep it an atomic load.
+    var keyGeneration: UInt64 { get }
+
+    /// Parses the request's target, verifies its signature before validating anything else (an unsigned request
+    /// learns nothing about its options), then validates its options.
+    /// - Returns: the request and the generation of the keys that verified it.
+    /// - Throws: `RequestError`: 400 naming the option, 403 for a missing or invalid signature.
+    func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest
+}
+
+/// What a ``URLForm`` made of a request: the thumbnail it names and the signing keys it was verified under.
+struct VerifiedRequest: Sendable {
+    let request: ThumbnailRequest
+    /// ``URLForm/keyGeneration`` at the verification; what the alias table remembers it under.
+    let keyGeneration: UInt64
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+import HTTP1
+import Thumbnailing
+
+/// The responses of thumbnail requests: 200 with the thumbnail or 304, and the `X-Cache` and `Age` every answer
+/// carries.
+extension ThumbnailService {
+    /// What the request asked that shapes the answer beyond the thumbnail itself.
+    struct ResponseConditions: Sendable {
+        let ifNoneMatch: String?
+        let variesOnAccept: Bool
+    }
+
+    /// What the request asks of the answer beyond the thumbnail (its answer varies on `Accept` when the format
+    /// is negotiated).
+    static func conditions(_ request: HTTPRequest, _ key: VariantKey) -> ResponseConditions {
+        ResponseConditions(
+            ifNoneMatch: request.listValue(of: "if-none-match"), variesOnAccept: key.spec.format.isAuto
+        )
+    }
+
+    /// 200 with the thumbnail, or 304 when `If-None-Match` names its ETag.
+    func thumbnailResponse(
+        _ variant: RenderedVariant, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int,
+        _ conditions: ResponseConditions
+    ) -> HTTPResponse {
+        let cacheControl = variant.isStorable ? cacheControl.withLock { $0 } : "no-store"
+        guard conditions.ifNoneMatch == nil else {
+            return Self.thumbnailResponse(
+                etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
+                cacheControl: cacheControl, conditions: conditions)
+        }
+        // The usual answer: the variant's own fields come serialised, only these vary. Each literal is one
+        // allocation filled in place (appending `Vary` to the shorter one would allocate twice).
+        let headers =
+            conditions.variesOnAccept
+            ? [
+                HTTPField(name: "Cache-Control", value: cacheControl),
+                HTTPField(name: "X-Cache", value: outcome.rawValue),
+                HTTPField(name: "Age", value: String(age)), HTTPField(name: "Vary", value: "Accept"),
+            ]
+            : [
+                HTTPField(name: "Cache-Control", value: cacheControl),
+                HTTPField(name: "X-Cache", value: outcome.rawValue),
+                HTTPField(name: "Age", value: String(age)),
+            ]
+        return HTTPResponse(
+            status: .ok, preparedFields: variant.preparedFields, headers: headers, body: body,
+            accessLogNote: outcome.rawValue)
+    }
+
+    /// 200 with `body`, or 304 when `If-None-Match` names `etag`. A variant the origin forbade storing is
+    /// sent with `Cache-Control: no-store`, so browsers and CDNs do not keep it either.
+    static func thumbnailResponse(
+        etag: String, format: ImageFormat, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int,
+        cacheControl: String, conditions: ResponseConditions
+    ) -> HTTPResponse {
+        var headers = [
+            HTTPField(name: "ETag", value: etag),
+            HTTPField(name: "Cache-Control", value: cacheControl),
+            HTTPField(name: "X-Cache", value: outcome.rawValue),
+            HTTPField(name: "Age", value: String(age)),
+        ]
+        if conditions.variesOnAccept { headers.append(HTTPField(name: "Vary", value: "Accept")) }
+        if let ifNoneMatch = conditions.ifNoneMatch, EntityTag.matches(ifNoneMatch, etag: etag) {
+            return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
+        }
+        headers.insert(HTTPField(name: "Content-Type", value: format.mimeType), at: 0)
+        return HTTPResponse(status: .ok, headers: headers, body: body, accessLogNote: outcome.rawValue)
+    }
+
+    static func addCacheHeaders(_ response: inout HTTPResponse, _ outcome: CacheOutcome, age: Int) {
+        response.headers.append(HTTPField(name: "X-Cache", value: outcome.rawValue))
+        response.headers.append(HTTPField(name: "Age", value: String(age)))
+        response.accessLogNote = outcome.rawValue
+    }
+}
