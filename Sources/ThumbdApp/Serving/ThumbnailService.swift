@@ -67,41 +67,44 @@ final class ThumbnailService: Sendable {
 
     // MARK: - The steps
 
-    /// Answers one request of `form`, on its event loop.
+    /// Answers one request of `form`, on its event loop: the first step that can answer does.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder, form: some URLForm) {
         let keyGeneration = form.keyGeneration
         let now = Timestamp.now()
         let isConditional = request.hasField("if-none-match")
         // Taken before any memory lookup: a table that missed a removal meanwhile empties itself at its next use.
         let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
+        // 1. This loop's hot copy, found by the request's own bytes.
         if let hotTable, !isConditional,
             answerFromHotCopy(request, hotTable, keyGeneration: keyGeneration, now: now, responder)
         {
             return
         }
+        // 2. A known alias: the request's identity names a variant, without parsing or verifying.
         let identity = RequestIdentity(request)
         // (`cache.map` would retain the cache, shared by the loops.)
         let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.accept)
         let knownKey = alias.flatMap { cache?.aliasHit($0, keyGeneration: keyGeneration) }
-        if let knownKey {
+        if let knownKey, let alias {
             activity?.noteSource(knownKey.source)
-            if let alias,
-                answerKnownRequest(
-                    knownKey, alias: alias, request, hotTable: isConditional ? nil : hotTable,
-                    keyGeneration: keyGeneration, now: now, responder)
+            let hotTable = isConditional ? nil : hotTable
+            if answerKnownRequest(
+                knownKey, alias: alias, request, hotTable: hotTable, keyGeneration: keyGeneration, now: now, responder)
             {
                 return
             }
         }
+        // 3. The form's parse and verify.
         guard let (key, verifiedGeneration) = parseAndVerify(identity, form: form, responder) else { return }
         if knownKey == nil { activity?.noteSource(key.source) }
         let conditions = Self.conditions(request, key)
-        if let cache, let alias {
-            cache.rememberAlias(alias, key, keyGeneration: verifiedGeneration)
-            let now = Timestamp.now()
-            if serveFromLoop(key, cache, conditions, now: now, responder) { return }
-            if answerRememberedNotFound(key.source, cache, now: now, responder) { return }
+        // 4. Memory (or a held-open blob), or a remembered origin 404; the alias is remembered first.
+        if let alias,
+            answerFromMemory(key, remembering: alias, keyGeneration: verifiedGeneration, conditions, responder)
+        {
+            return
         }
+        // 5. Disk, then 6. render: for a format this process can write.
         guard acceptsOutputFormat(key, responder) else { return }
         lookUpDiskThenRender(key, conditions, responder)
     }
@@ -173,6 +176,19 @@ final class ThumbnailService: Sendable {
             responder.respond(response)
             return nil
         }
+    }
+
+    /// Remembers what `alias` parsed to (under the keys of `keyGeneration`), then answers from what the loop
+    /// reaches without a hop: the memory tier, a held-open blob (memory tier off), or a remembered origin 404.
+    private func answerFromMemory(
+        _ key: VariantKey, remembering alias: CacheKey, keyGeneration: UInt64, _ conditions: ResponseConditions,
+        _ responder: HTTPResponder
+    ) -> Bool {
+        guard let cache else { return false }
+        cache.rememberAlias(alias, key, keyGeneration: keyGeneration)
+        let now = Timestamp.now()
+        return serveFromLoop(key, cache, conditions, now: now, responder)
+            || answerRememberedNotFound(key.source, cache, now: now, responder)
     }
 
     /// An origin 404 for `source` remembered in memory (`cache.negative_ttl`), answered as one.
