@@ -16,6 +16,8 @@
 # (default): all on all. (The peers' proxy_cache nginx keeps its own worker_processes 2.)
 # MEMORY=off runs thumbd with THUMBD_CACHE_MEMORY_MAX_BYTES=0 (memory tier off: every hit is a disk hit).
 # THUMBD_BIN=/path/to/thumbd skips the release build (`swift build -c release --product thumbd`).
+# BASELINE_BIN=/path/to/other/thumbd adds a fourth target, thumbd-baseline on :18043 (e.g. main's build), warmed and
+# measured like thumbd in the same rounds; thumbd and it swap places every round, and the summary adds their ratio.
 # ACCESS_LOG=1 keeps thumbd's access log on (off by default: nginx runs with access_log off).
 # Other THUMBD_* variables in the environment reach thumbd (thumbd-config.yaml records what it ran with);
 # the listen address is always 127.0.0.1:18041.
@@ -23,6 +25,7 @@
 set -euo pipefail
 # Paths given relative to the caller's directory, before moving to the repository root.
 if [ -n "${THUMBD_BIN:-}" ]; then THUMBD_BIN="$(realpath -m "$THUMBD_BIN")"; fi
+if [ -n "${BASELINE_BIN:-}" ]; then BASELINE_BIN="$(realpath -m "$BASELINE_BIN")"; fi
 if [ -n "${PEERS:-}" ]; then PEERS="$(realpath -m "$PEERS")"; fi
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -67,12 +70,12 @@ for f in conf/origin.conf conf/peer_nginx.conf lua/urls.lua lists/hot.tsv gen_li
 done
 # nginx workers run as an unprivileged user and must reach the corpus through the home directory.
 if [ $((0$(stat -c %a "$HOME") & 1)) = 0 ]; then echo "nginx workers cannot reach $peers/corpus: chmod 711 $HOME" >&2; exit 1; fi
-ports=(18001 18010 18011 18041 18042)
+ports=(18001 18010 18011 18041 18042 18043)
 for port in "${ports[@]}"; do
   if ss -Hltn "sport = :$port" | grep -q .; then echo "port $port is in use (another benchmark running?)" >&2; exit 1; fi
 done
 
-mkdir -p "$out"/{lists,thumbd/cache,static/www,static/tmp,peers/run/origin/tmp,peers/run/nginx/tmp,peers/run/nginx/cache}
+mkdir -p "$out"/{lists,thumbd/cache,thumbd-baseline/cache,static/www,static/tmp,peers/run/origin/tmp,peers/run/nginx/tmp,peers/run/nginx/cache}
 # The peers' configs name their paths relative to the nginx prefix (corpus/, run/origin/, run/nginx/):
 # a prefix inside the results dir keeps their logs, pid files and proxy cache out of the peer kit.
 ln -s "$peers/corpus" "$out/peers/corpus"
@@ -105,6 +108,8 @@ else
   thumbd_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo +changes)"
 fi
 [ -x "$thumbd_bin" ] || { echo "no thumbd binary at $thumbd_bin" >&2; exit 1; }
+baseline_bin="${BASELINE_BIN:-}"
+[ -z "$baseline_bin" ] || [ -x "$baseline_bin" ] || { echo "no baseline binary at $baseline_bin" >&2; exit 1; }
 
 thumbd_env=(THUMBD_FETCH_ALLOW_PRIVATE_NETWORKS=true)   # the origin is on loopback, which SSRF protection refuses
 [ "$access_log" = 1 ] || thumbd_env+=(THUMBD_LOG_ACCESS=false)
@@ -116,6 +121,7 @@ env "${thumbd_env[@]}" "$thumbd_bin" "${thumbd_args[@]}" --check-config > "$out/
   echo "date_utc: $(date -u +%FT%TZ)"
   echo "host: $(uname -srm), $(nproc) cpus, loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "thumbd: $thumbd_bin ($thumbd_rev), env: ${thumbd_env[*]}"
+  [ -z "$baseline_bin" ] || echo "thumbd-baseline: $baseline_bin, same env, :18043"
   echo "tools: $(nginx -v 2>&1 | cut -d' ' -f3), $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
   echo "settings: memory=$memory rounds=$rounds wrk -t$wrk_threads -c$connections -d$duration --timeout $timeout nice=$niceness peers=$peers"
   if [ "$placement" = split ]; then echo "cpus: split, servers on $server_cpus, wrk on $client_cpus"; else echo "cpus: shared"; fi
@@ -161,6 +167,13 @@ pids+=($thumbd_pid)
 wait_for http://127.0.0.1:18001/ "$origin_pid"
 wait_for http://127.0.0.1:18010/ "$proxy_pid"
 wait_for http://127.0.0.1:18041/ "$thumbd_pid"
+if [ -n "$baseline_bin" ]; then
+  env "${thumbd_env[@]}" "${server_run[@]}" "$baseline_bin" --listen 127.0.0.1:18043 \
+    --cache-dir "$root/$out/thumbd-baseline/cache" > "$out/thumbd-baseline/stdout.log" 2> "$out/thumbd-baseline/stderr.log" &
+  baseline_pid=$!
+  pids+=($baseline_pid)
+  wait_for http://127.0.0.1:18043/ "$baseline_pid"
+fi
 origin_log="$out/peers/run/origin/access.log"
 
 # The 50 request paths per server, in hot.tsv order (the URL templates of the peers' run_peers.sh).
@@ -249,6 +262,7 @@ check() {
 echo "== warm-up ($count pairs)"
 printf "target\tline\tstatus\tcache\tcontent_type\n" > "$out/warm.tsv"
 warm thumbd http://127.0.0.1:18041 "$out/lists/thumbd.txt"
+[ -z "$baseline_bin" ] || warm thumbd-baseline http://127.0.0.1:18043 "$out/lists/thumbd.txt"
 warm nginx-proxy-cache http://127.0.0.1:18010 "$out/lists/nginx-proxy-cache.txt"
 check thumbd http://127.0.0.1:18041 "$out/lists/thumbd.txt" 1
 mv "$out/lists/nginx-static.txt.tmp" "$out/lists/nginx-static.txt"
@@ -257,6 +271,7 @@ unexpected=HIT-DISK; [ "$memory" = off ] && unexpected=HIT-MEMORY
 if awk -F'\t' -v u="$unexpected" '$1 == "thumbd" && toupper($4) == u {found = 1} END {exit !found}' "$out/warm.tsv"; then
   echo "   WARNING: thumbd answered $unexpected with the memory tier $memory" | tee -a "$out/warm.log"
 fi
+[ -z "$baseline_bin" ] || check thumbd-baseline http://127.0.0.1:18043 "$out/lists/thumbd.txt" 0
 check nginx-proxy-cache http://127.0.0.1:18010 "$out/lists/nginx-proxy-cache.txt" 0
 rm -f "$out/lists/nginx-static.txt.tmp"
 
@@ -278,12 +293,21 @@ echo "   nginx static serves exactly thumbd's bytes (cmp, $count files)"
 
 targets=(thumbd nginx-static nginx-proxy-cache)
 declare -A base=([thumbd]=http://127.0.0.1:18041 [nginx-static]=http://127.0.0.1:18042 [nginx-proxy-cache]=http://127.0.0.1:18010)
+if [ -n "$baseline_bin" ]; then
+  targets=(thumbd thumbd-baseline nginx-static nginx-proxy-cache)
+  base[thumbd-baseline]=http://127.0.0.1:18043
+  cp "$out/lists/thumbd.txt" "$out/lists/thumbd-baseline.txt"
+fi
 echo "== wrk -t$wrk_threads -c$connections -d$duration --latency, urls.lua loop over $count URLs, $rounds rounds, alternating, nice $niceness"
 printf "target\tround\tserver_ticks\torigin_ticks\tmachine_ticks\tirq_ticks\twrk_cpu_s\twall_s\torigin_gets\n" > "$out/cpu.tsv"
 for round in $(seq 1 "$rounds"); do
-  for target in "${targets[@]}"; do
+  order=("${targets[@]}")
+  # With a baseline, thumbd and thumbd-baseline swap places every round: neither always runs first.
+  if [ -n "$baseline_bin" ] && [ $((round % 2)) = 0 ]; then order=(thumbd-baseline thumbd nginx-static nginx-proxy-cache); fi
+  for target in "${order[@]}"; do
     case "$target" in
       thumbd) server_pids=("$thumbd_pid") ;;
+      thumbd-baseline) server_pids=("$baseline_pid") ;;
       nginx-static) server_pids=("$static_pid" $(pgrep -P "$static_pid")) ;;
       nginx-proxy-cache) server_pids=("$proxy_pid" $(pgrep -P "$proxy_pid")) ;;
     esac
@@ -398,5 +422,11 @@ for t in ("thumbd", "nginx-static"):
     print(f"p99 per round, {t}: {', '.join(f'{v:.2f}' for v in tails)} ms (sorted; median {median_of(tails):.2f})")
 print(f"thumbd / nginx proxy_cache req/s: {x(rps['thumbd'] / rps['nginx-proxy-cache'])}; "
       f"nginx proxy_cache / nginx static: {x(rps['nginx-proxy-cache'] / rps['nginx-static'])}")
+if "thumbd-baseline" in targets:
+    ratio = rps["thumbd"] / rps["thumbd-baseline"]
+    paired = sorted(rows["thumbd"][i][0] / rows["thumbd-baseline"][i][0] for i in range(rounds))
+    print(f"thumbd / thumbd-baseline req/s: {x(ratio)} (per round, sorted: {', '.join(x(r) for r in paired)}; "
+          f"median {x(median_of(paired))}); p99 of all requests: {p99['thumbd']:.3f} / {p99['thumbd-baseline']:.3f} ms; "
+          f"server CPU per request: {cpu_us['thumbd']:.2f} / {cpu_us['thumbd-baseline']:.2f} us")
 PY
 echo "results in $out"
