@@ -23,6 +23,9 @@ if [ ${#bins[@]} = 0 ]; then
   swift build -c release --product thumbd >/dev/null
   bins=("$(swift build -c release --product thumbd --show-bin-path)/thumbd")
 fi
+# nginx workers run as an unprivileged user and must reach the corpus through the home directory (else every
+# request is a 403 from the origin, and the count is that of failed fetches, not hits).
+if [ $((0$(stat -c %a "$HOME") & 1)) = 0 ]; then echo "nginx workers cannot reach $peers/corpus: chmod 711 $HOME" >&2; exit 1; fi
 out="bench/results/$(date -u +%Y%m%dT%H%M%SZ)-hit-instructions"
 mkdir -p "$out/peers/run/origin/tmp"
 ln -s "$peers/corpus" "$out/peers/corpus"
@@ -56,6 +59,7 @@ for bin in "${bins[@]}"; do
   sleep 1
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
   requests=$(awk '/requests in/ {print $1}' "$run/wrk.txt")
+  if grep -q "Non-2xx" "$run/wrk.txt"; then echo "WARNING: $bin answered errors ($(grep Non-2xx "$run/wrk.txt" | tr -s ' ')): not a count of hits" >&2; fi
   echo "== $bin ($requests requests)" | tee "$run/summary.txt"
   # Self cost per function from the dump taken after the zeroing (callgrind.out.1).
   python3 - "$run/callgrind.out.1" "$requests" <<'EOF' | tee -a "$run/summary.txt"
