@@ -21,12 +21,6 @@ struct RequestIdentity: Sendable {
         accept = request.listValue(of: "accept")
     }
 
-    /// An identity from its parts.
-    init(target: String, accept: String?) {
-        self.target = target
-        self.accept = accept
-    }
-
     /// The raw query after `?`; `nil` when the target has none.
     var query: Substring? {
         guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
