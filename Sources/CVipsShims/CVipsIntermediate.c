@@ -18,6 +18,7 @@ struct ThumbdVipsIntermediate {
     int upright_height;
     int source_width;   // as stored, for results
     int source_height;
+    int orientation;    // the source's EXIF orientation, already applied to `image`
     ThumbdVipsFormat source_format;
     const char *loader;  // static class name
 };
@@ -41,22 +42,46 @@ static double band_scale(int band, int width, int height) {
     return VIPS_MIN(1.0, (double)band / VIPS_MAX(width, height));
 }
 
+// The part of the oriented picture the box is made from, in source pixels, as far as the header tells:
+// the crop region (trim is only known once decoded; the whole picture stands for it). 0 when the crop
+// misses the picture.
+static int region_of_header(ThumbdVipsThumbnailParams p, ThumbdVipsSourceInfo info, int *width, int *height) {
+    ThumbdRect whole = {0, 0, info.upright_width, info.upright_height}, region;
+    if (!thumbd_crop_rect(p, whole, 1, 1, &region)) return 0;
+    *width = VIPS_MAX(1, (int)rint(region.width));
+    *height = VIPS_MAX(1, (int)rint(region.height));
+    return 1;
+}
+
 ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
                                 const int *bands, int band_count, double margin, int *band,
                                 ThumbdVipsThumbnailResult *result) {
     memset(result, 0, sizeof(*result));
     *band = 0;
     ThumbdVipsSourceInfo info;
-    ThumbdVipsStep step =
-        thumbd_vips_check_source(buffer, length, p.allowed_sources, p.max_source_pixels, result, &info);
+    ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
+    int width = info.upright_width, height = info.upright_height;
+    if (!region_of_header(p, info, &width, &height)) {
+        vips_error("thumbd", "the crop region lies outside the %dx%d picture", info.upright_width,
+                   info.upright_height);
+        return thumbd_vips_fail(NULL, THUMBD_VIPS_STEP_REGION, result);
+    }
     double hscale = 1, vscale = 1;
-    box_scale(p, info.upright_width, info.upright_height, &hscale, &vscale);
+    box_scale(p, width, height, &hscale, &vscale);
+    // hscale, vscale: output pixels per source pixel, which is what an intermediate must hold (times margin),
+    // whether the box is made from the whole picture or from a region of it.
     // The smallest band whose intermediate holds at least `margin` times the box's pixels on each axis.
     for (int i = 0; i < band_count; i++) {
         if (bands[i] <= 0) continue;
         double limit = band_scale(bands[i], info.upright_width, info.upright_height) / VIPS_MAX(1.0, margin);
         if (hscale <= limit && vscale <= limit && (*band == 0 || bands[i] < *band)) *band = bands[i];
+    }
+    if (*band == 0 && thumbd_needs_region(p)) {
+        // This job's own intermediate: just large enough (with the margin), never above the source.
+        int longest = VIPS_MAX(info.upright_width, info.upright_height);
+        double needed = ceil(longest * VIPS_MAX(hscale, vscale) * VIPS_MAX(1.0, margin));
+        *band = (int)VIPS_MAX(1.0, VIPS_MIN((double)longest, needed));
     }
     vips_error_clear();
     return THUMBD_VIPS_STEP_OK;
@@ -69,8 +94,11 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
     *out = NULL;
     VipsImage *image = NULL;
     ThumbdVipsSourceInfo info;
-    ThumbdVipsStep step =
-        thumbd_vips_check_source(buffer, length, p.allowed_sources, p.max_source_pixels, result, &info);
+    // An intermediate is shared by every plan of its source: always upright by EXIF, never rotated by a plan.
+    p.auto_orient = 1;
+    p.rotate = 0;
+    p.mirror = 0;
+    ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
 
     // A square box is the same in stored and upright orientation.
@@ -104,11 +132,7 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
 
     step = THUMBD_VIPS_STEP_THUMBNAIL;
-    if (info.orientation != 1) {
-        // Private image (refcount 1): setting the tag is safe; vips_autorot removes it again.
-        vips_image_set_int(image, VIPS_META_ORIENTATION, info.orientation);
-        THUMBD_REPLACE(image, vips_autorot(in, &thumbd_next, NULL));
-    }
+    if (thumbd_step_orient(&image, info.job)) goto failed;
     if (image->BandFmt != VIPS_FORMAT_UCHAR) {
         VipsInterpretation space = image->Bands < 3 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
         THUMBD_REPLACE(image, vips_colourspace(in, &thumbd_next, space, NULL));
@@ -125,6 +149,7 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
     intermediate->upright_height = info.upright_height;
     intermediate->source_width = result->source_width;
     intermediate->source_height = result->source_height;
+    intermediate->orientation = info.orientation;
     intermediate->source_format = result->source_format;
     intermediate->loader = result->loader;
     *out = intermediate;
@@ -155,18 +180,46 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
     result->source_height = intermediate->source_height;
     result->loader = intermediate->loader;
     ThumbdVipsStep step = THUMBD_VIPS_STEP_THUMBNAIL;
-    VipsImage *image = NULL;
+    // The intermediate is only read: new images reference its pixels, which it never changes.
+    VipsImage *image = intermediate->image;
+    g_object_ref(image);
 
-    // The size a direct render would resize to (before any cover crop), from the source's own size, so
-    // the geometry does not depend on the intermediate's rounding; the intermediate is then forced to it.
-    int width = intermediate->upright_width, height = intermediate->upright_height;
+    // Orient as the plan says, from EXIF-upright: undo EXIF first when the plan keeps the stored orientation.
+    ThumbdOrientation exif = thumbd_orientation_from_exif(intermediate->orientation);
+    ThumbdOrientation plan = {p.rotate, p.mirror ? 1 : 0};
+    ThumbdOrientation turn = p.auto_orient ? plan : thumbd_orientation_then(thumbd_orientation_inverse(exif), plan);
+    if (thumbd_step_orient(&image, turn)) goto failed;
+    int swap = (turn.rotate == 90 || turn.rotate == 270);
+    int width = swap ? intermediate->upright_height : intermediate->upright_width;
+    int height = swap ? intermediate->upright_width : intermediate->upright_height;
+
+    // The region the box is made from (trim, then crop), in the intermediate's pixels; kx, ky convert
+    // source pixels into them.
+    double kx = (double)image->Xsize / width, ky = (double)image->Ysize / height;
+    ThumbdRect frame, region;
+    if (thumbd_step_trim(image, p, &frame)) goto failed;
+    if (!thumbd_crop_rect(p, frame, kx, ky, &region)) {
+        vips_error("thumbd", "the crop region lies outside the %dx%d picture", width, height);
+        step = THUMBD_VIPS_STEP_REGION;
+        goto failed;
+    }
+    int left = (int)rint(region.left), top = (int)rint(region.top);
+    int right = VIPS_MAX(left + 1, (int)rint(region.left + region.width));
+    int bottom = VIPS_MAX(top + 1, (int)rint(region.top + region.height));
+    right = VIPS_MIN(right, image->Xsize);
+    bottom = VIPS_MIN(bottom, image->Ysize);
+    if (left > 0 || top > 0 || right < image->Xsize || bottom < image->Ysize) {
+        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, right - left, bottom - top, NULL));
+        width = VIPS_MAX(1, (int)rint(region.width / kx));
+        height = VIPS_MAX(1, (int)rint(region.height / ky));
+    }
+
+    // The size a direct render would resize to (before any cover crop), from the region's size in source
+    // pixels, so the geometry does not depend on the intermediate's rounding; the image is forced to it.
     double hscale = 1, vscale = 1;
     box_scale(p, width, height, &hscale, &vscale);
     int target_width = VIPS_MAX(1, (int)rint(width * hscale));
     int target_height = VIPS_MAX(1, (int)rint(height * vscale));
-    // The intermediate is only read: new images reference its pixels, which it never changes.
-    image = intermediate->image;
-    g_object_ref(image);
     // libvips 8.14's reduce widens its kernel with the ratio (lanczos3 over 8x = 48 taps per axis): 512 ->
     // 64 px took 6-9 ms. As shrink-on-load does for the direct job, first average integer blocks down to
     // 2-4x the box (fast), then let the resize antialias the rest. Alpha images skip the block step, which
@@ -178,7 +231,7 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
     THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, target_width, "height", target_height, "size",
                                                VIPS_SIZE_FORCE, "no_rotate", TRUE, NULL));
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
-    return thumbd_vips_finish(image, 1, p, result);
+    return thumbd_vips_finish(image, (ThumbdOrientation){0, 0}, p, result);
 
 failed:
     return thumbd_vips_fail(image, step, result);

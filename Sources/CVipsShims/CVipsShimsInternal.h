@@ -17,6 +17,13 @@
 ThumbdVipsStep thumbd_vips_open_header(const void *buffer, size_t length, uint32_t allowed_sources,
                                        VipsImage **header, ThumbdVipsFormat *format, const char **loader);
 
+// A rotation (clockwise: 0, 90, 180 or 270) followed, when `mirror` is set, by a left-right mirror. Every
+// orientation of a picture (the eight EXIF ones, and those after a plan's rotate and flips) is one of these.
+typedef struct ThumbdOrientation {
+    int rotate;
+    int mirror;
+} ThumbdOrientation;
+
 // The box vips_thumbnail gets (in stored orientation once the caller has swapped it).
 typedef struct ResizeTarget {
     int width;
@@ -27,8 +34,9 @@ typedef struct ResizeTarget {
 // What the header says about a source that passed the checks.
 typedef struct ThumbdVipsSourceInfo {
     int orientation;     // EXIF orientation 1...8
-    int swap;            // non-zero when the orientation swaps width and height
-    int upright_width;   // dimensions once rotated upright
+    ThumbdOrientation job;  // what the job applies to the stored picture (EXIF if auto_orient, rotate, mirror)
+    int swap;            // non-zero when `job` swaps width and height
+    int upright_width;   // dimensions once oriented as the job says
     int upright_height;
     int use_icc;         // non-zero: convert through the embedded ICC profile to sRGB
 } ThumbdVipsSourceInfo;
@@ -47,6 +55,42 @@ typedef struct ThumbdVipsSourceInfo {
         (image) = thumbd_next;                                                                                 \
     } while (0)
 
+// A rectangle with fractional edges, in the coordinates of whatever image it describes.
+typedef struct ThumbdRect {
+    double left, top, width, height;
+} ThumbdRect;
+
+// The orientation that makes a picture stored with EXIF orientation `exif` upright (1 or unknown: none).
+ThumbdOrientation thumbd_orientation_from_exif(int exif);
+// `first`, then `second`.
+ThumbdOrientation thumbd_orientation_then(ThumbdOrientation first, ThumbdOrientation second);
+// What undoes `o`.
+ThumbdOrientation thumbd_orientation_inverse(ThumbdOrientation o);
+// The whole orientation a job applies to the stored picture: EXIF (when p.auto_orient), then p's rotate/mirror.
+ThumbdOrientation thumbd_orientation_of_job(ThumbdVipsThumbnailParams p, int exif);
+
+// Steps (CVipsSteps.c): 0 on success, -1 on failure; *image (transfer full in and out) stays the caller's.
+int thumbd_step_orient(VipsImage **image, ThumbdOrientation o);
+// The trim frame of `image` (whole image when p.trim is off or everything is background); image unchanged.
+int thumbd_step_trim(VipsImage *image, ThumbdVipsThumbnailParams p, ThumbdRect *frame);
+// p's crop region inside `frame`, in the frame's coordinates, where kx, ky are those coordinates per source
+// pixel. Returns 1 when something is left, 0 when the region misses the frame.
+int thumbd_crop_rect(ThumbdVipsThumbnailParams p, ThumbdRect frame, double kx, double ky, ThumbdRect *out);
+int thumbd_step_cover_crop(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_tone(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_greyscale(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_blur(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_sharpen(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_pixelate(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_pad(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_padding(VipsImage **image, ThumbdVipsThumbnailParams p);
+int thumbd_step_flatten(VipsImage **image, ThumbdVipsThumbnailParams p, ThumbdVipsFormat format);
+// Pixels of the output canvas for a resized picture of width x height: the box when padding to it, plus padding.
+int64_t thumbd_canvas_pixels(ThumbdVipsThumbnailParams p, int width, int height);
+// Non-zero when the plan needs decoded pixels before the resize (trim or crop): such jobs go through an
+// intermediate.
+int thumbd_needs_region(ThumbdVipsThumbnailParams p);
+
 // Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height);
 
@@ -57,14 +101,14 @@ int thumbd_vips_thumbnail_call(const void *buffer, size_t length, VipsImage **ou
 
 // Steps 1-2 of a job: header, allowed format, pixel limit. Fills result's source fields; on failure also
 // its error_detail (via thumbd_vips_fail). Nothing is decoded.
-ThumbdVipsStep thumbd_vips_check_source(const void *buffer, size_t length, uint32_t allowed_sources,
-                                        int64_t max_source_pixels, ThumbdVipsThumbnailResult *result,
-                                        ThumbdVipsSourceInfo *info);
+// Uses p.allowed_sources, p.max_source_pixels and p's orientation fields.
+ThumbdVipsStep thumbd_vips_check_source(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                        ThumbdVipsThumbnailResult *result, ThumbdVipsSourceInfo *info);
 
-// Steps 5-6 of a job on a private, in-memory resized image (transfer full: always released): rotate
-// upright (orientation 1: nothing to do), 8-bit, crop for cover, pick the format, flatten for JPEG, strip,
-// encode into result.
-ThumbdVipsStep thumbd_vips_finish(VipsImage *image, int orientation, ThumbdVipsThumbnailParams p,
+// Steps 5-6 of a job on a private, in-memory resized image (transfer full: always released): orient (as
+// `orientation` says; {0, 0}: nothing to do), 8-bit, crop for cover, effects, pad, pick the format, flatten,
+// strip, encode into result.
+ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientation, ThumbdVipsThumbnailParams p,
                                   ThumbdVipsThumbnailResult *result);
 
 // Failure exit: releases image (transfer full, may be NULL) and any output, copies the error text into

@@ -6,7 +6,7 @@
 //   2. width x height against max_source_pixels, before any decoding ........ PIXEL_LIMIT
 //   3. vips_thumbnail_buffer (shrink-on-load, fail_on=error, no_rotate) ...... THUMBNAIL (builds a lazy pipeline)
 //   4. vips_image_copy_memory: decode + shrink happen here ................... DECODE
-//   5. rotate upright, crop for cover, flatten for JPEG, 8-bit ............... THUMBNAIL
+//   5. orient, 8-bit, cover crop, effects, canvas, flatten (CVipsSteps.c) .... THUMBNAIL / CANVAS_LIMIT
 //   6. encode with metadata stripped ......................................... SAVE
 // Rotation and cropping are done here rather than by vips_thumbnail (no_rotate, no crop) so that every pixel
 // decode happens in step 4: vips_thumbnail would otherwise decode inside its own build when it rotates or
@@ -22,6 +22,7 @@ ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_
     ResizeTarget target = {p.width, p.height, size};
     switch (p.fit) {
     case THUMBD_VIPS_FIT_CONTAIN:
+    case THUMBD_VIPS_FIT_PAD:  // resized as contain; the canvas is extended to the box afterwards
         break;
     case THUMBD_VIPS_FIT_COVER:
         // Fill the box: constrain the side that needs the smaller shrink and leave the other unbounded;
@@ -61,12 +62,6 @@ int thumbd_vips_thumbnail_call(const void *buffer, size_t length, VipsImage **ou
     return vips_thumbnail_buffer((void *)buffer, length, out, t.width, "height", t.height, "size", t.size,
                                  "no_rotate", TRUE, "fail_on", VIPS_FAIL_ON_ERROR, "option_string",
                                  "fail_on=error", NULL);
-}
-
-static int crop_offset(int free_space, int gravity_low, int gravity_high) {
-    if (gravity_low) return 0;
-    if (gravity_high) return free_space;
-    return free_space / 2;
 }
 
 // True when the image has an alpha band with at least one pixel that is not fully opaque. Needs an 8-bit
@@ -163,25 +158,25 @@ ThumbdVipsStep thumbd_vips_fail(VipsImage *image, ThumbdVipsStep step, ThumbdVip
     return step;
 }
 
-ThumbdVipsStep thumbd_vips_check_source(const void *buffer, size_t length, uint32_t allowed_sources,
-                                        int64_t max_source_pixels, ThumbdVipsThumbnailResult *result,
-                                        ThumbdVipsSourceInfo *info) {
+ThumbdVipsStep thumbd_vips_check_source(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                        ThumbdVipsThumbnailResult *result, ThumbdVipsSourceInfo *info) {
     VipsImage *image = NULL;
     // 1. Header.
-    ThumbdVipsStep step =
-        thumbd_vips_open_header(buffer, length, allowed_sources, &image, &result->source_format, &result->loader);
+    ThumbdVipsStep step = thumbd_vips_open_header(buffer, length, p.allowed_sources, &image, &result->source_format,
+                                                  &result->loader);
     if (step != THUMBD_VIPS_STEP_OK) return thumbd_vips_fail(image, step, result);
     result->source_width = image->Xsize;
     result->source_height = image->Ysize;  // one page: the loaders open page 0 only (n=1)
 
     // 2. Pixel limit, before anything is decoded. Only the first page is ever decoded, so the page count
     // does not multiply the cost.
-    if ((int64_t)image->Xsize * image->Ysize > max_source_pixels) {
+    if ((int64_t)image->Xsize * image->Ysize > p.max_source_pixels) {
         vips_error("thumbd", "%dx%d exceeds the pixel limit", image->Xsize, image->Ysize);
         return thumbd_vips_fail(image, THUMBD_VIPS_STEP_PIXEL_LIMIT, result);
     }
     info->orientation = vips_image_get_orientation(image);
-    info->swap = vips_image_get_orientation_swap(image) ? 1 : 0;
+    info->job = thumbd_orientation_of_job(p, info->orientation);
+    info->swap = info->job.rotate == 90 || info->job.rotate == 270;
     info->upright_width = info->swap ? image->Ysize : image->Xsize;
     info->upright_height = info->swap ? image->Xsize : image->Ysize;
     // Convert through ICC only when the source carries a profile. Untagged sources are taken as sRGB: an
@@ -200,9 +195,14 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     ThumbdVipsSourceInfo info;
 
     // 1-2. Header and pixel limit.
-    ThumbdVipsStep step =
-        thumbd_vips_check_source(buffer, length, p.allowed_sources, p.max_source_pixels, result, &info);
+    ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
+    if (thumbd_needs_region(p)) {
+        // A crop or a trim works on decoded pixels before the resize: thumbd_vips_plan sends those jobs
+        // through an intermediate, never here.
+        vips_error("thumbd", "a plan with a crop or a trim renders from an intermediate");
+        return thumbd_vips_fail(NULL, THUMBD_VIPS_STEP_THUMBNAIL, result);
+    }
 
     // 3. The lazy shrink-on-load pipeline, sized in stored orientation (we rotate afterwards).
     step = THUMBD_VIPS_STEP_THUMBNAIL;
@@ -219,53 +219,39 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
 
     // 5-6.
-    return thumbd_vips_finish(image, info.orientation, p, result);
+    return thumbd_vips_finish(image, info.job, p, result);
 
 failed:
     return thumbd_vips_fail(image, step, result);
 }
 
-ThumbdVipsStep thumbd_vips_finish(VipsImage *image, int orientation, ThumbdVipsThumbnailParams p,
+int thumbd_needs_region(ThumbdVipsThumbnailParams p) { return p.trim || p.crop_unit != THUMBD_VIPS_CROP_NONE; }
+
+ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientation, ThumbdVipsThumbnailParams p,
                                   ThumbdVipsThumbnailResult *result) {
     ThumbdVipsStep step = THUMBD_VIPS_STEP_THUMBNAIL;
-    // 5. Upright, cropped, 8-bit.
-    if (orientation != 1) {
-        // Our image is private (refcount 1), so setting the tag is safe; vips_autorot removes it again.
-        vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
-        THUMBD_REPLACE(image, vips_autorot(in, &thumbd_next, NULL));
-    }
+    // 5. Oriented, 8-bit, cropped, effects, canvas (CVipsSteps.c, in the plan's order).
+    if (thumbd_step_orient(&image, orientation)) goto failed;
     if (image->BandFmt != VIPS_FORMAT_UCHAR) {
         // vips_thumbnail already converts to 8-bit sRGB or B_W; this is a guard for odd inputs.
         VipsInterpretation space = image->Bands < 3 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
         THUMBD_REPLACE(image, vips_colourspace(in, &thumbd_next, space, NULL));
         if (image->BandFmt != VIPS_FORMAT_UCHAR) THUMBD_REPLACE(image, vips_cast_uchar(in, &thumbd_next, NULL));
     }
-    if (p.fit == THUMBD_VIPS_FIT_COVER) {
-        int crop_width = VIPS_MIN(p.width, image->Xsize);
-        int crop_height = VIPS_MIN(p.height, image->Ysize);
-        if (crop_width < image->Xsize || crop_height < image->Ysize) {
-            if (p.gravity == THUMBD_VIPS_GRAVITY_ATTENTION || p.gravity == THUMBD_VIPS_GRAVITY_ENTROPY) {
-                VipsInteresting interesting = p.gravity == THUMBD_VIPS_GRAVITY_ATTENTION
-                                                  ? VIPS_INTERESTING_ATTENTION
-                                                  : VIPS_INTERESTING_ENTROPY;
-                THUMBD_REPLACE(image, vips_smartcrop(in, &thumbd_next, crop_width, crop_height, "interesting",
-                                                     interesting, NULL));
-            } else {
-                ThumbdVipsGravity g = p.gravity;
-                int west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
-                           g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
-                int east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-                           g == THUMBD_VIPS_GRAVITY_SOUTH_EAST;
-                int north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-                            g == THUMBD_VIPS_GRAVITY_NORTH_WEST;
-                int south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
-                            g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
-                int left = crop_offset(image->Xsize - crop_width, west, east);
-                int top = crop_offset(image->Ysize - crop_height, north, south);
-                THUMBD_REPLACE(image,
-                               vips_extract_area(in, &thumbd_next, left, top, crop_width, crop_height, NULL));
-            }
-        }
+    if (thumbd_step_cover_crop(&image, p) || thumbd_step_tone(&image, p) || thumbd_step_greyscale(&image, p) ||
+        thumbd_step_blur(&image, p) || thumbd_step_sharpen(&image, p) || thumbd_step_pixelate(&image, p))
+        goto failed;
+    if (thumbd_canvas_pixels(p, image->Xsize, image->Ysize) > p.max_source_pixels) {
+        vips_error("thumbd", "the output canvas exceeds the pixel limit");
+        step = THUMBD_VIPS_STEP_CANVAS_LIMIT;
+        goto failed;
+    }
+    if (thumbd_step_pad(&image, p) || thumbd_step_padding(&image, p)) goto failed;
+    // The effects and the canvas are lazy: compute them once, here, rather than again in the alpha scan and
+    // the encoder.
+    if ((p.fit == THUMBD_VIPS_FIT_PAD || p.blur_sigma > 0 || p.sharpen_sigma > 0 ||
+         p.pixelate > 1 || p.saturation != 1)) {
+        THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
     }
 
     // Output format: the caller's choice for opaque or transparent thumbnails.
@@ -275,16 +261,7 @@ ThumbdVipsStep thumbd_vips_finish(VipsImage *image, int orientation, ThumbdVipsT
         if (has_transparency(image, &transparent)) goto failed;
         if (transparent) format = p.format_alpha;
     }
-    if (format == THUMBD_VIPS_FORMAT_JPEG && vips_image_hasalpha(image)) {
-        // JPEG has no alpha: composite over white, as browsers show transparent areas on a white page.
-        VipsArrayDouble *white = vips_array_double_newv(1, 255.0);
-        VipsImage *flat = NULL;
-        int flatten_failed = vips_flatten(image, &flat, "background", white, NULL);
-        vips_area_unref(VIPS_AREA(white));
-        if (flatten_failed) goto failed;
-        g_object_unref(image);
-        image = flat;
-    }
+    if (thumbd_step_flatten(&image, p, format)) goto failed;
 
     // 6. Encode. Every metadata field (EXIF and its parsed exif-* tags, XMP, IPTC, ICC, orientation, page
     // and loader fields) is removed first, and the savers are also asked to strip: libvips 8.14.1's webpsave

@@ -20,6 +20,10 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     case renderFailed(String)
     /// The encoder failed.
     case encodeFailed(String)
+    /// The plan's crop region lies entirely outside the (oriented, trimmed) picture.
+    case cropOutsidePicture
+    /// The output canvas (box plus padding) has more pixels than `Configuration.maxSourcePixels`.
+    case canvasTooLarge
     /// The spec asks explicitly for a format this process cannot or may not write (for example AVIF when
     /// libheif has no AV1 encoder, or a format outside `Configuration.allowedOutputFormats`).
     case outputFormatUnavailable(ImageFormat)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// What thumbnail to make from a source: box, fit, crop gravity, quality, upscaling and output format.
+/// What thumbnail to make from a source, the render's whole plan: box, fit, crop gravity or focal point,
+/// quality, upscaling, output format, and the steps around the resize (``Operations``).
 ///
 /// A spec is valid by construction: the initialiser checks every range. It is `Hashable` so that it can be
 /// part of a cache or coalescing key; pass it through `Thumbnailer.normalized(_:)` first so that equivalent
@@ -24,7 +25,7 @@ package struct ThumbnailSpec: Hashable, Sendable {
     package let height: Int?
     /// How the picture goes into the box. With only one side given, every fit behaves as `contain`.
     package let fit: Fit
-    /// Which part `cover` keeps; ignored by the other fits.
+    /// Which part `cover` keeps, and where `pad` places the picture; ignored by the other fits.
     package let gravity: Gravity
     /// Encoder quality 1...100 for JPEG, WebP and AVIF; `nil` takes `Configuration.defaultQuality`.
     package let quality: Int?
@@ -32,6 +33,10 @@ package struct ThumbnailSpec: Hashable, Sendable {
     package let enlarge: Bool
     /// The output format, or `auto` negotiation.
     package let format: FormatRequest
+    /// Where `cover` centres its crop, instead of `gravity` (which is then `.centre`).
+    package let focalPoint: FocalPoint?
+    /// The steps around the resize (orientation, trim, crop, effects, padding, background).
+    package let operations: Operations
 
     /// Builds a spec, checking every value.
     /// - Throws: `SpecError` naming the field when a side is out of `dimensionRange`, both sides are
@@ -43,7 +48,9 @@ package struct ThumbnailSpec: Hashable, Sendable {
         gravity: Gravity = .centre,
         quality: Int? = nil,
         enlarge: Bool = false,
-        format: FormatRequest = .auto(accepting: [])
+        format: FormatRequest = .auto(accepting: []),
+        focalPoint: FocalPoint? = nil,
+        operations: Operations = Operations()
     ) throws(SpecError) {
         if let width, !Self.dimensionRange.contains(width) {
             throw SpecError(field: "width", reason: "must be \(Self.dimensionRange.lowerBound)...\(Self.maxDimension)")
@@ -60,6 +67,10 @@ package struct ThumbnailSpec: Hashable, Sendable {
         if case .exactly(let output) = format, !output.isEncodable {
             throw SpecError(field: "format", reason: "\(output) cannot be written")
         }
+        if focalPoint != nil && gravity != .centre {
+            throw SpecError(field: "gravity", reason: "a focal point replaces the gravity")
+        }
+        try operations.validate()
         self.width = width
         self.height = height
         self.fit = fit
@@ -67,6 +78,8 @@ package struct ThumbnailSpec: Hashable, Sendable {
         self.quality = quality
         self.enlarge = enlarge
         self.format = format
+        self.focalPoint = focalPoint
+        self.operations = operations
     }
 }
 
@@ -79,6 +92,9 @@ package enum Fit: String, Hashable, Sendable, CaseIterable {
     /// Exactly the box, aspect ratio ignored (stretched). Without `enlarge`, the box is first scaled down,
     /// keeping its own aspect, until no axis of the source would be upscaled.
     case fill
+    /// Inside the box like `contain`, then extended to exactly the box with the background colour
+    /// (transparent by default), the picture placed by the gravity (letterboxing).
+    case pad
 }
 
 /// Which part of the picture a `cover` crop keeps.
@@ -129,7 +145,9 @@ extension ThumbnailSpec {
         gravity: Gravity,
         quality: Int?,
         enlarge: Bool,
-        format: FormatRequest
+        format: FormatRequest,
+        focalPoint: FocalPoint?,
+        operations: Operations
     ) {
         self.width = width
         self.height = height
@@ -138,5 +156,7 @@ extension ThumbnailSpec {
         self.quality = quality
         self.enlarge = enlarge
         self.format = format
+        self.focalPoint = focalPoint
+        self.operations = operations
     }
 }

@@ -30,7 +30,59 @@ extension Thumbnailer {
         params.avif_effort = Int32(configuration.avifEffort)
         params.allowed_sources = sourceMask
         params.max_source_pixels = Int64(configuration.maxSourcePixels)
+        if let focalPoint = spec.focalPoint, params.fit == THUMBD_VIPS_FIT_COVER {
+            params.gravity = THUMBD_VIPS_GRAVITY_FOCAL
+            params.focal_x = focalPoint.x.value
+            params.focal_y = focalPoint.y.value
+        }
+        spec.operations.fill(&params)
         return params
+    }
+}
+
+extension ThumbnailSpec.Operations {
+    /// Copies the steps into the shim's parameters (CVipsSteps.c runs them).
+    func fill(_ params: inout ThumbdVipsThumbnailParams) {
+        params.auto_orient = autoOrient ? 1 : 0
+        params.rotate = Int32(orientation.degrees)
+        params.mirror = orientation.mirrored ? 1 : 0
+        if let trim {
+            params.trim = 1
+            params.trim_threshold = Double(trim.threshold)
+            if let colour = trim.colour {
+                params.trim_has_colour = 1
+                params.trim_colour = (Double(colour.red), Double(colour.green), Double(colour.blue))
+            }
+        }
+        switch crop {
+        case nil:
+            params.crop_unit = THUMBD_VIPS_CROP_NONE
+        case .pixels(let left, let top, let width, let height)?:
+            params.crop_unit = THUMBD_VIPS_CROP_PIXELS
+            (params.crop_left, params.crop_top) = (Double(left), Double(top))
+            (params.crop_width, params.crop_height) = (Double(width), Double(height))
+        case .fractions(let left, let top, let width, let height)?:
+            params.crop_unit = THUMBD_VIPS_CROP_FRACTIONS
+            (params.crop_left, params.crop_top) = (left.value, top.value)
+            (params.crop_width, params.crop_height) = (width.value, height.value)
+        }
+        params.brightness = Double(brightness)
+        params.contrast = contrast.value
+        params.saturation = saturation.value
+        params.greyscale = greyscale ? 1 : 0
+        params.blur_sigma = blur.value
+        params.sharpen_sigma = sharpen.value
+        params.pixelate = Int32(pixelate)
+        params.padding_top = Int32(padding.top)
+        params.padding_right = Int32(padding.right)
+        params.padding_bottom = Int32(padding.bottom)
+        params.padding_left = Int32(padding.left)
+        if let background {
+            params.has_background = 1
+            params.background = (
+                Double(background.red), Double(background.green), Double(background.blue), Double(background.alpha)
+            )
+        }
     }
 }
 
@@ -60,6 +112,10 @@ extension ThumbnailError {
             self = .tooManyPixels(width: Int(width), height: Int(height))
         case THUMBD_VIPS_STEP_SAVE:
             self = .encodeFailed(text)
+        case THUMBD_VIPS_STEP_REGION:
+            self = .cropOutsidePicture
+        case THUMBD_VIPS_STEP_CANVAS_LIMIT:
+            self = .canvasTooLarge
         default:
             // THUMBD_VIPS_STEP_THUMBNAIL, or OK with a result Swift cannot represent (a shim bug).
             self = .renderFailed(text.isEmpty ? "step \(step.rawValue)" : text)
@@ -109,6 +165,7 @@ extension Fit {
         case .contain: THUMBD_VIPS_FIT_CONTAIN
         case .cover: THUMBD_VIPS_FIT_COVER
         case .fill: THUMBD_VIPS_FIT_FILL
+        case .pad: THUMBD_VIPS_FIT_PAD
         }
     }
 }

@@ -37,7 +37,8 @@ extension Thumbnailer {
     /// Renders one thumbnail, taking the intermediate for small boxes from `intermediates`.
     ///
     /// Which boxes go through an intermediate depends only on the spec and the source's header (see
-    /// `Configuration.intermediateBands`), and the intermediate only on the source and the band, so the
+    /// `Configuration.intermediateBands`; a plan with a crop or a trim always does, through an intermediate
+    /// made for it alone when no configured band is large enough), and the intermediate only on the source and the band, so the
     /// output bytes are the same whether `intermediates` returns a kept intermediate or a new one, provided
     /// it keeps them per source bytes. Checks and errors are those of `render(_:spec:)`: the header and
     /// the pixel limit are checked on every call, and a damaged source fails with `.decodeFailed` while its
@@ -74,7 +75,9 @@ extension Thumbnailer {
             }
             let intermediate: IntermediateImage
             do throws(ThumbnailError) {
-                intermediate = try intermediates(Int(band), make)
+                // A band outside the configured list is one a crop or trim needed for this job alone: made and
+                // dropped here, never offered to the cache, so crops cannot fill it with odd sizes.
+                intermediate = bands.contains(band) ? try intermediates(Int(band), make) : try make()
             } catch {
                 return .failure(error)
             }

@@ -109,7 +109,8 @@ package struct Thumbnailer: Sendable {
     }
 
     /// The canonical form of `spec` for this thumbnailer: equivalent specs become equal, so use it in cache
-    /// and coalescing keys. Fills in the default quality, drops the gravity unless the fit is `cover`,
+    /// and coalescing keys. Fills in the default quality, drops the gravity unless the fit is `cover` or
+    /// `pad` (and the focal point unless it is `cover`),
     /// turns a one-sided box into `contain`, removes from `auto` the formats this thumbnailer cannot
     /// write, and ignores the quality of PNG output (lossless: every `q` gives the same bytes, so they
     /// share one key). Rendering a spec or its normalised form gives the same output.
@@ -118,6 +119,11 @@ package struct Thumbnailer: Sendable {
         let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
         let oneSided = spec.width == nil || spec.height == nil
         let fit = oneSided ? Fit.contain : spec.fit
+        let focalPoint = fit == .cover ? spec.focalPoint : nil
+        // pad places the picture by a compass point; the smart gravities choose a crop, and pad crops nothing.
+        let placesByGravity =
+            (fit == .cover && focalPoint == nil)
+            || (fit == .pad && spec.gravity != .attention && spec.gravity != .entropy)
         var format = spec.format
         if case .auto(var accepted) = format {
             if !writableFormats.contains(.avif) { accepted.remove(.avif) }
@@ -128,11 +134,13 @@ package struct Thumbnailer: Sendable {
             validatedWidth: spec.width,
             height: spec.height,
             fit: fit,
-            gravity: fit == .cover ? spec.gravity : .centre,
+            gravity: placesByGravity ? spec.gravity : .centre,
             quality: format == .exactly(.png)
                 ? configuration.defaultQuality : (spec.quality ?? configuration.defaultQuality),
             enlarge: spec.enlarge,
-            format: format
+            format: format,
+            focalPoint: focalPoint,
+            operations: spec.operations.normalized
         )
     }
 

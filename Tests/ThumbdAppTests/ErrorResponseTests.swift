@@ -47,6 +47,8 @@ import Thumbnailing
         (.renderFailed(secret), 500),
         (.encodeFailed(secret), 500),
         (.outputFormatUnavailable(.avif), 400),
+        (.cropOutsidePicture, 422),
+        (.canvasTooLarge, 422),
     ]
 
     static let requestErrors: [(error: RequestError, status: Int)] = [

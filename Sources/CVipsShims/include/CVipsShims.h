@@ -32,6 +32,7 @@ typedef enum ThumbdVipsFit {
     THUMBD_VIPS_FIT_CONTAIN = 0,  // inside the box, aspect kept
     THUMBD_VIPS_FIT_COVER = 1,    // fills the box, aspect kept, overflow cropped by gravity
     THUMBD_VIPS_FIT_FILL = 2,     // exactly the box, aspect ignored
+    THUMBD_VIPS_FIT_PAD = 3,      // inside the box like CONTAIN, then extended to exactly the box (background)
 } ThumbdVipsFit;
 
 /// Which part a cover crop keeps.
@@ -47,7 +48,15 @@ typedef enum ThumbdVipsGravity {
     THUMBD_VIPS_GRAVITY_NORTH_WEST = 8,
     THUMBD_VIPS_GRAVITY_ATTENTION = 9,  // vips_smartcrop VIPS_INTERESTING_ATTENTION
     THUMBD_VIPS_GRAVITY_ENTROPY = 10,   // vips_smartcrop VIPS_INTERESTING_ENTROPY
+    THUMBD_VIPS_GRAVITY_FOCAL = 11,     // centred on (focal_x, focal_y), as far as the picture allows
 } ThumbdVipsGravity;
+
+/// How a crop region is given.
+typedef enum ThumbdVipsCropUnit {
+    THUMBD_VIPS_CROP_NONE = 0,
+    THUMBD_VIPS_CROP_PIXELS = 1,     // source pixels, in the picture as oriented (after rotate and flip)
+    THUMBD_VIPS_CROP_FRACTIONS = 2,  // fractions 0...1 of the oriented picture's width and height
+} ThumbdVipsCropUnit;
 
 /// The step of a job that failed; THUMBD_VIPS_STEP_OK on success. The step, not the error text, decides
 /// how the failure is reported, because libvips's error buffer is shared by all threads.
@@ -60,6 +69,8 @@ typedef enum ThumbdVipsStep {
     THUMBD_VIPS_STEP_THUMBNAIL = 5,       // building the resize pipeline, rotating or cropping
     THUMBD_VIPS_STEP_DECODE = 6,          // computing the pixels (decode + shrink): corrupt or truncated data
     THUMBD_VIPS_STEP_SAVE = 7,            // encoding the output
+    THUMBD_VIPS_STEP_REGION = 8,          // the crop region lies outside the picture: nothing left to render
+    THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding) is above max_source_pixels
 } ThumbdVipsStep;
 
 /// Everything one thumbnail job needs, passed by value.
@@ -81,6 +92,42 @@ typedef struct ThumbdVipsThumbnailParams {
     int avif_effort;       // 0...9
     uint32_t allowed_sources;    // bit (1 << ThumbdVipsFormat) set for each accepted source format
     int64_t max_source_pixels;   // width x height of the decoded page, checked before any decoding
+
+    // The plan's steps around the resize, in the order they run (CVipsSteps.c). Zeroed fields do nothing,
+    // except auto_orient, contrast and saturation, whose neutral values are 1.
+    /// Orientation: the EXIF orientation when auto_orient is non-zero, then `rotate` degrees clockwise
+    /// (0, 90, 180 or 270), then a left-right mirror when `mirror` is non-zero. Boxes, crops and gravities
+    /// are all in this oriented picture.
+    int auto_orient;
+    int rotate;
+    int mirror;
+    /// Trim: when non-zero, borders within trim_threshold (0...255) of the background are removed before
+    /// the crop; the background is trim_colour when trim_has_colour, else the top-left pixel.
+    int trim;
+    double trim_threshold;
+    int trim_has_colour;
+    double trim_colour[3];
+    /// Crop region, before the resize, in the oriented (and trimmed) picture.
+    ThumbdVipsCropUnit crop_unit;
+    double crop_left, crop_top, crop_width, crop_height;
+    /// THUMBD_VIPS_GRAVITY_FOCAL's point, fractions 0...1 of the (cropped) picture.
+    double focal_x, focal_y;
+    /// Effects on the resized picture: tone (brightness -255...255 added, contrast and saturation as
+    /// multipliers, neutral 1), grey, then blur and sharpen (Gaussian sigma, 0 = none) and pixelate (block
+    /// size, 0 or 1 = none).
+    double brightness;
+    double contrast;
+    double saturation;
+    int greyscale;
+    double blur_sigma;
+    double sharpen_sigma;
+    int pixelate;
+    /// Output pixels added on each side after the resize (and after THUMBD_VIPS_FIT_PAD's extension).
+    int padding_top, padding_right, padding_bottom, padding_left;
+    /// RGBA 0...255 for padded areas; when opaque, every transparent pixel is also flattened onto it. Without
+    /// it, padded areas are transparent (and white once flattened for JPEG).
+    int has_background;
+    double background[4];
 } ThumbdVipsThumbnailParams;
 
 /// What a job produced. Pointers are (transfer full): release each non-NULL one with thumbd_vips_free.
@@ -188,6 +235,9 @@ typedef struct ThumbdVipsIntermediate ThumbdVipsIntermediate;
 /// format, pixel limit; failures reported in result as that function does), then sets *band to the smallest
 /// of `bands` whose intermediate has at least `margin` (>= 1) times the box's size on each axis, or 0
 /// (render directly; also for any box that would be enlarged).
+/// A plan with a crop or a trim always goes through an intermediate, because those steps work on decoded
+/// pixels before the resize: when no listed band is large enough, *band is the size that is (up to the
+/// source's own longest side), and the caller makes that intermediate for this job only.
 /// The choice depends only on params and the header, so every render of a (source, params) goes the same way.
 /// - buffer: (transfer none) borrowed for the call. bands: (transfer none) band_count values.
 /// - result: (out caller-allocates) zeroed then filled (source fields; error_detail on failure).

@@ -39,7 +39,11 @@ struct VariantKey: Hashable, Sendable {
         text += " fit="
         text += spec.fit.rawValue
         text += " g="
-        text += spec.gravity.rawValue
+        if let focalPoint = spec.focalPoint {
+            text += "fp:\(focalPoint.x),\(focalPoint.y)"
+        } else {
+            text += spec.gravity.rawValue
+        }
         text += " q="
         text += spec.quality.map(String.init) ?? "-"
         text += spec.enlarge ? " up=1 f=" : " up=0 f="
@@ -51,8 +55,44 @@ struct VariantKey: Hashable, Sendable {
             if accepting.contains(.webp) { text += "+webp" }
             if accepting.contains(.avif) { text += "+avif" }
         }
+        if spec.operations != ThumbnailSpec.Operations() { text += operationsDescription(spec.operations) }
         text += " "
         text += source.string
+        return text
+    }
+
+    /// ` ao=0 o=90m trim=10,ffffff crop=px:… bri=… con=… sat=… grey blur=… sharpen=… pixelate=… pad=t,r,b,l
+    /// bg=…`: only the steps that do something, in the order they run. A plain resize adds nothing, so its
+    /// key is the one it had before the pipeline existed.
+    private static func operationsDescription(_ operations: ThumbnailSpec.Operations) -> String {
+        var text = ""
+        if !operations.autoOrient { text += " ao=0" }
+        if operations.orientation != .none {
+            text += " o=\(operations.orientation.degrees)"
+            if operations.orientation.mirrored { text += "m" }
+        }
+        if let trim = operations.trim {
+            text += " trim=\(trim.threshold)"
+            if let colour = trim.colour { text += ",\(colour)" }
+        }
+        switch operations.crop {
+        case nil: break
+        case .pixels(let left, let top, let width, let height)?:
+            text += " crop=px:\(left),\(top),\(width),\(height)"
+        case .fractions(let left, let top, let width, let height)?:
+            text += " crop=fr:\(left),\(top),\(width),\(height)"
+        }
+        if operations.brightness != 0 { text += " bri=\(operations.brightness)" }
+        if operations.contrast != .one { text += " con=\(operations.contrast)" }
+        if operations.saturation != .one { text += " sat=\(operations.saturation)" }
+        if operations.greyscale { text += " grey" }
+        if operations.blur != .zero { text += " blur=\(operations.blur)" }
+        if operations.sharpen != .zero { text += " sharpen=\(operations.sharpen)" }
+        if operations.pixelate != 0 { text += " pixelate=\(operations.pixelate)" }
+        if operations.padding != .zero {
+            text += " pad=" + operations.padding.sides.map(String.init).joined(separator: ",")
+        }
+        if let background = operations.background { text += " bg=\(background)" }
         return text
     }
 }

@@ -4,10 +4,12 @@ import Thumbnailing
 
 /// The `/thumb` query's parameters (``ThumbQueryForm``).
 ///
-/// Parameters (docs and README): `url` (absolute http(s), ≤ 8 KiB), `w`, `h` (1...4096, one may be
+/// Parameters (docs/api.md): `url` (absolute http(s), ≤ 8 KiB), `w`, `h` (1...4096, one may be
 /// omitted), `dpr` (1...4, multiplies `w` and `h`; the product must stay ≤ 4096), `fit`
-/// (`contain|cover|fill`), `gravity` (for `cover`: `centre|center|north|...|attention|entropy`),
-/// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`) and `sig`.
+/// (`contain|cover|fill|pad`), `gravity` (for `cover` and `pad`:
+/// `centre|center|north|...|attention|entropy|fp:x,y`),
+/// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`), `sig`, and the
+/// pipeline's steps (ThumbnailRequest+Operations.swift).
 /// Unknown or repeated parameters are refused, so two spellings of one request cannot both exist.
 extension ThumbnailRequest {
     /// Parses the raw query of a `/thumb` request.
@@ -53,14 +55,19 @@ extension ThumbnailRequest {
         let fit =
             try values[.fit].map { text throws(RequestError) in
                 guard let fit = Fit(rawValue: text) else {
-                    throw .invalidValue("fit", reason: "must be contain, cover or fill")
+                    throw .invalidValue("fit", reason: "must be contain, cover, fill or pad")
                 }
                 return fit
             } ?? .contain
+        let focalPoint = try values[.gravity].flatMap { text throws(RequestError) -> FocalPoint? in
+            text.hasPrefix("fp:") ? try Self.focalPoint(text) : nil
+        }
         let gravity =
-            try values[.gravity].map { text throws(RequestError) in
+            try values[.gravity].flatMap { text throws(RequestError) -> Gravity? in
+                if focalPoint != nil { return nil }
                 guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
-                    throw .invalidValue("gravity", reason: "must be centre, a compass point, attention or entropy")
+                    throw .invalidValue(
+                        "gravity", reason: "must be centre, a compass point, attention, entropy or fp:x,y")
                 }
                 return gravity
             } ?? .centre
@@ -79,11 +86,12 @@ extension ThumbnailRequest {
                 }
             } ?? false
         let format = try Self.formatRequest(values[.format], accept: accept)
+        let operations = try Self.operations(values, dpr: dpr)
 
         do {
             spec = try ThumbnailSpec(
                 width: width, height: height, fit: fit, gravity: gravity, quality: quality, enlarge: enlarge,
-                format: format)
+                format: format, focalPoint: focalPoint, operations: operations)
         } catch {
             throw .invalidValue(Self.parameterName(forSpecField: error.field), reason: error.reason)
         }
@@ -93,12 +101,15 @@ extension ThumbnailRequest {
     /// The parameters `/thumb` knows, besides `sig`.
     enum Parameter: String, CaseIterable {
         case url, w, h, fit, gravity, format, q, dpr, enlarge
+        // The pipeline's steps (ThumbnailRequest+Operations.swift).
+        case autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
+        case pixelate, padding, bg
     }
 
     // MARK: - Values
 
     /// Digits only (no sign, no spaces, no leading `+`), at most 9 of them.
-    private static func integer(_ text: String) -> Int? {
+    static func integer(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             return nil
         }

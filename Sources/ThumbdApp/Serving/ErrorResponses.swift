@@ -85,6 +85,10 @@ extension ErrorResponse {
             self.init(status: Self.unprocessable, publicMessage: "source has too many pixels", logLevel: .info)
         case .decodeFailed:
             self.init(status: Self.unprocessable, publicMessage: "source image is damaged", logLevel: .info)
+        case .cropOutsidePicture:
+            self.init(status: Self.unprocessable, publicMessage: "crop region lies outside the image", logLevel: .info)
+        case .canvasTooLarge:
+            self.init(status: Self.unprocessable, publicMessage: "output has too many pixels", logLevel: .info)
         case .renderFailed, .encodeFailed:
             self.init(status: Self.internalError, publicMessage: "rendering failed", logLevel: .error)
         case .outputFormatUnavailable:

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: Apache-2.0
+
+extension ThumbnailSpec {
+    /// The steps a plan runs around its resize, in the order they run (docs/api.md, "The pipeline"):
+    /// orientation, trim, crop, [resize and cover crop], tone, grey, blur, sharpen, pixelate, padding, background.
+    ///
+    /// Every value is canonical by construction: numbers are fixed-point, an orientation is one rotation
+    /// and at most one mirror, and every field's default does nothing. Two spellings of one plan are
+    /// therefore equal values, and `Operations()` is a plain resize.
+    package struct Operations: Hashable, Sendable {
+        /// Applies the source's EXIF orientation first. On by default.
+        package var autoOrient = true
+        /// A rotation and mirror after the EXIF orientation: boxes, crops and gravities refer to the picture
+        /// as turned.
+        package var orientation = Orientation.none
+        /// Removes borders of one colour before the crop.
+        package var trim: Trim?
+        /// The region of the (oriented, trimmed) picture that is resized.
+        package var crop: Crop?
+        /// Added to every colour channel, -255...255.
+        package var brightness = 0
+        /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.
+        package var contrast = FixedDecimal.one
+        /// Multiplies the chroma, 0...10; 1 does nothing.
+        package var saturation = FixedDecimal.one
+        /// Turns the picture grey (one channel, plus alpha).
+        package var greyscale = false
+        /// Gaussian blur sigma in output pixels, 0...100; 0 does nothing.
+        package var blur = FixedDecimal.zero
+        /// Sharpening sigma, 0...10; 0 does nothing.
+        package var sharpen = FixedDecimal.zero
+        /// Pixelation block size in output pixels, 0 or 2...256; 0 does nothing.
+        package var pixelate = 0
+        /// Output pixels added on each side.
+        package var padding = Padding.zero
+        /// The colour of padded areas; when opaque, transparent pixels are also flattened onto it.
+        package var background: RGBAColour?
+
+        /// A plain resize.
+        package init() {}
+
+        /// Brightness range.
+        package static let brightnessRange = -255...255
+        /// Contrast and saturation range.
+        package static let multiplierRange = FixedDecimal.zero...FixedDecimal(units: 10 * FixedDecimal.unitsPerOne)
+        /// Blur sigma range.
+        package static let blurRange = FixedDecimal.zero...FixedDecimal(units: 100 * FixedDecimal.unitsPerOne)
+        /// Sharpen sigma range.
+        package static let sharpenRange = FixedDecimal.zero...FixedDecimal(units: 10 * FixedDecimal.unitsPerOne)
+        /// Pixelate block range (0 and 1 mean none).
+        package static let pixelateRange = 0...256
+        /// Largest padding on one side, in output pixels.
+        package static let maxPadding = 1024
+
+        /// Checks every range; the error names the field as `/thumb` spells it.
+        package func validate() throws(SpecError) {
+            guard Self.brightnessRange.contains(brightness) else {
+                throw SpecError(field: "brightness", reason: "must be -255...255")
+            }
+            guard Self.multiplierRange.contains(contrast) else {
+                throw SpecError(field: "contrast", reason: "must be 0...10")
+            }
+            guard Self.multiplierRange.contains(saturation) else {
+                throw SpecError(field: "saturation", reason: "must be 0...10")
+            }
+            guard Self.blurRange.contains(blur) else { throw SpecError(field: "blur", reason: "must be 0...100") }
+            guard Self.sharpenRange.contains(sharpen) else {
+                throw SpecError(field: "sharpen", reason: "must be 0...10")
+            }
+            guard Self.pixelateRange.contains(pixelate) else {
+                throw SpecError(field: "pixelate", reason: "must be 0...256")
+            }
+            guard padding.sides.allSatisfy({ (0...Self.maxPadding).contains($0) }) else {
+                throw SpecError(field: "padding", reason: "each side must be 0...\(Self.maxPadding)")
+            }
+            if let trim, !(0...255).contains(trim.threshold) {
+                throw SpecError(field: "trim", reason: "threshold must be 0...255")
+            }
+            if let crop { try crop.validate() }
+        }
+
+        /// The canonical form: neutral values removed (pixelate 1, a crop of the whole picture).
+        package var normalized: Operations {
+            var copy = self
+            if copy.pixelate == 1 { copy.pixelate = 0 }
+            if copy.crop?.isWholePicture == true { copy.crop = nil }
+            return copy
+        }
+    }
+
+    /// A clockwise rotation by a multiple of 90°, then an optional left-right mirror: every combination of
+    /// rotations and flips is exactly one of these eight.
+    package struct Orientation: Hashable, Sendable {
+        /// 0, 90, 180 or 270.
+        package let degrees: Int
+        /// Mirrored left-right after the rotation.
+        package let mirrored: Bool
+
+        /// Nothing.
+        package static let none = Orientation(validDegrees: 0, mirrored: false)
+
+        /// `nil` unless `degrees` is 0, 90, 180 or 270 (after reduction modulo 360).
+        package init?(degrees: Int, mirrored: Bool = false) {
+            guard degrees % 90 == 0 else { return nil }
+            self.init(validDegrees: ((degrees % 360) + 360) % 360, mirrored: mirrored)
+        }
+
+        private init(validDegrees: Int, mirrored: Bool) {
+            degrees = validDegrees
+            self.mirrored = mirrored
+        }
+
+        /// Rotate by `degrees`, then flip left-right (`horizontal`) and top-bottom (`vertical`).
+        package static func rotated(_ degrees: Int, flippedHorizontally horizontal: Bool, vertically vertical: Bool)
+            -> Orientation?
+        {
+            guard let rotation = Orientation(degrees: degrees) else { return nil }
+            var result = rotation
+            if horizontal { result = result.then(Orientation(validDegrees: 0, mirrored: true)) }
+            // A top-bottom flip is a half turn and a left-right mirror.
+            if vertical { result = result.then(Orientation(validDegrees: 180, mirrored: true)) }
+            return result
+        }
+
+        /// This orientation, then `next`. A mirror followed by a rotation is the opposite rotation followed
+        /// by the mirror.
+        package func then(_ next: Orientation) -> Orientation {
+            let turn = mirrored ? 360 - next.degrees : next.degrees
+            return Orientation(validDegrees: (degrees + turn) % 360, mirrored: mirrored != next.mirrored)
+        }
+
+        /// Whether width and height trade places.
+        package var swapsSides: Bool { degrees == 90 || degrees == 270 }
+    }
+
+    /// Which borders a trim removes: pixels within `threshold` (0...255) of `colour`, or of the top-left
+    /// pixel when `colour` is nil.
+    package struct Trim: Hashable, Sendable {
+        package let threshold: Int
+        package let colour: RGBAColour?
+
+        package init(threshold: Int, colour: RGBAColour?) {
+            self.threshold = threshold
+            self.colour = colour
+        }
+    }
+
+    /// A region of the picture, in source pixels or in fractions of its size; what overhangs the picture is
+    /// dropped, and a region that misses it entirely fails the render (`ThumbnailError.cropOutsidePicture`).
+    package enum Crop: Hashable, Sendable {
+        case pixels(left: Int, top: Int, width: Int, height: Int)
+        case fractions(left: FixedDecimal, top: FixedDecimal, width: FixedDecimal, height: FixedDecimal)
+
+        /// Largest pixel coordinate accepted.
+        package static let maxPixels = 1_000_000
+
+        func validate() throws(SpecError) {
+            switch self {
+            case .pixels(let left, let top, let width, let height):
+                guard [left, top].allSatisfy({ (0...Self.maxPixels).contains($0) }),
+                    [width, height].allSatisfy({ (1...Self.maxPixels).contains($0) })
+                else { throw SpecError(field: "crop", reason: "pixels must be 0...\(Self.maxPixels), sizes ≥ 1") }
+            case .fractions(let left, let top, let width, let height):
+                guard [left, top, width, height].allSatisfy({ (FixedDecimal.zero...FixedDecimal.one).contains($0) }),
+                    width > .zero, height > .zero
+                else { throw SpecError(field: "crop", reason: "fractions must be 0...1, sizes above 0") }
+            }
+        }
+
+        var isWholePicture: Bool {
+            self == .fractions(left: .zero, top: .zero, width: .one, height: .one)
+        }
+    }
+
+    /// Output pixels added on each side.
+    package struct Padding: Hashable, Sendable {
+        package var top: Int
+        package var right: Int
+        package var bottom: Int
+        package var left: Int
+
+        /// None.
+        package static let zero = Padding(top: 0, right: 0, bottom: 0, left: 0)
+
+        package init(top: Int, right: Int, bottom: Int, left: Int) {
+            self.top = top
+            self.right = right
+            self.bottom = bottom
+            self.left = left
+        }
+
+        /// In the order top, right, bottom, left.
+        package var sides: [Int] { [top, right, bottom, left] }
+    }
+}
+
+/// A point as fractions 0...1 of the picture's width and height, for focal-point gravity.
+package struct FocalPoint: Hashable, Sendable {
+    package let x: FixedDecimal
+    package let y: FixedDecimal
+
+    /// `nil` unless both are 0...1.
+    package init?(x: FixedDecimal, y: FixedDecimal) {
+        let range = FixedDecimal.zero...FixedDecimal.one
+        guard range.contains(x), range.contains(y) else { return nil }
+        self.x = x
+        self.y = y
+    }
+}
+
+/// An sRGB colour with alpha, 8 bits per channel.
+package struct RGBAColour: Hashable, Sendable, CustomStringConvertible {
+    package let red: UInt8
+    package let green: UInt8
+    package let blue: UInt8
+    package let alpha: UInt8
+
+    package init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    /// `RRGGBB` or `RRGGBBAA`, hexadecimal, either case; `nil` otherwise.
+    package init?(hex: some StringProtocol) {
+        let digits = Array(hex.utf8)
+        guard digits.count == 6 || digits.count == 8 else { return nil }
+        var channels: [UInt8] = []
+        var index = 0
+        while index < digits.count {
+            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
+            channels.append(high << 4 | low)
+            index += 2
+        }
+        self.init(
+            red: channels[0], green: channels[1], blue: channels[2], alpha: channels.count == 4 ? channels[3] : 255)
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x61...0x66: byte - 0x61 + 10
+        case 0x41...0x46: byte - 0x41 + 10
+        default: nil
+        }
+    }
+
+    /// Canonical spelling: lowercase `rrggbb`, with `aa` only when not opaque.
+    package var description: String {
+        let channels = alpha == 255 ? [red, green, blue] : [red, green, blue, alpha]
+        let hexDigits = Array("0123456789abcdef")
+        return String(channels.flatMap { [hexDigits[Int($0 >> 4)], hexDigits[Int($0 & 15)]] })
+    }
+}
+
+/// A decimal with at most four fraction digits, held exactly as an integer count of 1/10000: equal values
+/// written differently (`0.5`, `0.50`) are equal, and the canonical text (`description`) is unique.
+package struct FixedDecimal: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Units in 1.
+    package static let unitsPerOne = 10_000
+    /// The value times 10000.
+    package let units: Int
+
+    package static let zero = FixedDecimal(units: 0)
+    package static let one = FixedDecimal(units: unitsPerOne)
+
+    package init(units: Int) { self.units = units }
+
+    /// A plain decimal: optional `-`, digits, optionally `.` and 1...4 digits (no exponent, no `+`, no spaces,
+    /// at most 7 integer digits). `nil` otherwise.
+    package init?(parsing text: some StringProtocol) {
+        var bytes = Substring(text).utf8[...]
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative { bytes = bytes.dropFirst() }
+        let parts = bytes.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, (1...7).contains(whole.count), whole.allSatisfy(Self.isDigit) else {
+            return nil
+        }
+        var units = whole.reduce(0) { $0 * 10 + Int($1 - 0x30) } * Self.unitsPerOne
+        if parts.count == 2 {
+            let fraction = parts[1]
+            guard (1...4).contains(fraction.count), fraction.allSatisfy(Self.isDigit) else { return nil }
+            var scale = Self.unitsPerOne / 10
+            for digit in fraction {
+                units += Int(digit - 0x30) * scale
+                scale /= 10
+            }
+        }
+        self.units = negative ? -units : units
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+
+    /// The value as a `Double`.
+    package var value: Double { Double(units) / Double(Self.unitsPerOne) }
+
+    /// Whether it has a fraction part.
+    package var isWhole: Bool { units % Self.unitsPerOne == 0 }
+
+    package static func < (lhs: FixedDecimal, rhs: FixedDecimal) -> Bool { lhs.units < rhs.units }
+
+    /// `0.5`, `2`, `-1.25`: no trailing zeros, no `.` for whole numbers.
+    package var description: String {
+        let magnitude = units.magnitude
+        var text = units < 0 ? "-" : ""
+        text += String(magnitude / UInt(Self.unitsPerOne))
+        var fraction = Int(magnitude % UInt(Self.unitsPerOne))
+        guard fraction != 0 else { return text }
+        var digits = 4
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        let padded = String(fraction)
+        return text + "." + String(repeating: "0", count: digits - padded.count) + padded
+    }
+}

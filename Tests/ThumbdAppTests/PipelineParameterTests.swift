@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+import OriginFetch
+import Testing
+import ThumbdTestSupport
+import Thumbnailing
+
+@testable import ThumbdApp
+
+/// The pipeline's `/thumb` parameters: what each value becomes, the 400 for each bad one, and the variant key
+/// that makes every spelling of one plan the same cache entry.
+@Suite struct PipelineParameterTests {
+    static let url = "url=http%3A%2F%2Fexample.com%2Fa.jpg&w=64&h=64"
+
+    static func spec(_ query: String) throws(RequestError) -> ThumbnailSpec {
+        try ThumbnailRequest(rawQuery: "\(url)&\(query)", accept: nil).spec
+    }
+
+    static func key(_ query: String) throws -> String {
+        let request = try ThumbnailRequest(rawQuery: query.isEmpty ? url : "\(url)&\(query)", accept: nil)
+        let thumbnailer = try Thumbnailer(vips: Vips.initialize())
+        return VariantKey.description(source: request.source, spec: thumbnailer.normalized(request.spec))
+    }
+
+    static func decimal(_ text: String) -> FixedDecimal { FixedDecimal(parsing: text)! }
+
+    @Test func eachParameterSetsItsStep() throws {
+        #expect(try Self.spec("autorotate=0").operations.autoOrient == false)
+        #expect(
+            try Self.spec("rotate=90&flip=h").operations.orientation
+                == .rotated(90, flippedHorizontally: true, vertically: false))
+        #expect(try Self.spec("trim=").operations.trim == .init(threshold: 10, colour: nil))
+        #expect(
+            try Self.spec("trim=25,FFFFFF").operations.trim == .init(threshold: 25, colour: RGBAColour(hex: "ffffff")))
+        #expect(try Self.spec("crop=10,20,30,40").operations.crop == .pixels(left: 10, top: 20, width: 30, height: 40))
+        #expect(
+            try Self.spec("crop=0.1,0.2,0.5,0.25").operations.crop
+                == .fractions(
+                    left: Self.decimal("0.1"), top: Self.decimal("0.2"), width: Self.decimal("0.5"),
+                    height: Self.decimal("0.25")))
+        #expect(try Self.spec("brightness=-20").operations.brightness == -20)
+        #expect(try Self.spec("contrast=1.5").operations.contrast == Self.decimal("1.5"))
+        #expect(try Self.spec("saturation=0").operations.saturation == .zero)
+        #expect(try Self.spec("grayscale=true").operations.greyscale)
+        #expect(try Self.spec("blur=2.5").operations.blur == Self.decimal("2.5"))
+        #expect(try Self.spec("sharpen=1").operations.sharpen == .one)
+        #expect(try Self.spec("pixelate=8").operations.pixelate == 8)
+        #expect(try Self.spec("padding=1,2,3").operations.padding == .init(top: 1, right: 2, bottom: 3, left: 2))
+        #expect(try Self.spec("padding=4&dpr=1.5").operations.padding == .init(top: 6, right: 6, bottom: 6, left: 6))
+        #expect(
+            try Self.spec("bg=FF000080").operations.background == RGBAColour(red: 255, green: 0, blue: 0, alpha: 128))
+        #expect(try Self.spec("fit=pad").fit == .pad)
+        #expect(
+            try Self.spec("fit=cover&gravity=fp:0.25,1").focalPoint == FocalPoint(x: Self.decimal("0.25"), y: .one))
+    }
+
+    static let invalid: [(query: String, parameter: String)] = [
+        ("autorotate=yes", "autorotate"), ("rotate=45", "rotate"), ("rotate=-90", "rotate"), ("flip=x", "flip"),
+        ("trim=256", "trim"), ("trim=10,fff", "trim"), ("trim=a", "trim"), ("crop=1,2,3", "crop"),
+        ("crop=0,0,0,10", "crop"), ("crop=0.5,0,10,10", "crop"), ("crop=0.5,0.5,1.5,0.5", "crop"),
+        ("crop=0.1,0.1,0.0,0.5", "crop"), ("crop=-1,0,10,10", "crop"), ("brightness=256", "brightness"),
+        ("brightness=+5", "brightness"), ("contrast=11", "contrast"), ("contrast=1e1", "contrast"),
+        ("saturation=-1", "saturation"), ("grayscale=2", "grayscale"), ("blur=101", "blur"), ("blur=1.23456", "blur"),
+        ("sharpen=10.01", "sharpen"), ("pixelate=257", "pixelate"), ("padding=1,2,3,4,5", "padding"),
+        ("padding=1025", "padding"), ("padding=600&dpr=2", "padding"), ("padding=-1", "padding"), ("bg=red", "bg"),
+        ("bg=12345", "bg"), ("fit=letterbox", "fit"), ("gravity=fp:0.5", "gravity"), ("gravity=fp:1.5,0.5", "gravity"),
+        ("fit=cover&gravity=fp:0.5,0.5&gravity=north", "gravity"),
+    ]
+
+    @Test(arguments: invalid)
+    func badValueIs400NamingTheParameter(_ query: String, parameter: String) {
+        do {
+            _ = try Self.spec(query)
+            Issue.record("\(query) was accepted")
+        } catch {
+            #expect(error.parameter == parameter, "\(query): \(error.publicMessage)")
+        }
+    }
+
+    /// Spellings that mean one plan, each group one variant key.
+    static let sameKeys: [[String]] = [
+        [
+            "", "rotate=0", "autorotate=1", "rotate=180&flip=hv", "blur=0", "contrast=1.00", "pixelate=1", "padding=0",
+            "crop=0.0,0.0,1.0,1.0", "brightness=0&saturation=1",
+        ],
+        ["flip=v", "rotate=180&flip=h"],
+        ["rotate=90&flip=h", "rotate=270&flip=v"],
+        ["blur=1.5", "blur=1.50", "blur=01.5000"],
+        ["padding=5", "padding=5,5", "padding=5,5,5", "padding=5,5,5,5"],
+        ["bg=FF00FF", "bg=ff00ff", "bg=ff00ffff"],
+        ["fit=cover&gravity=center&sharpen=1", "sharpen=1.0&gravity=centre&fit=cover"],
+        ["fit=pad&gravity=attention", "fit=pad"],
+        ["fit=contain&gravity=fp:0.2,0.2", "fit=contain"],
+    ]
+
+    @Test(arguments: sameKeys)
+    func spellingsOfOnePlanShareAKey(_ spellings: [String]) throws {
+        let keys = try spellings.map(Self.key)
+        #expect(Set(keys).count == 1, "\(keys)")
+    }
+
+    @Test func aPlainResizeKeepsItsKeyAndEachStepChangesIt() throws {
+        // The key of a plain resize is what it was before the pipeline (entries on disk stay valid)
+        #expect(try Self.key("") == "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto http://example.com/a.jpg")
+        let steps = [
+            "autorotate=0", "rotate=90", "flip=h", "trim=", "crop=1,1,10,10", "brightness=1", "contrast=1.1",
+            "saturation=2", "grayscale=1", "blur=1", "sharpen=1", "pixelate=2", "padding=1", "bg=000000", "fit=pad",
+            "fit=cover&gravity=fp:0.1,0.1",
+        ]
+        let keys = try steps.map(Self.key)
+        #expect(Set(keys + [try Self.key("")]).count == steps.count + 1)
+        #expect(keys.allSatisfy { $0.hasSuffix(" http://example.com/a.jpg") })
+    }
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+import ThumbdTestSupport
+import Thumbnailing
+
+@testable import ThumbdApp
+
+/// Two spellings of one plan through a real server (FrontDoorTests.Fixture: real fetcher, render thread, libvips):
+/// one origin fetch, one render, and the second spelling answered from memory.
+@Suite(.timeLimit(.minutes(1))) struct PlanSpellingTests {
+    @Test func twoSpellingsOfOnePlanAreOneFetchOneRenderAndAHit() throws {
+        // Given a source and one plan written two ways (order, defaults written out, centre/center, 0.5/0.50,
+        // a vertical flip as a half turn and a mirror, padding shorthand, colour case)
+        let fixture = try FrontDoorTests.Fixture()
+        fixture.origin.route("/p.png", .ok(Fixtures.bytes("quadrants.png")))
+        let url = FrontDoorTests.percentEncoded(fixture.origin.url("/p.png"))
+        let first =
+            "/thumb?url=\(url)&w=40&h=40&fit=pad&gravity=centre&flip=v&blur=0.5&padding=2&bg=FF00FF&crop=0,0,64,48"
+        let second =
+            "/thumb?bg=ff00ff&padding=2,2,2,2&rotate=180&flip=h&crop=0,0,64,48&blur=0.50&gravity=center&fit=pad"
+            + "&autorotate=1&contrast=1&h=40&w=40&url=\(url)"
+
+        // When both are asked
+        let outcomes = try fixture.xCache([first, second])
+
+        // Then the second is the first's render, from memory
+        #expect(outcomes == ["MISS", "HIT-MEMORY"])
+        #expect(fixture.origin.hits("/p.png") == 1)
+        #expect(fixture.coordinator.counters.rendersStarted == 1)
+    }
+
+    @Test func thePlanReachesThePixels() throws {
+        // Given the quadrants turned 90° through /thumb
+        let fixture = try FrontDoorTests.Fixture()
+        fixture.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png")))
+        let url = FrontDoorTests.percentEncoded(fixture.origin.url("/q.png"))
+        let client = try RawHTTPClient(port: try #require(fixture.server.port))
+        defer { client.close() }
+        try client.send("GET /thumb?url=\(url)&w=48&h=64&rotate=90&format=png HTTP/1.1\r\nHost: t\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        // Then the picture is portrait with red top-right
+        let image = try DecodedImage(decoding: response.body)
+        #expect(image.width == 48 && image.height == 64)
+        #expect(image.colour(x: 36, y: 16).isClose(to: Fixtures.red))
+        #expect(image.colour(x: 12, y: 16).isClose(to: Fixtures.blue))
+    }
+
+    @Test func aCropOutsideThePictureIs422AndTheServerGoesOn() throws {
+        let fixture = try FrontDoorTests.Fixture()
+        fixture.origin.route("/r.png", .ok(Fixtures.bytes("quadrants.png")))
+        let url = FrontDoorTests.percentEncoded(fixture.origin.url("/r.png"))
+        let client = try RawHTTPClient(port: try #require(fixture.server.port))
+        defer { client.close() }
+        try client.send("GET /thumb?url=\(url)&w=10&crop=100,100,10,10 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let refused = try client.readResponse()
+        #expect(refused.status == 422)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("crop region lies outside the image"))
+        try client.send("GET /thumb?url=\(url)&w=10&crop=10,10,10,10 HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+    }
+}

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+import ThumbdTestSupport
+import Thumbnailing
+
+/// The plan's steps around the resize, proved by pixels on real images: quadrants.png (64x48: red, green / blue,
+/// yellow), grid.png (300x300 in 3x3 cells) and orientation-N.jpg (the quadrants stored turned, with the tag).
+@Suite struct PipelineTests {
+    typealias Operations = ThumbnailSpec.Operations
+
+    static func plan(
+        _ width: Int?, _ height: Int?, fit: Fit = .contain, gravity: Gravity = .centre, enlarge: Bool = false,
+        focalPoint: FocalPoint? = nil, format: ImageFormat = .png, _ configure: (inout Operations) -> Void = { _ in }
+    ) throws -> ThumbnailSpec {
+        var operations = Operations()
+        configure(&operations)
+        return try ThumbnailSpec(
+            width: width, height: height, fit: fit, gravity: gravity, enlarge: enlarge, format: .exactly(format),
+            focalPoint: focalPoint, operations: operations)
+    }
+
+    static func turn(_ degrees: Int, h: Bool = false, v: Bool = false) -> ThumbnailSpec.Orientation {
+        ThumbnailSpec.Orientation.rotated(degrees, flippedHorizontally: h, vertically: v)!
+    }
+
+    static func decimal(_ text: String) -> FixedDecimal { FixedDecimal(parsing: text)! }
+
+    /// The colours at the four quadrant centres, top-left, top-right, bottom-left, bottom-right.
+    static func corners(_ image: DecodedImage) -> [RGB] {
+        Fixtures.quadrantProbes(width: image.width, height: image.height).map { image.colour(x: $0.x, y: $0.y) }
+    }
+
+    static func expectCorners(
+        _ image: DecodedImage, _ expected: [RGB], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let probes = zip(Fixtures.quadrantProbes(width: image.width, height: image.height), expected).map {
+            (x: $0.x, y: $0.y, colour: $1)
+        }
+        #expect(image.mismatch(in: probes) == nil, sourceLocation: sourceLocation)
+    }
+
+    // MARK: - Orientation
+
+    @Test func rotate90PutsTheRedHalfOnTheRight() throws {
+        // Given the quadrants turned 90° clockwise, in a box of the turned shape
+        let spec = try Self.plan(48, 64) { $0.orientation = Self.turn(90) }
+        let (_, image) = try TestThumbnailer.render("quadrants.png", spec)
+        // Then the picture is portrait, and the top-left red quadrant is now top-right: blue, red / yellow, green
+        #expect(image.width == 48 && image.height == 64)
+        Self.expectCorners(image, [Fixtures.blue, Fixtures.red, Fixtures.yellow, Fixtures.green])
+    }
+
+    @Test(arguments: [
+        (180, false, false, [Fixtures.yellow, Fixtures.blue, Fixtures.green, Fixtures.red]),
+        (270, false, false, [Fixtures.green, Fixtures.yellow, Fixtures.red, Fixtures.blue]),
+        (0, true, false, [Fixtures.green, Fixtures.red, Fixtures.yellow, Fixtures.blue]),
+        (0, false, true, [Fixtures.blue, Fixtures.yellow, Fixtures.red, Fixtures.green]),
+        (90, true, false, [Fixtures.red, Fixtures.blue, Fixtures.green, Fixtures.yellow]),
+    ])
+    func rotationsAndFlipsMoveTheQuadrants(degrees: Int, horizontal: Bool, vertical: Bool, expected: [RGB]) throws {
+        let spec = try Self.plan(64, 64) { $0.orientation = Self.turn(degrees, h: horizontal, v: vertical) }
+        let (_, image) = try TestThumbnailer.render("quadrants.png", spec)
+        Self.expectCorners(image, expected)
+    }
+
+    @Test(arguments: 1...8)
+    func rotationComesAfterTheEXIFOrientation(_ orientation: Int) throws {
+        // Given each EXIF orientation, turned 90° by the plan
+        let spec = try Self.plan(48, 64) { $0.orientation = Self.turn(90) }
+        let (_, image) = try TestThumbnailer.render("orientation-\(orientation).jpg", spec)
+        // Then the upright picture is what turns: always blue, red / yellow, green
+        Self.expectCorners(image, [Fixtures.blue, Fixtures.red, Fixtures.yellow, Fixtures.green])
+    }
+
+    @Test func autoOrientOffKeepsTheStoredOrientation() throws {
+        // Given orientation-6.jpg (stored turned a quarter counter-clockwise, tagged 6) with auto-orientation off
+        let spec = try Self.plan(64, 64) { $0.autoOrient = false }
+        let (_, image) = try TestThumbnailer.render("orientation-6.jpg", spec)
+        // Then the stored pixels come out as stored: portrait, the upright top-right (green) now top-left
+        #expect(image.width == 48 && image.height == 64)
+        Self.expectCorners(image, [Fixtures.green, Fixtures.yellow, Fixtures.red, Fixtures.blue])
+    }
+
+    @Test func equivalentTurnsAreOneValue() {
+        // A vertical flip is a half turn and a mirror; two flips and a half turn are nothing
+        #expect(Self.turn(0, v: true) == Self.turn(180, h: true))
+        #expect(Self.turn(180, h: true, v: true) == .none)
+        #expect(Self.turn(90, h: true) == Self.turn(270, v: true))
+    }
+
+    // MARK: - Crop and focal point
+
+    @Test func pixelCropKeepsOneCell() throws {
+        // Given the grid's middle cell as a pixel crop, resized to 50 px
+        let spec = try Self.plan(50, 50) { $0.crop = .pixels(left: 100, top: 100, width: 100, height: 100) }
+        let (_, image) = try TestThumbnailer.render("grid.png", spec)
+        // Then only that cell's colour is left, edge to edge
+        #expect(image.width == 50 && image.height == 50)
+        let probes = [(2, 2), (47, 2), (2, 47), (47, 47), (25, 25)].map {
+            (x: $0.0, y: $0.1, colour: Fixtures.grid[1][1])
+        }
+        #expect(image.mismatch(in: probes, tolerance: 8) == nil)
+    }
+
+    @Test func fractionCropKeepsTheTopLeftQuadrant() throws {
+        let spec = try Self.plan(32, 32) {
+            $0.crop = .fractions(left: .zero, top: .zero, width: Self.decimal("0.5"), height: Self.decimal("0.5"))
+        }
+        let (_, image) = try TestThumbnailer.render("quadrants.png", spec)
+        #expect(image.width == 32 && image.height == 24)
+        Self.expectCorners(image, Array(repeating: Fixtures.red, count: 4))
+    }
+
+    @Test func cropIsInTheTurnedPicture() throws {
+        // Given a 90° turn (blue, red / yellow, green), then the top half of the turned picture
+        let spec = try Self.plan(48, 32) {
+            $0.orientation = Self.turn(90)
+            $0.crop = .pixels(left: 0, top: 0, width: 48, height: 32)
+        }
+        let (_, image) = try TestThumbnailer.render("orientation-3.jpg", spec)
+        // Then blue is left and red right
+        #expect(image.width == 48 && image.height == 32)
+        #expect(
+            image.mismatch(in: [(x: 10, y: 16, colour: Fixtures.blue), (x: 38, y: 16, colour: Fixtures.red)]) == nil)
+    }
+
+    @Test func cropOverhangIsDroppedAndACropOutsideFails() throws {
+        // A region hanging over the right edge keeps what is inside: the right column of cells
+        let overhang = try Self.plan(100, nil) { $0.crop = .pixels(left: 200, top: 0, width: 500, height: 300) }
+        let (_, image) = try TestThumbnailer.render("grid.png", overhang)
+        #expect(image.width == 100 && image.height == 300)
+        #expect(image.mismatch(in: [(x: 50, y: 50, colour: Fixtures.grid[0][2])], tolerance: 8) == nil)
+        // A region wholly outside leaves nothing to render
+        let outside = try Self.plan(100, nil) { $0.crop = .pixels(left: 400, top: 0, width: 50, height: 50) }
+        #expect(throws: ThumbnailError.cropOutsidePicture) {
+            try TestThumbnailer.make().render(Fixtures.bytes("grid.png"), spec: outside)
+        }
+    }
+
+    @Test func aCropUsesACachedBandWhenItIsLargeEnoughAndItsOwnIntermediateOtherwise() throws {
+        // Given 64 px bands, and the grid's middle cell (100 px) cropped into a 50 px box: 0.5 of the source's
+        // scale, more than a 64 px band holds
+        let thumbnailer = try TestThumbnailer.make { $0.intermediateBands = [64] }
+        let detailed = try Self.plan(50, 50) { $0.crop = .pixels(left: 100, top: 100, width: 100, height: 100) }
+        var asked: [Int] = []
+        let thumbnail = try thumbnailer.render(Fixtures.bytes("grid.png"), spec: detailed) {
+            (band, make) throws(ThumbnailError) -> IntermediateImage in
+            asked.append(band)
+            return try make()
+        }
+        // Then the render made its own intermediate and never offered it to the cache
+        #expect(asked.isEmpty)
+        #expect(thumbnail.width == 50)
+        // And a crop a 64 px band can serve (the whole width into 16 px) asks the cache for that band
+        let small = try Self.plan(16, 16) { $0.crop = .pixels(left: 0, top: 0, width: 300, height: 150) }
+        _ = try thumbnailer.render(Fixtures.bytes("grid.png"), spec: small) {
+            (band, make) throws(ThumbnailError) -> IntermediateImage in
+            asked.append(band)
+            return try make()
+        }
+        #expect(asked == [64])
+    }
+
+    @Test func focalPointCentresTheCoverCrop() throws {
+        // Given a 300x100 cover crop of the grid, centred low (y 0.9) and then far left in a tall box
+        let low = try Self.plan(
+            300, 100, fit: .cover, focalPoint: FocalPoint(x: Self.decimal("0.5"), y: Self.decimal("0.9")))
+        let (_, wide) = try TestThumbnailer.render("grid.png", low)
+        // Then the bottom row is kept (the crop stops at the edge)
+        let bottom = (0..<3).map { (x: $0 * 100 + 50, y: 50, colour: Fixtures.grid[2][$0]) }
+        #expect(wide.mismatch(in: bottom, tolerance: 8) == nil)
+        // And a focal point at 0.4 of the height, in a 300x100 box, keeps rows 70...169: row 0's bottom, row 1's top
+        let middle = try Self.plan(
+            300, 100, fit: .cover, focalPoint: FocalPoint(x: Self.decimal("0.5"), y: Self.decimal("0.4")))
+        let (_, band) = try TestThumbnailer.render("grid.png", middle)
+        #expect(
+            band.mismatch(
+                in: [(x: 150, y: 10, colour: Fixtures.grid[0][1]), (x: 150, y: 90, colour: Fixtures.grid[1][1])],
+                tolerance: 8) == nil)
+    }
+
+    // MARK: - Canvas
+
+    @Test func padLetterboxesWithTheBackground() throws {
+        // Given the 64x48 quadrants padded into 64x64 on magenta
+        let spec = try Self.plan(64, 64, fit: .pad) { $0.background = RGBAColour(hex: "ff00ff") }
+        let (_, image) = try TestThumbnailer.render("quadrants.png", spec)
+        // Then 8 rows of magenta above and below, and the picture in the middle
+        #expect(image.width == 64 && image.height == 64)
+        let magenta = RGB(255, 0, 255)
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 32, y: 3, colour: magenta), (x: 32, y: 60, colour: magenta),
+                    (x: 16, y: 20, colour: Fixtures.red), (x: 48, y: 44, colour: Fixtures.yellow),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func padIsTransparentWithoutABackgroundAndPlacedByGravity() throws {
+        let spec = try Self.plan(64, 64, fit: .pad, gravity: .north)
+        let (_, image) = try TestThumbnailer.render("quadrants.png", spec)
+        // The picture at the top, 16 transparent rows below
+        #expect(image.hasAlpha)
+        #expect(image.alpha(x: 32, y: 60) == 0)
+        #expect(image.alpha(x: 32, y: 2) == 255)
+        #expect(image.colour(x: 16, y: 10).isClose(to: Fixtures.red))
+    }
+
+    @Test func paddingAddsABorderOfTheBackground() throws {
+        let spec = try Self.plan(64, 48) {
+            $0.padding = .init(top: 10, right: 5, bottom: 0, left: 20)
+            $0.background = RGBAColour(hex: "0000ff")
+        }
+        let (_, image) = try TestThumbnailer.render("quadrants.png", spec)
+        #expect(image.width == 89 && image.height == 58)
+        let blue = RGB(0, 0, 255)
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 10, y: 30, colour: blue), (x: 40, y: 5, colour: blue), (x: 86, y: 30, colour: blue),
+                    (x: 21, y: 11, colour: Fixtures.red), (x: 83, y: 57, colour: Fixtures.yellow),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func anOpaqueBackgroundFlattensTransparency() throws {
+        // rgba.png: top half opaque quadrants, bottom half transparent
+        let spec = try Self.plan(64, 48) { $0.background = RGBAColour(hex: "00ff00") }
+        let (_, image) = try TestThumbnailer.render("rgba.png", spec)
+        #expect(!image.hasAlpha)
+        #expect(
+            image.mismatch(
+                in: [(x: 16, y: 40, colour: RGB(0, 255, 0)), (x: 16, y: 8, colour: Fixtures.red)], tolerance: 8) == nil)
+    }
+
+    @Test func theCanvasCountsAgainstThePixelLimit() throws {
+        let thumbnailer = try TestThumbnailer.make { $0.maxSourcePixels = 64 * 48 }
+        let spec = try Self.plan(64, 48) { $0.padding = .init(top: 100, right: 100, bottom: 100, left: 100) }
+        #expect(throws: ThumbnailError.canvasTooLarge) {
+            try thumbnailer.render(Fixtures.bytes("quadrants.png"), spec: spec)
+        }
+    }
+
+    // MARK: - Effects
+
+    @Test func blurTurnsAnEdgeIntoAGradient() throws {
+        // Given the grid at full size, blurred with sigma 4, across the red | green edge at x = 100
+        let spec = try Self.plan(300, 300) { $0.blur = Self.decimal("4") }
+        let (_, image) = try TestThumbnailer.render("grid.png", spec)
+        // Then red falls step by step over the edge, and the cell centres keep their colours
+        let reds = (92...108).map { Int(image.colour(x: $0, y: 50).red) }
+        #expect(zip(reds, reds.dropFirst()).allSatisfy { $0 >= $1 })
+        #expect(reds.first! > 240 && reds.last! < 15)
+        #expect(Set(reds).count > 8, "a gradient, not a step: \(reds)")
+        #expect(image.colour(x: 50, y: 50).isClose(to: Fixtures.grid[0][0], tolerance: 4))
+    }
+
+    @Test func aLargeBlurOnALargeOutputStaysCheap() throws {
+        // Given the grid enlarged to 4096 px and blurred with the largest sigma (100)
+        let spec = try Self.plan(4096, 4096, enlarge: true) { $0.blur = Self.decimal("100") }
+        let started = ContinuousClock.now
+        let (_, image) = try TestThumbnailer.render("grid.png", spec)
+        // Then it takes well under the seconds a full-resolution Gaussian would (47 s of one core), and the
+        // red | green edge at x = 1365 is spread over hundreds of pixels
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(image.width == 4096)
+        let reds = stride(from: 1000, through: 1700, by: 100).map { Int(image.colour(x: $0, y: 600).red) }
+        #expect(zip(reds, reds.dropFirst()).allSatisfy { $0 >= $1 }, "\(reds)")
+        #expect(Set(reds).count >= 6, "\(reds)")
+    }
+
+    @Test func sharpenRaisesContrastAtAnEdge() throws {
+        // Given the quadrants enlarged 4x (a soft edge), with and without sharpening
+        let plain = try Self.plan(256, 192, enlarge: true)
+        let sharp = try Self.plan(256, 192, enlarge: true) { $0.sharpen = Self.decimal("2") }
+        let (_, soft) = try TestThumbnailer.render("quadrants.png", plain)
+        let (_, crisp) = try TestThumbnailer.render("quadrants.png", sharp)
+        // Then the step across the red | green edge is steeper
+        func steepest(_ image: DecodedImage) -> Int {
+            (110..<146).map { abs(Int(image.colour(x: $0, y: 40).green) - Int(image.colour(x: $0 + 1, y: 40).green)) }
+                .max()!
+        }
+        #expect(steepest(crisp) > steepest(soft))
+    }
+
+    @Test func pixelateAveragesBlocks() throws {
+        // Given the grid pixelated in 150 px blocks
+        let spec = try Self.plan(300, 300) { $0.pixelate = 150 }
+        let (_, image) = try TestThumbnailer.render("grid.png", spec)
+        // Then each block is one colour: the top-left block mixes red, green, yellow and cyan
+        #expect(image.colour(x: 0, y: 0) == image.colour(x: 149, y: 149))
+        #expect(image.colour(x: 150, y: 0) == image.colour(x: 299, y: 149))
+        #expect(!image.colour(x: 0, y: 0).isClose(to: Fixtures.grid[0][0]))
+    }
+
+    @Test func greyscaleBrightnessContrastSaturation() throws {
+        let grey = try TestThumbnailer.render("quadrants.png", try Self.plan(64, 48) { $0.greyscale = true }).image
+        #expect(grey.bands == 1)
+        // Brightness adds to every channel: the grid's black cell becomes (50, 50, 50), white stays white
+        let bright = try TestThumbnailer.render("grid.png", try Self.plan(300, 300) { $0.brightness = 50 }).image
+        #expect(bright.colour(x: 150, y: 250).isClose(to: RGB(50, 50, 50), tolerance: 2))
+        #expect(bright.colour(x: 50, y: 250).isClose(to: RGB(255, 255, 255), tolerance: 1))
+        // Contrast 2 pivots on mid-grey: 128 stays, red (230, 30, 30) saturates to (255, 0, 0)
+        let contrast = try TestThumbnailer.render(
+            "grid.png", try Self.plan(300, 300) { $0.contrast = Self.decimal("2") }
+        ).image
+        #expect(contrast.colour(x: 250, y: 250).isClose(to: RGB(128, 128, 128), tolerance: 2))
+        let punchy = try TestThumbnailer.render(
+            "quadrants.png", try Self.plan(64, 48) { $0.contrast = Self.decimal("2") }
+        ).image
+        #expect(punchy.colour(x: 16, y: 12).isClose(to: RGB(255, 0, 0), tolerance: 4))
+        // Saturation 0 leaves only lightness: red becomes a grey
+        let washed = try TestThumbnailer.render("quadrants.png", try Self.plan(64, 48) { $0.saturation = .zero }).image
+        let red = washed.colour(x: 16, y: 12)
+        #expect(red.distance(to: RGB(red.red, red.red, red.red)) <= 3)
+    }
+
+    // MARK: - Trim
+
+    @Test func trimRemovesATransparentBorder() throws {
+        // Given the quadrants with a 12 px transparent border (padding without a background, as PNG)
+        let thumbnailer = try TestThumbnailer.make()
+        let bordered = try thumbnailer.render(
+            Fixtures.bytes("quadrants.png"),
+            spec: try Self.plan(64, 48) { $0.padding = .init(top: 12, right: 12, bottom: 12, left: 12) })
+        #expect(try DecodedImage(decoding: bordered.bytes).alpha(x: 2, y: 2) == 0)
+        // When trimmed, the border goes
+        let trimmed = try thumbnailer.render(
+            bordered.bytes, spec: try Self.plan(64, 48) { $0.trim = .init(threshold: 10, colour: nil) })
+        let image = try DecodedImage(decoding: trimmed.bytes)
+        #expect(image.width == 64 && image.height == 48)
+        Self.expectCorners(image, [Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow])
+    }
+
+    @Test func trimRemovesABorderOfOneColour() throws {
+        // Given the quadrants with a 20 px white border (a real PNG made by the pipeline itself)
+        let thumbnailer = try TestThumbnailer.make()
+        let bordered = try thumbnailer.render(
+            Fixtures.bytes("quadrants.png"),
+            spec: try Self.plan(64, 48) {
+                $0.padding = .init(top: 20, right: 20, bottom: 20, left: 20)
+                $0.background = RGBAColour(hex: "ffffff")
+            })
+        #expect(bordered.width == 104)
+        // When it is trimmed (against the top-left pixel, and against a named colour)
+        for trim in [
+            ThumbnailSpec.Trim(threshold: 10, colour: nil), .init(threshold: 10, colour: RGBAColour(hex: "ffffff")),
+        ] {
+            let trimmed = try thumbnailer.render(bordered.bytes, spec: try Self.plan(64, 48) { $0.trim = trim })
+            let image = try DecodedImage(decoding: trimmed.bytes)
+            // Then the border is gone: the quadrants fill the box again
+            #expect(image.width == 64 && image.height == 48)
+            Self.expectCorners(image, [Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow])
+        }
+    }
+}
