@@ -24,7 +24,7 @@ struct ThumbdVipsIntermediate {
 };
 
 // How much the box scales the upright source, per axis (the same geometry as the direct job).
-static void box_scale(ThumbdVipsThumbnailParams p, int width, int height, double *hscale, double *vscale) {
+void thumbd_box_scale(ThumbdVipsThumbnailParams p, int width, int height, double *hscale, double *vscale) {
     ResizeTarget t = thumbd_vips_resize_target(p, width, height);
     if (t.size == VIPS_SIZE_FORCE) {
         *hscale = (double)t.width / width;
@@ -61,6 +61,11 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
     ThumbdVipsSourceInfo info;
     ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
+    if (thumbd_renders_animation(p, info)) {
+        // Every frame is rendered from the source in one pass (CVipsAnimation.c); intermediates hold one frame.
+        vips_error_clear();
+        return THUMBD_VIPS_STEP_OK;
+    }
     int width = info.upright_width, height = info.upright_height;
     if (!region_of_header(p, info, &width, &height)) {
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", info.upright_width,
@@ -68,7 +73,7 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
         return thumbd_vips_fail(NULL, THUMBD_VIPS_STEP_REGION, result);
     }
     double hscale = 1, vscale = 1;
-    box_scale(p, width, height, &hscale, &vscale);
+    thumbd_box_scale(p, width, height, &hscale, &vscale);
     // hscale, vscale: output pixels per source pixel, which is what an intermediate must hold (times margin),
     // whether the box is made from the whole picture or from a region of it.
     // The smallest band whose intermediate holds at least `margin` times the box's pixels on each axis.
@@ -217,7 +222,7 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
     // The size a direct render would resize to (before any cover crop), from the region's size in source
     // pixels, so the geometry does not depend on the intermediate's rounding; the image is forced to it.
     double hscale = 1, vscale = 1;
-    box_scale(p, width, height, &hscale, &vscale);
+    thumbd_box_scale(p, width, height, &hscale, &vscale);
     int target_width = VIPS_MAX(1, (int)rint(width * hscale));
     int target_height = VIPS_MAX(1, (int)rint(height * vscale));
     // libvips 8.14's reduce widens its kernel with the ratio (lanczos3 over 8x = 48 taps per axis): 512 ->

@@ -154,7 +154,17 @@ ThumbdVipsStep thumbd_vips_probe(const void *buffer, size_t length, uint32_t all
 
 // MARK: - Decoding (tests and diagnostics)
 
+static ThumbdVipsStep decode(const void *buffer, size_t length, int all_frames, ThumbdVipsDecoded *result);
+
 ThumbdVipsStep thumbd_vips_decode(const void *buffer, size_t length, ThumbdVipsDecoded *result) {
+    return decode(buffer, length, 0, result);
+}
+
+ThumbdVipsStep thumbd_vips_decode_frames(const void *buffer, size_t length, ThumbdVipsDecoded *result) {
+    return decode(buffer, length, 1, result);
+}
+
+static ThumbdVipsStep decode(const void *buffer, size_t length, int all_frames, ThumbdVipsDecoded *result) {
     memset(result, 0, sizeof(*result));
     uint32_t every_format = ~0u;
     const char *loader = NULL;
@@ -163,6 +173,14 @@ ThumbdVipsStep thumbd_vips_decode(const void *buffer, size_t length, ThumbdVipsD
     ThumbdVipsStep step =
         thumbd_vips_open_header(buffer, length, every_format, &image, &result->format, &loader);
     if (step != THUMBD_VIPS_STEP_OK) goto failed;
+    if (all_frames && vips_image_get_n_pages(image) > 1) {
+        g_object_unref(image);
+        image = vips_image_new_from_buffer((void *)buffer, length, "n=-1", NULL);
+        if (image == NULL) {
+            step = THUMBD_VIPS_STEP_HEADER;
+            goto failed;
+        }
+    }
 
     result->width = image->Xsize;
     result->height = image->Ysize;
@@ -175,6 +193,14 @@ ThumbdVipsStep thumbd_vips_decode(const void *buffer, size_t length, ThumbdVipsD
     int interlaced = 0;
     if (vips_image_get_typeof(image, "interlaced") && vips_image_get_int(image, "interlaced", &interlaced) == 0) {
         result->interlaced = interlaced ? 1 : 0;
+    }
+    result->page_height = vips_image_get_page_height(image);
+    result->loop = -1;
+    if (vips_image_get_typeof(image, "loop")) vips_image_get_int(image, "loop", &result->loop);
+    int *delays = NULL, count = 0;
+    if (vips_image_get_typeof(image, "delay") && vips_image_get_array_int(image, "delay", &delays, &count) == 0) {
+        result->delay_count = VIPS_MIN(count, 16);
+        for (int i = 0; i < result->delay_count; i++) result->delays[i] = delays[i];
     }
 
     // Tests compare 8-bit values; a 16-bit output would already be a failure they can see in `bands`/colours.

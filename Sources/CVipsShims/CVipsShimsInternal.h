@@ -39,6 +39,7 @@ typedef struct ThumbdVipsSourceInfo {
     int upright_width;   // dimensions once oriented as the job says
     int upright_height;
     int use_icc;         // non-zero: convert through the embedded ICC profile to sRGB
+    int pages;           // frames (pages) in the source
 } ThumbdVipsSourceInfo;
 
 // Runs `call`, which reads `in` (the current image) and writes `thumbd_next`; on success the current image
@@ -90,6 +91,21 @@ int64_t thumbd_canvas_pixels(ThumbdVipsThumbnailParams p, int width, int height)
 // Non-zero when the plan needs decoded pixels before the resize (trim or crop): such jobs go through an
 // intermediate.
 int thumbd_needs_region(ThumbdVipsThumbnailParams p);
+
+// How much the box scales a picture (or region) of width x height, per axis (the geometry of the direct job).
+void thumbd_box_scale(ThumbdVipsThumbnailParams p, int width, int height, double *hscale, double *vscale);
+
+// Non-zero when the job renders every frame of an animation (several pages and an animated output format).
+int thumbd_renders_animation(ThumbdVipsThumbnailParams p, ThumbdVipsSourceInfo info);
+
+// The animation job (CVipsAnimation.c), after steps 1-2: every frame resized in one pass, each frame through
+// the plan's steps, joined, encoded with its delays and loop count.
+ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                     ThumbdVipsSourceInfo info, ThumbdVipsThumbnailResult *result);
+
+// Encodes `image` (borrowed) as `format` with p's encoder settings into *data (g_malloc'ed) / *length.
+int thumbd_vips_save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, void **data,
+                     size_t *length);
 
 // Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height);

@@ -125,9 +125,12 @@ static size_t webp_strip_metadata(unsigned char *data, size_t length) {
     return out;
 }
 
-static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, void **data,
-                size_t *length) {
+int thumbd_vips_save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, void **data,
+                     size_t *length) {
     switch (format) {
+    case THUMBD_VIPS_FORMAT_GIF:
+        // cgif quantises to one palette per frame (libimagequant); an animation keeps its frames and delays.
+        return vips_gifsave_buffer(image, data, length, "strip", TRUE, NULL);
     case THUMBD_VIPS_FORMAT_JPEG:
         return vips_jpegsave_buffer(image, data, length, "Q", p.quality, "optimize_coding", TRUE, "interlace",
                                     p.jpeg_progressive ? TRUE : FALSE, "strip", TRUE, NULL);
@@ -179,6 +182,8 @@ ThumbdVipsStep thumbd_vips_check_source(const void *buffer, size_t length, Thumb
     info->swap = info->job.rotate == 90 || info->job.rotate == 270;
     info->upright_width = info->swap ? image->Ysize : image->Xsize;
     info->upright_height = info->swap ? image->Xsize : image->Ysize;
+    info->pages = VIPS_MAX(1, vips_image_get_n_pages(image));
+    result->source_frames = info->pages;
     // Convert through ICC only when the source carries a profile. Untagged sources are taken as sRGB: an
     // export profile would cost an sRGB -> XYZ -> sRGB round trip for nothing. CMYK is left to libvips's
     // colourspace step, which uses the embedded (or its built-in) CMYK profile; an sRGB export on top would
@@ -197,6 +202,7 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     // 1-2. Header and pixel limit.
     ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
+    if (thumbd_renders_animation(p, info)) return thumbd_vips_animation(buffer, length, p, info, result);
     if (thumbd_needs_region(p)) {
         // A crop or a trim works on decoded pixels before the resize: thumbd_vips_plan sends those jobs
         // through an intermediate, never here.
@@ -269,10 +275,11 @@ ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientatio
     // changing its metadata is safe; vips_image_map copes with removal while mapping.
     vips_image_map(image, thumbd_vips_remove_field, NULL);
     step = THUMBD_VIPS_STEP_SAVE;
-    if (save(image, format, p, &result->data, &result->length)) goto failed;
+    if (thumbd_vips_save(image, format, p, &result->data, &result->length)) goto failed;
     result->format = format;
     result->width = image->Xsize;
     result->height = image->Ysize;
+    result->frames = 1;
     g_object_unref(image);
     vips_error_clear();
     return THUMBD_VIPS_STEP_OK;

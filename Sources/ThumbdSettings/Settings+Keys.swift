@@ -113,6 +113,7 @@ extension Settings {
             .integer("image.render_threads", \.image.renderThreads, .restart),
             .integer("image.queue_limit", \.image.queueLimit, .reloadable),
             .integer("image.max_source_pixels", \.image.maxSourcePixels, .reloadable),
+            .integer("image.max_frames", \.image.maxFrames, .reloadable),
             .integer("image.default_quality", \.image.defaultQuality, .reloadable),
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),
             .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),

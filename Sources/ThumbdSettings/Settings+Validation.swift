@@ -55,6 +55,7 @@ extension Settings {
         try check.range(\.image.renderThreads, 0...1024, "0 means one per CPU core it may run on")
         try check.range(\.image.queueLimit, 0...1_000_000)
         try check.range(\.image.maxSourcePixels, 1...(1 << 40))
+        try check.range(\.image.maxFrames, 1...10_000)
         try check.range(\.image.intermediateCacheBytes, 0...(1 << 40), "0 keeps none")
         try check.range(\.image.defaultQuality, 1...100)
     }

@@ -96,6 +96,9 @@ package struct Settings: Sendable, Equatable {
         package var queueLimit = 64
         /// Largest source image, in pixels (width × height), checked from the header before decoding (422 beyond).
         package var maxSourcePixels = 50_000_000
+        /// Most frames an animation may have to be rendered animated (422 beyond); its frames × pixels also
+        /// count against `maxSourcePixels`.
+        package var maxFrames = 100
         /// Encoder quality when the request has no `q` (1–100).
         package var defaultQuality = 80
         /// Whether `format=auto` may answer AVIF to clients that accept it.

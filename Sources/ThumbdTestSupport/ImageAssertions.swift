@@ -58,11 +58,23 @@ package struct DecodedImage: Sendable {
     /// Interleaved 8-bit samples, `bands` per pixel, row by row.
     package let pixels: [UInt8]
 
-    /// Decodes `bytes`; throws `DecodeFailure` when libvips cannot.
-    package init(decoding bytes: [UInt8]) throws(DecodeFailure) {
+    /// Height of one frame: `height` unless decoded with `allFrames` from an animation.
+    package let pageHeight: Int
+    /// The animation's loop count as libvips reports it (0 = forever), or -1 when absent.
+    package let loop: Int
+    /// Per-frame delays in milliseconds (at most the first 16).
+    package let delays: [Int]
+
+    /// Decodes `bytes` (the first frame; with `allFrames`, every frame of an animation one above the other);
+    /// throws `DecodeFailure` when libvips cannot.
+    package init(decoding bytes: [UInt8], allFrames: Bool = false) throws(DecodeFailure) {
         Self.ensureVipsStarted()
         var result = ThumbdVipsDecoded()
-        let step = bytes.withUnsafeBytes { thumbd_vips_decode($0.baseAddress, $0.count, &result) }
+        let step = bytes.withUnsafeBytes {
+            allFrames
+                ? thumbd_vips_decode_frames($0.baseAddress, $0.count, &result)
+                : thumbd_vips_decode($0.baseAddress, $0.count, &result)
+        }
         defer {
             thumbd_vips_free(result.pixels)
             thumbd_vips_free(result.error_detail)
@@ -80,8 +92,18 @@ package struct DecodedImage: Sendable {
         hasICCProfile = result.has_icc_profile != 0
         hasOrientationTag = result.has_orientation != 0
         isInterlaced = result.interlaced != 0
+        pageHeight = Int(result.page_height)
+        loop = Int(result.loop)
+        delays = withUnsafeBytes(of: result.delays) { Array($0.bindMemory(to: Int32.self)) }
+            .prefix(Int(result.delay_count)).map(Int.init)
         self.pixels = [UInt8](UnsafeRawBufferPointer(start: pixels, count: result.length))
     }
+
+    /// Frames decoded (with `allFrames`; else 1).
+    package var frameCount: Int { pageHeight > 0 ? height / pageHeight : 1 }
+
+    /// The colour of pixel (x, y) of frame `frame` (decoded with `allFrames`).
+    package func colour(frame: Int, x: Int, y: Int) -> RGB { colour(x: x, y: frame * pageHeight + y) }
 
     /// Whether the image has an alpha band.
     package var hasAlpha: Bool { bands == 2 || bands == 4 }

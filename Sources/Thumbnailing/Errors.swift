@@ -22,8 +22,13 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     case encodeFailed(String)
     /// The plan's crop region lies entirely outside the (oriented, trimmed) picture.
     case cropOutsidePicture
-    /// The output canvas (box plus padding) has more pixels than `Configuration.maxSourcePixels`.
+    /// The output canvas (box plus padding, times the frames of an animation) has more pixels than
+    /// `Configuration.maxSourcePixels`.
     case canvasTooLarge
+    /// An animation to render animated has more frames than `Configuration.maxFrames` (nothing decoded).
+    case tooManyFrames
+    /// The plan has a step that cannot run on an animation (`trim`); `animated=0` renders the first frame.
+    case notAnimatable(String)
     /// The spec asks explicitly for a format this process cannot or may not write (for example AVIF when
     /// libheif has no AV1 encoder, or a format outside `Configuration.allowedOutputFormats`).
     case outputFormatUnavailable(ImageFormat)

@@ -36,8 +36,8 @@ package enum ImageFormat: String, Hashable, Sendable, CaseIterable, CustomString
     /// Whether thumbd can write thumbnails in this format (AVIF also needs `Vips.canSaveAVIF`).
     package var isEncodable: Bool {
         switch self {
-        case .jpeg, .png, .webp, .avif: true
-        case .gif, .tiff, .heif: false
+        case .jpeg, .png, .webp, .avif, .gif: true
+        case .tiff, .heif: false
         }
     }
 

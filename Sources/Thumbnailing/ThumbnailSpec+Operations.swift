@@ -8,6 +8,9 @@ extension ThumbnailSpec {
     /// and at most one mirror, and every field's default does nothing. Two spellings of one plan are
     /// therefore equal values, and `Operations()` is a plain resize.
     package struct Operations: Hashable, Sendable {
+        /// Renders every frame of an animated source when the output format can hold them (GIF, WebP); off
+        /// renders the first frame only. On by default.
+        package var animated = true
         /// Applies the source's EXIF orientation first. On by default.
         package var autoOrient = true
         /// A rotation and mirror after the EXIF orientation: boxes, crops and gravities refer to the picture

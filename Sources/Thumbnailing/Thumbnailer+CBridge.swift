@@ -36,6 +36,10 @@ extension Thumbnailer {
             params.focal_y = focalPoint.y.value
         }
         spec.operations.fill(&params)
+        params.format_animated =
+            spec.operations.animated
+            ? animatedFormat(for: spec.format)?.vipsFormat ?? THUMBD_VIPS_FORMAT_UNKNOWN : THUMBD_VIPS_FORMAT_UNKNOWN
+        params.max_frames = Int32(clamping: configuration.maxFrames)
         return params
     }
 }
@@ -116,6 +120,10 @@ extension ThumbnailError {
             self = .cropOutsidePicture
         case THUMBD_VIPS_STEP_CANVAS_LIMIT:
             self = .canvasTooLarge
+        case THUMBD_VIPS_STEP_FRAME_LIMIT:
+            self = .tooManyFrames
+        case THUMBD_VIPS_STEP_NOT_ANIMATABLE:
+            self = .notAnimatable("trim")
         default:
             // THUMBD_VIPS_STEP_THUMBNAIL, or OK with a result Swift cannot represent (a shim bug).
             self = .renderFailed(text.isEmpty ? "step \(step.rawValue)" : text)

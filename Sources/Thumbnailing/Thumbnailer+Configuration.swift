@@ -7,13 +7,16 @@ extension Thumbnailer {
         /// Largest source accepted, in pixels of one page (width x height from the header, checked before
         /// decoding). Default 50 M: a 12 MP phone photo passes, a header-only bomb is refused in under a millisecond.
         package var maxSourcePixels = 50_000_000
+        /// Most frames an animation may have to be rendered animated (`ThumbnailError.tooManyFrames` beyond),
+        /// checked from the header. A still render reads the first frame only and is not limited.
+        package var maxFrames = 100
         /// Quality when a spec has none, 1...100.
         package var defaultQuality = 80
         /// Source formats accepted. Default: all of `ImageFormat`.
         package var allowedSourceFormats = Set(ImageFormat.allCases)
         /// Output formats offered. Must contain JPEG and PNG (the `auto` fallbacks); AVIF is also subject to
         /// `Vips.canSaveAVIF`.
-        package var allowedOutputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif]
+        package var allowedOutputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .gif]
         /// Progressive JPEG output. Off: measured at 256 px it made files 0.2 % larger for the same CPU.
         package var jpegProgressive = false
         /// zlib level for PNG output, 0...9. libvips's default 6: levels 1 to 6 measured 8.3 to 10.3 ms per job

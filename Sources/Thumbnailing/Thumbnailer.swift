@@ -112,7 +112,7 @@ package struct Thumbnailer: Sendable {
     /// and coalescing keys. Fills in the default quality, drops the gravity unless the fit is `cover` or
     /// `pad` (and the focal point unless it is `cover`),
     /// turns a one-sided box into `contain`, removes from `auto` the formats this thumbnailer cannot
-    /// write, and ignores the quality of PNG output (lossless: every `q` gives the same bytes, so they
+    /// write, and ignores the quality of PNG and GIF output (no quality setting: every `q` gives the same bytes, so they
     /// share one key). Rendering a spec or its normalised form gives the same output.
     package func normalized(_ spec: ThumbnailSpec) -> ThumbnailSpec {
         let configuration = self.configuration
@@ -135,13 +135,26 @@ package struct Thumbnailer: Sendable {
             height: spec.height,
             fit: fit,
             gravity: placesByGravity ? spec.gravity : .centre,
-            quality: format == .exactly(.png)
+            quality: format == .exactly(.png) || format == .exactly(.gif)
                 ? configuration.defaultQuality : (spec.quality ?? configuration.defaultQuality),
             enlarge: spec.enlarge,
             format: format,
             focalPoint: focalPoint,
             operations: spec.operations.normalized
         )
+    }
+
+    /// The format an animated source renders into for `request`, or `nil` for its first frame only: WebP or GIF
+    /// when asked for exactly; under `auto`, WebP when accepted, else GIF. AVIF, JPEG and PNG hold one frame.
+    package func animatedFormat(for request: FormatRequest) -> ImageFormat? {
+        let writable = writableFormats
+        switch request {
+        case .exactly(let format):
+            return (format == .webp || format == .gif) && writable.contains(format) ? format : nil
+        case .auto(let accepted):
+            if accepted.contains(.webp) && writable.contains(.webp) { return .webp }
+            return writable.contains(.gif) ? .gif : nil
+        }
     }
 
     /// The output format for a thumbnail without / with transparent pixels, following the negotiation rules

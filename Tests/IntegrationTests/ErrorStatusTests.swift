@@ -26,7 +26,7 @@ extension Integration {
             ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&dpr=5", "dpr"),
             ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&fit=squash", "fit"),
             ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&fit=cover&gravity=up", "gravity"),
-            ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&format=gif", "format"),
+            ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&format=tiff", "format"),
             ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&q=0", "q"),
             ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&q=101", "q"),
             ("url=http%3A%2F%2Fexample.com%2Fa.jpg&w=32&enlarge=yes", "enlarge"),

@@ -142,6 +142,9 @@ extension Integration {
             _ = try await Self.hotHit(harness, target)
             let hotSet = try #require(harness.service.cache.hotSet)
             #expect(hotSet.bytes > 0)
+            // (the disk tier stores after the answer, on its own thread: wait until it has)
+            let disk = try #require(harness.service.cache.variants)
+            #expect(await eventually { disk.statistics.currentEntries == 1 })
 
             // When the memory tier is trimmed to nothing, the next answer comes from disk, not from a copy
             let trimmed = try await harness.request(

@@ -223,9 +223,17 @@ extension Integration {
         }
 
         @Test(arguments: ["animated.gif", "animated.webp"])
-        func animatedSourceGivesItsFirstFrame(_ fixture: String) async throws {
+        func animatedSourceStaysAnimatedOrGivesItsFirstFrame(_ fixture: String) async throws {
             let (harness, path) = try serving(fixture)
-            let response = try await harness.request(harness.thumbTarget(path, "w=48&format=webp"))
+            // Animated by default: every frame, in order
+            let animated = try await harness.request(harness.thumbTarget(path, "w=48&format=webp"))
+            let frames = try DecodedImage(decoding: animated.body, allFrames: true)
+            #expect(frames.frameCount == 3 && frames.width == 48 && frames.pageHeight == 32)
+            for (frame, colour) in Fixtures.animationFrames.enumerated() {
+                #expect(frames.colour(frame: frame, x: 24, y: 16).isClose(to: colour, tolerance: 32))
+            }
+            // animated=0: the first frame
+            let response = try await harness.request(harness.thumbTarget(path, "w=48&format=webp&animated=0"))
             let image = try response.image()
             #expect(image.pageCount == 1)
             #expect(image.width == 48 && image.height == 32)

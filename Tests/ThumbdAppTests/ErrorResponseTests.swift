@@ -49,6 +49,8 @@ import Thumbnailing
         (.outputFormatUnavailable(.avif), 400),
         (.cropOutsidePicture, 422),
         (.canvasTooLarge, 422),
+        (.tooManyFrames, 422),
+        (.notAnimatable("trim"), 422),
     ]
 
     static let requestErrors: [(error: RequestError, status: Int)] = [

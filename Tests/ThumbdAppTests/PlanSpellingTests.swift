@@ -46,6 +46,20 @@ import Thumbnailing
         #expect(image.colour(x: 12, y: 16).isClose(to: Fixtures.blue))
     }
 
+    @Test func theFrameBombIs422InUnderFiveSeconds() throws {
+        let fixture = try FrontDoorTests.Fixture()
+        fixture.origin.route("/bomb.gif", .ok(Fixtures.bytes("frame-bomb.gif")))
+        let url = FrontDoorTests.percentEncoded(fixture.origin.url("/bomb.gif"))
+        let client = try RawHTTPClient(port: try #require(fixture.server.port))
+        defer { client.close() }
+        let started = ContinuousClock.now
+        try client.send("GET /thumb?url=\(url)&w=200 HTTP/1.1\r\nHost: t\r\nAccept: image/webp\r\n\r\n")
+        let refused = try client.readResponse()
+        #expect(refused.status == 422)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("source has too many frames"))
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
     @Test func aCropOutsideThePictureIs422AndTheServerGoesOn() throws {
         let fixture = try FrontDoorTests.Fixture()
         fixture.origin.route("/r.png", .ok(Fixtures.bytes("quadrants.png")))

@@ -233,7 +233,7 @@ import Thumbnailing
         + ["", "up", "North", "smart", "centre%20", "north-east"].map {
             ("\(url)&w=32&h=32&fit=cover&gravity=\($0)", .invalid("gravity"))
         }
-        + ["", "gif", "JPEG", "tiff", "heif", "svg"].map { ("\(url)&w=32&format=\($0)", .invalid("format")) }
+        + ["", "bmp", "JPEG", "tiff", "heif", "svg"].map { ("\(url)&w=32&format=\($0)", .invalid("format")) }
         + ["", "0", "101", "abc", "50.5", "-1"].map { ("\(url)&w=32&q=\($0)", .invalid("q")) }
         + ["", "yes", "2", "TRUE", "on"].map { ("\(url)&w=32&enlarge=\($0)", .invalid("enlarge")) }
         + [

@@ -42,10 +42,10 @@ import Thumbnailing
     }
 
     @Test func autoGivesJPEGForAnAlphaChannelThatIsFullyOpaque() throws {
-        // Given an animated GIF (libvips always loads GIF as RGBA) whose first frame is opaque
+        // Given an animated GIF (libvips always loads GIF as RGBA) whose first frame is opaque, as a still
         let (thumbnail, _) = try TestThumbnailer.render(
             "animated.gif",
-            TestThumbnailer.spec(32, 32, format: .auto(accepting: []))
+            TestThumbnailer.spec(32, 32, format: .auto(accepting: []), animated: false)
         )
         // Then alpha that hides nothing does not force PNG
         #expect(thumbnail.format == .jpeg)

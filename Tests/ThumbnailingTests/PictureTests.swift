@@ -120,14 +120,14 @@ import Thumbnailing
     }
 
     @Test(arguments: ["animated.gif", "animated.webp"])
-    func animatedSourcesGiveTheirFirstFrame(_ fixture: String) throws {
+    func animatedSourcesGiveTheirFirstFrameWhenAnimationIsOff(_ fixture: String) throws {
         // Given a three-frame animation (red, green, blue), 48x32 per frame
         let source = try DecodedImage(decoding: Fixtures.bytes(fixture))
         #expect(source.pageCount == 3)
-        // When rendered to a format that could hold an animation
+        // When rendered to a format that could hold an animation, with animated=0 (AnimationTests: the default)
         let (thumbnail, image) = try TestThumbnailer.render(
             fixture,
-            TestThumbnailer.spec(48, 48, format: .exactly(.webp))
+            TestThumbnailer.spec(48, 48, format: .exactly(.webp), animated: false)
         )
         // Then the output is one frame, the first one, at the size of one frame
         #expect(thumbnail.width == 48 && thumbnail.height == 32)

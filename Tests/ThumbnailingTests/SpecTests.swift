@@ -24,8 +24,8 @@ import Thumbnailing
         #expect(throws: SpecError(field: "quality", reason: "must be 1...100")) {
             try ThumbnailSpec(width: 10, height: 10, quality: 101)
         }
-        #expect(throws: SpecError(field: "format", reason: "gif cannot be written")) {
-            try ThumbnailSpec(width: 10, height: 10, format: .exactly(.gif))
+        #expect(throws: SpecError(field: "format", reason: "tiff cannot be written")) {
+            try ThumbnailSpec(width: 10, height: 10, format: .exactly(.tiff))
         }
     }
 
@@ -67,7 +67,7 @@ import Thumbnailing
             ("defaultQuality", { $0.defaultQuality = 0 }),
             ("allowedSourceFormats", { $0.allowedSourceFormats = [] }),
             ("allowedOutputFormats", { $0.allowedOutputFormats = [.jpeg] }),
-            ("allowedOutputFormats", { $0.allowedOutputFormats = [.jpeg, .png, .gif] }),
+            ("allowedOutputFormats", { $0.allowedOutputFormats = [.jpeg, .png, .tiff] }),
             ("pngCompression", { $0.pngCompression = 10 }),
             ("webpEffort", { $0.webpEffort = 7 }),
             ("avifEffort", { $0.avifEffort = -1 }),

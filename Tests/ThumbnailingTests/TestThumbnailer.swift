@@ -37,16 +37,20 @@ enum TestThumbnailer {
         gravity: Gravity = .centre,
         quality: Int? = nil,
         enlarge: Bool = false,
-        format: FormatRequest = .exactly(.png)
+        format: FormatRequest = .exactly(.png),
+        animated: Bool = true
     ) throws -> ThumbnailSpec {
-        try ThumbnailSpec(
+        var operations = ThumbnailSpec.Operations()
+        operations.animated = animated
+        return try ThumbnailSpec(
             width: width,
             height: height,
             fit: fit,
             gravity: gravity,
             quality: quality,
             enlarge: enlarge,
-            format: format
+            format: format,
+            operations: operations
         )
     }
 }

@@ -70,7 +70,9 @@ typedef enum ThumbdVipsStep {
     THUMBD_VIPS_STEP_DECODE = 6,          // computing the pixels (decode + shrink): corrupt or truncated data
     THUMBD_VIPS_STEP_SAVE = 7,            // encoding the output
     THUMBD_VIPS_STEP_REGION = 8,          // the crop region lies outside the picture: nothing left to render
-    THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding) is above max_source_pixels
+    THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding, times frames) is above max_source_pixels
+    THUMBD_VIPS_STEP_FRAME_LIMIT = 10,    // an animation to render has more frames than max_frames (nothing decoded)
+    THUMBD_VIPS_STEP_NOT_ANIMATABLE = 11, // the plan has a step that cannot run on an animation (trim)
 } ThumbdVipsStep;
 
 /// Everything one thumbnail job needs, passed by value.
@@ -128,6 +130,13 @@ typedef struct ThumbdVipsThumbnailParams {
     /// it, padded areas are transparent (and white once flattened for JPEG).
     int has_background;
     double background[4];
+
+    /// Animation: a source with several frames renders every frame into this format (GIF or WEBP), keeping
+    /// each frame's delay and the loop count; THUMBD_VIPS_FORMAT_UNKNOWN renders the first frame only, into
+    /// format_opaque / format_alpha. An animation is refused (FRAME_LIMIT) above max_frames frames, and
+    /// (PIXEL_LIMIT) when frames x width x height is above max_source_pixels, before anything is decoded.
+    ThumbdVipsFormat format_animated;
+    int max_frames;
 } ThumbdVipsThumbnailParams;
 
 /// What a job produced. Pointers are (transfer full): release each non-NULL one with thumbd_vips_free.
@@ -140,6 +149,8 @@ typedef struct ThumbdVipsThumbnailResult {
     ThumbdVipsFormat source_format;  // UNKNOWN when not recognised
     int source_width;                // header dimensions as stored (before orientation), 0 when unknown
     int source_height;
+    int frames;                      // frames in the output (1 unless an animation was rendered)
+    int source_frames;               // frames (pages) in the source
     const char *loader;  // (transfer none) static libvips loader class name, e.g. "VipsForeignLoadSvgBuffer",
                          // or NULL when no loader recognised the bytes
     char *error_detail;  // libvips error text for logs, or NULL
@@ -170,6 +181,10 @@ typedef struct ThumbdVipsDecoded {
     int has_icc_profile;
     int has_orientation;  // an orientation tag other than 1 is present
     int interlaced;       // progressive JPEG / interlaced PNG
+    int page_height;      // height of one frame (= height unless the file is an animation read whole)
+    int loop;             // animation loop count (0 = forever), -1 when absent
+    int delay_count;      // frames whose delay is in delays (at most 16)
+    int delays[16];       // per-frame delays in milliseconds
     unsigned char *pixels;  // (transfer full) width * height * bands bytes, or NULL
     size_t length;
     char *error_detail;     // (transfer full) or NULL
@@ -214,6 +229,10 @@ ThumbdVipsStep thumbd_vips_probe(const void *buffer, size_t length, uint32_t all
 /// - buffer: (transfer none) borrowed for the duration of the call.
 /// - result: (out caller-allocates) zeroed, then filled; free pixels and error_detail with thumbd_vips_free.
 ThumbdVipsStep thumbd_vips_decode(const void *buffer, size_t length, ThumbdVipsDecoded *result);
+
+/// As thumbd_vips_decode, but every frame of an animation: the frames one above the other (height = frames x
+/// page_height), with the delays and loop count.
+ThumbdVipsStep thumbd_vips_decode_frames(const void *buffer, size_t length, ThumbdVipsDecoded *result);
 
 /// Releases memory handed out by these functions (g_free). NULL is allowed.
 void thumbd_vips_free(void *pointer);

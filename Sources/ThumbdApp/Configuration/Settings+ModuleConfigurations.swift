@@ -43,6 +43,7 @@ extension Settings {
     var thumbnailerConfiguration: Thumbnailer.Configuration {
         var configuration = Thumbnailer.Configuration()
         configuration.maxSourcePixels = image.maxSourcePixels
+        configuration.maxFrames = image.maxFrames
         configuration.defaultQuality = image.defaultQuality
         if !image.isAVIFEnabled { configuration.allowedOutputFormats.remove(.avif) }
         return configuration

@@ -61,11 +61,12 @@ struct VariantKey: Hashable, Sendable {
         return text
     }
 
-    /// ` ao=0 o=90m trim=10,ffffff crop=px:… bri=… con=… sat=… grey blur=… sharpen=… pixelate=… pad=t,r,b,l
+    /// ` still ao=0 o=90m trim=10,ffffff crop=px:… bri=… con=… sat=… grey blur=… sharpen=… pixelate=… pad=t,r,b,l
     /// bg=…`: only the steps that do something, in the order they run. A plain resize adds nothing, so its
     /// key is the one it had before the pipeline existed.
     private static func operationsDescription(_ operations: ThumbnailSpec.Operations) -> String {
         var text = ""
+        if !operations.animated { text += " still" }
         if !operations.autoOrient { text += " ao=0" }
         if operations.orientation != .none {
             text += " o=\(operations.orientation.degrees)"

@@ -11,6 +11,7 @@ extension ThumbnailRequest {
         _ values: [Parameter: String], dpr: Double
     ) throws(RequestError) -> ThumbnailSpec.Operations {
         var operations = ThumbnailSpec.Operations()
+        if let text = values[.animated] { operations.animated = try boolean(text, name: "animated") }
         if let text = values[.autorotate] { operations.autoOrient = try boolean(text, name: "autorotate") }
         let degrees = try values[.rotate].map { text throws(RequestError) in
             guard let degrees = integer(text), [0, 90, 180, 270].contains(degrees) else {

@@ -102,7 +102,7 @@ extension ThumbnailRequest {
     enum Parameter: String, CaseIterable {
         case url, w, h, fit, gravity, format, q, dpr, enlarge
         // The pipeline's steps (ThumbnailRequest+Operations.swift).
-        case autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
+        case animated, autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
         case pixelate, padding, bg
     }
 
@@ -148,7 +148,8 @@ extension ThumbnailRequest {
         case "png": return .exactly(.png)
         case "webp": return .exactly(.webp)
         case "avif": return .exactly(.avif)
-        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif or auto")
+        case "gif": return .exactly(.gif)
+        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif, gif or auto")
         }
     }
 

@@ -89,6 +89,12 @@ extension ErrorResponse {
             self.init(status: Self.unprocessable, publicMessage: "crop region lies outside the image", logLevel: .info)
         case .canvasTooLarge:
             self.init(status: Self.unprocessable, publicMessage: "output has too many pixels", logLevel: .info)
+        case .tooManyFrames:
+            self.init(status: Self.unprocessable, publicMessage: "source has too many frames", logLevel: .info)
+        case .notAnimatable:
+            self.init(
+                status: Self.unprocessable, publicMessage: "trim cannot run on an animation (add animated=0)",
+                logLevel: .info)
         case .renderFailed, .encodeFailed:
             self.init(status: Self.internalError, publicMessage: "rendering failed", logLevel: .error)
         case .outputFormatUnavailable:

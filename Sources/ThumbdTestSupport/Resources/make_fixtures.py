@@ -201,7 +201,60 @@ def main():
     # A minimal one-page PDF (poppler would render it if the PDF loader were not blocked).
     open(out("document.pdf"), "wb").write(minimal_pdf())
 
+    animation_fixtures()
     print("fixtures written to", HERE)
+
+
+def write_gif(path, width, height, palette, frames, loop=0):
+    """An animated GIF written by hand: `palette` is four (r, g, b) colours, each frame is (left, top, width,
+    height, index_of(x, y), delay in centiseconds). The LZW stream holds only literal codes, with a clear code
+    before the dictionary would widen the codes, so no compressor is needed (and every pixel is known)."""
+    def lzw(indices):
+        bits, nbits, out = 0, 0, bytearray()
+        def emit(code):
+            nonlocal bits, nbits
+            bits |= code << nbits
+            nbits += 3
+            while nbits >= 8:
+                out.append(bits & 0xFF)
+                bits >>= 8
+                nbits -= 8
+        for i, index in enumerate(indices):
+            if i % 2 == 0:
+                emit(4)  # clear: 3-bit codes again
+            emit(index)
+        emit(5)  # end of information
+        if nbits:
+            out.append(bits & 0xFF)
+        return bytes(out)
+
+    data = bytearray(b"GIF89a")
+    data += struct.pack("<HHBBB", width, height, 0xF1, 0, 0)  # global colour table of 4 entries
+    for colour in palette:
+        data += bytes(colour)
+    data += b"\x21\xFF\x0BNETSCAPE2.0\x03\x01" + struct.pack("<H", loop) + b"\x00"
+    for left, top, w, h, index_of, delay in frames:
+        data += b"\x21\xF9\x04\x00" + struct.pack("<H", delay) + b"\x00\x00"
+        data += b"\x2C" + struct.pack("<HHHHB", left, top, w, h, 0)
+        stream = lzw([index_of(x, y) for y in range(h) for x in range(w)])
+        data += b"\x02"  # minimum code size
+        for start in range(0, len(stream), 255):
+            block = stream[start:start + 255]
+            data += bytes([len(block)]) + block
+        data += b"\x00"
+    data += b"\x3B"
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def animation_fixtures():
+    # Three 48x32 frames, red, green, blue, shown 50, 120 and 200 ms (GIF counts centiseconds), looping 3 times.
+    palette = [RED, GREEN, BLUE, YELLOW]
+    write_gif(out("animated-delays.gif"), 48, 32, palette,
+              [(0, 0, 48, 32, (lambda i: lambda x, y: i)(i), delay) for i, delay in enumerate([5, 12, 20])], loop=3)
+    # A frame bomb: 5,000 one-pixel frames on a 2000x2000 screen. 60 KB on disk; rendered whole it would be
+    # 5,000 frames of 4 million pixels.
+    write_gif(out("frame-bomb.gif"), 2000, 2000, palette, [(0, 0, 1, 1, lambda x, y: 0, 1)] * 5000)
 
 
 def minimal_pdf():

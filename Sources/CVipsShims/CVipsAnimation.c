@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// Animated GIF and WebP in, animated GIF or WebP out (see CVipsShims.h, format_animated).
+//
+// Limits come first, from the header alone: frames above max_frames, or frames x width x height above
+// max_source_pixels, are refused before any frame is decoded (a 5,000-frame GIF of 1x1 frames on a large
+// screen is a few hundred kilobytes and would otherwise decode to billions of pixels). Then one pass:
+// vips_thumbnail_buffer reads every frame (n=-1) and resizes each to the size the plan's box asks of the
+// whole frame; the frames, decoded in memory as one tall strip, are cut apart, each goes through the plan's
+// steps (orientation, crop, cover crop, effects, canvas) exactly as a still picture does, and they are joined
+// again with their delays and loop count.
+#include <math.h>
+#include <string.h>
+
+#include "CVipsShimsInternal.h"
+
+int thumbd_renders_animation(ThumbdVipsThumbnailParams p, ThumbdVipsSourceInfo info) {
+    return info.pages > 1 && p.format_animated != THUMBD_VIPS_FORMAT_UNKNOWN;
+}
+
+// One frame through the plan's steps. `region` is in oriented source pixels; `upright_width` is the oriented
+// source width, so the frame's own width tells the scale.
+static int frame_steps(VipsImage **frame, ThumbdOrientation orientation, ThumbdVipsThumbnailParams p,
+                       ThumbdRect region, int upright_width, int upright_height, ThumbdVipsFormat format) {
+    if (thumbd_step_orient(frame, orientation)) return -1;
+    double kx = (double)(*frame)->Xsize / upright_width, ky = (double)(*frame)->Ysize / upright_height;
+    int left = (int)rint(region.left * kx), top = (int)rint(region.top * ky);
+    int right = VIPS_MIN((*frame)->Xsize, VIPS_MAX(left + 1, (int)rint((region.left + region.width) * kx)));
+    int bottom = VIPS_MIN((*frame)->Ysize, VIPS_MAX(top + 1, (int)rint((region.top + region.height) * ky)));
+    if (left > 0 || top > 0 || right < (*frame)->Xsize || bottom < (*frame)->Ysize) {
+        THUMBD_REPLACE(*frame, vips_extract_area(in, &thumbd_next, left, top, right - left, bottom - top, NULL));
+    }
+    if ((*frame)->BandFmt != VIPS_FORMAT_UCHAR) THUMBD_REPLACE(*frame, vips_cast_uchar(in, &thumbd_next, NULL));
+    // Animations keep colour (GIF and WebP frames are RGB): grey frames are widened back to sRGB.
+    if (thumbd_step_cover_crop(frame, p) || thumbd_step_tone(frame, p) || thumbd_step_greyscale(frame, p) ||
+        thumbd_step_blur(frame, p) || thumbd_step_sharpen(frame, p) || thumbd_step_pixelate(frame, p) ||
+        thumbd_step_pad(frame, p) || thumbd_step_padding(frame, p) || thumbd_step_flatten(frame, p, format))
+        return -1;
+    if ((*frame)->Bands < 3) THUMBD_REPLACE(*frame, vips_colourspace(in, &thumbd_next, VIPS_INTERPRETATION_sRGB, NULL));
+    return 0;
+failed:
+    return -1;
+}
+
+ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
+                                     ThumbdVipsSourceInfo info, ThumbdVipsThumbnailResult *result) {
+    VipsImage *image = NULL;
+    VipsImage **frames = NULL;
+    int *delays = NULL;
+    int frame_count = 0;
+    ThumbdVipsStep step = THUMBD_VIPS_STEP_NOT_ANIMATABLE;
+    if (p.trim) {
+        vips_error("thumbd", "trim cannot run on an animation");
+        goto failed;
+    }
+    // Limits, before anything is decoded.
+    step = THUMBD_VIPS_STEP_FRAME_LIMIT;
+    if (info.pages > p.max_frames) {
+        vips_error("thumbd", "%d frames exceed the limit of %d", info.pages, p.max_frames);
+        goto failed;
+    }
+    step = THUMBD_VIPS_STEP_PIXEL_LIMIT;
+    if ((int64_t)info.pages * info.upright_width * info.upright_height > p.max_source_pixels) {
+        vips_error("thumbd", "%d frames of %dx%d exceed the pixel limit", info.pages, info.upright_width,
+                   info.upright_height);
+        goto failed;
+    }
+    step = THUMBD_VIPS_STEP_REGION;
+    ThumbdRect whole = {0, 0, info.upright_width, info.upright_height}, region;
+    if (!thumbd_crop_rect(p, whole, 1, 1, &region)) {
+        vips_error("thumbd", "the crop region lies outside the %dx%d picture", info.upright_width,
+                   info.upright_height);
+        goto failed;
+    }
+    int region_width = VIPS_MAX(1, (int)rint(region.width)), region_height = VIPS_MAX(1, (int)rint(region.height));
+    double hscale = 1, vscale = 1;
+    thumbd_box_scale(p, region_width, region_height, &hscale, &vscale);
+    // Each whole frame is resized to the scale the region needs, then the region is cut from it.
+    int frame_width = VIPS_MAX(1, (int)rint(info.upright_width * hscale));
+    int frame_height = VIPS_MAX(1, (int)rint(info.upright_height * vscale));
+    int64_t output = thumbd_canvas_pixels(p, VIPS_MAX(1, (int)rint(region_width * hscale)),
+                                          VIPS_MAX(1, (int)rint(region_height * vscale)));
+    step = THUMBD_VIPS_STEP_CANVAS_LIMIT;
+    if ((int64_t)info.pages * VIPS_MAX(output, (int64_t)frame_width * frame_height) > p.max_source_pixels) {
+        vips_error("thumbd", "%d output frames exceed the pixel limit", info.pages);
+        goto failed;
+    }
+
+    // One pass over every frame, sized in stored orientation (the frames are turned one by one afterwards).
+    step = THUMBD_VIPS_STEP_THUMBNAIL;
+    ResizeTarget target = {info.swap ? frame_height : frame_width, info.swap ? frame_width : frame_height,
+                           VIPS_SIZE_FORCE};
+    const char *profile = info.use_icc ? "srgb" : NULL;
+    int failed_call = profile ? vips_thumbnail_buffer((void *)buffer, length, &image, target.width, "height",
+                                                      target.height, "size", target.size, "no_rotate", TRUE,
+                                                      "fail_on", VIPS_FAIL_ON_ERROR, "option_string",
+                                                      "n=-1,fail_on=error", "export_profile", profile, NULL)
+                              : vips_thumbnail_buffer((void *)buffer, length, &image, target.width, "height",
+                                                      target.height, "size", target.size, "no_rotate", TRUE,
+                                                      "fail_on", VIPS_FAIL_ON_ERROR, "option_string",
+                                                      "n=-1,fail_on=error", NULL);
+    if (failed_call) goto failed;
+    step = THUMBD_VIPS_STEP_DECODE;
+    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+
+    // The delays and loop count, read before the frames are cut apart.
+    int page_height = vips_image_get_page_height(image);
+    frame_count = VIPS_MAX(1, image->Ysize / page_height);
+    int *source_delays = NULL, delay_count = 0, loop = 0;
+    delays = g_new0(int, frame_count);
+    if (vips_image_get_typeof(image, "delay") &&
+        vips_image_get_array_int(image, "delay", &source_delays, &delay_count) == 0) {
+        for (int i = 0; i < frame_count && i < delay_count; i++) delays[i] = source_delays[i];
+    }
+    if (vips_image_get_typeof(image, "loop")) vips_image_get_int(image, "loop", &loop);
+
+    step = THUMBD_VIPS_STEP_THUMBNAIL;
+    frames = g_new0(VipsImage *, frame_count);
+    for (int i = 0; i < frame_count; i++) {
+        if (vips_extract_area(image, &frames[i], 0, i * page_height, image->Xsize, page_height, NULL) ||
+            frame_steps(&frames[i], info.job, p, region, info.upright_width, info.upright_height,
+                        p.format_animated))
+            goto failed;
+    }
+    VipsImage *joined = NULL;
+    if (vips_arrayjoin(frames, &joined, frame_count, "across", 1, NULL)) goto failed;
+    int output_width = frames[0]->Xsize, output_height = frames[0]->Ysize;
+    for (int i = 0; i < frame_count; i++) g_object_unref(frames[i]);
+    g_free(frames);
+    frames = NULL;
+    g_object_unref(image);
+    image = joined;
+    step = THUMBD_VIPS_STEP_DECODE;
+    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+
+    // No metadata but what makes it an animation.
+    vips_image_map(image, thumbd_vips_remove_field, NULL);
+    vips_image_set_int(image, VIPS_META_PAGE_HEIGHT, output_height);
+    vips_image_set_array_int(image, "delay", delays, frame_count);
+    vips_image_set_int(image, "loop", loop);
+    g_free(delays);
+    delays = NULL;
+
+    step = THUMBD_VIPS_STEP_SAVE;
+    if (thumbd_vips_save(image, p.format_animated, p, &result->data, &result->length)) goto failed;
+    result->format = p.format_animated;
+    result->width = output_width;
+    result->height = output_height;
+    result->frames = frame_count;
+    g_object_unref(image);
+    vips_error_clear();
+    return THUMBD_VIPS_STEP_OK;
+
+failed:
+    g_free(delays);
+    if (frames) {
+        for (int i = 0; i < frame_count; i++) {
+            if (frames[i]) g_object_unref(frames[i]);
+        }
+        g_free(frames);
+    }
+    return thumbd_vips_fail(image, step, result);
+}
