@@ -33,8 +33,11 @@ static int frame_steps(VipsImage **frame, ThumbdOrientation orientation, ThumbdV
     // Animations keep colour (GIF and WebP frames are RGB): grey frames are widened back to sRGB.
     if (thumbd_step_cover_crop(frame, p) || thumbd_step_tone(frame, p) || thumbd_step_greyscale(frame, p) ||
         thumbd_step_blur(frame, p) || thumbd_step_sharpen(frame, p) || thumbd_step_pixelate(frame, p) ||
-        thumbd_step_pad(frame, p) || thumbd_step_padding(frame, p) || thumbd_step_flatten(frame, p, format))
+        thumbd_step_pad(frame, p) || thumbd_step_padding(frame, p))
         return -1;
+    int marked = thumbd_step_watermark(frame, p);
+    if (marked) return marked;
+    if (thumbd_step_flatten(frame, p, format)) return -1;
     if ((*frame)->Bands < 3) THUMBD_REPLACE(*frame, vips_colourspace(in, &thumbd_next, VIPS_INTERPRETATION_sRGB, NULL));
     return 0;
 failed:
@@ -116,10 +119,13 @@ ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVi
     step = THUMBD_VIPS_STEP_THUMBNAIL;
     frames = g_new0(VipsImage *, frame_count);
     for (int i = 0; i < frame_count; i++) {
-        if (vips_extract_area(image, &frames[i], 0, i * page_height, image->Xsize, page_height, NULL) ||
-            frame_steps(&frames[i], info.job, p, region, info.upright_width, info.upright_height,
-                        p.format_animated))
+        if (vips_extract_area(image, &frames[i], 0, i * page_height, image->Xsize, page_height, NULL)) goto failed;
+        int stepped = frame_steps(&frames[i], info.job, p, region, info.upright_width, info.upright_height,
+                                  p.format_animated);
+        if (stepped) {
+            if (stepped == -2) step = THUMBD_VIPS_STEP_WATERMARK;
             goto failed;
+        }
     }
     VipsImage *joined = NULL;
     if (vips_arrayjoin(frames, &joined, frame_count, "across", 1, NULL)) goto failed;

@@ -86,6 +86,9 @@ int thumbd_step_pixelate(VipsImage **image, ThumbdVipsThumbnailParams p);
 int thumbd_step_pad(VipsImage **image, ThumbdVipsThumbnailParams p);
 int thumbd_step_padding(VipsImage **image, ThumbdVipsThumbnailParams p);
 int thumbd_step_flatten(VipsImage **image, ThumbdVipsThumbnailParams p, ThumbdVipsFormat format);
+// Lays p's watermark over the image: 0, -1 (libvips failed), or -2 (the watermark image is unusable:
+// THUMBD_VIPS_STEP_WATERMARK).
+int thumbd_step_watermark(VipsImage **image, ThumbdVipsThumbnailParams p);
 // Pixels of the output canvas for a resized picture of width x height: the box when padding to it, plus padding.
 int64_t thumbd_canvas_pixels(ThumbdVipsThumbnailParams p, int width, int height);
 // Non-zero when the plan needs decoded pixels before the resize (trim or crop): such jobs go through an

@@ -394,3 +394,90 @@ int thumbd_step_flatten(VipsImage **image, ThumbdVipsThumbnailParams p, ThumbdVi
 failed:
     return -1;
 }
+
+// MARK: - Watermark
+
+// The watermark as 8-bit sRGB with alpha, its alpha scaled by the opacity and its width by p.watermark_scale
+// of `width`. Returns 0, -1 (libvips failed on good input) or -2 (the watermark itself is unusable).
+static int watermark_image(ThumbdVipsThumbnailParams p, int width, VipsImage **out) {
+    *out = NULL;
+    ThumbdVipsFormat format;
+    const char *loader;
+    VipsImage *image = NULL;
+    if (thumbd_vips_open_header(p.watermark, p.watermark_length, p.allowed_sources, &image, &format, &loader) !=
+        THUMBD_VIPS_STEP_OK)
+        return -2;
+    if ((int64_t)image->Xsize * image->Ysize > p.max_source_pixels) {
+        vips_error("thumbd", "watermark of %dx%d exceeds the pixel limit", image->Xsize, image->Ysize);
+        g_object_unref(image);
+        return -2;
+    }
+    g_object_unref(image);
+    // Decoded whole, here, so that a damaged watermark fails as such (not later, inside the output's encode).
+    image = vips_image_new_from_buffer((void *)p.watermark, p.watermark_length, "", "fail_on", VIPS_FAIL_ON_ERROR,
+                                       NULL);
+    if (!image) return -2;
+    VipsImage *decoded = vips_image_copy_memory(image);
+    g_object_unref(image);
+    if (!decoded) return -2;
+    image = decoded;
+    if (image->Type != VIPS_INTERPRETATION_sRGB || image->BandFmt != VIPS_FORMAT_UCHAR) {
+        THUMBD_REPLACE(image, vips_colourspace(in, &thumbd_next, VIPS_INTERPRETATION_sRGB, NULL));
+        if (image->BandFmt != VIPS_FORMAT_UCHAR) THUMBD_REPLACE(image, vips_cast_uchar(in, &thumbd_next, NULL));
+    }
+    if (!vips_image_hasalpha(image)) THUMBD_REPLACE(image, vips_addalpha(in, &thumbd_next, NULL));
+    if (p.watermark_scale > 0) {
+        double factor = VIPS_MAX(1.0, rint(p.watermark_scale * width)) / image->Xsize;
+        THUMBD_REPLACE(image, vips_resize(in, &thumbd_next, factor, NULL));
+    }
+    if (p.watermark_opacity < 1) {
+        double a[4] = {1, 1, 1, p.watermark_opacity}, b[4] = {0, 0, 0, 0};
+        THUMBD_REPLACE(image, vips_linear(in, &thumbd_next, a, b, 4, "uchar", TRUE, NULL));
+    }
+    *out = image;
+    return 0;
+failed:
+    if (image) g_object_unref(image);
+    return -1;
+}
+
+int thumbd_step_watermark(VipsImage **image, ThumbdVipsThumbnailParams p) {
+    if (!p.watermark || p.watermark_opacity <= 0) return 0;
+    VipsImage *mark = NULL;
+    int made = watermark_image(p, (*image)->Xsize, &mark);
+    if (made) return made;
+    int width = (*image)->Xsize, height = (*image)->Ysize;
+    int had_alpha = vips_image_hasalpha(*image);
+    int x = 0, y = 0;
+    if (p.watermark_tile) {
+        int across = (width + mark->Xsize - 1) / mark->Xsize, down = (height + mark->Ysize - 1) / mark->Ysize;
+        THUMBD_REPLACE(mark, vips_replicate(in, &thumbd_next, across, down, NULL));
+        THUMBD_REPLACE(mark, vips_extract_area(in, &thumbd_next, 0, 0, width, height, NULL));
+    } else {
+        ThumbdVipsGravity g = p.watermark_gravity;
+        int west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
+                   g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
+        int east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                   g == THUMBD_VIPS_GRAVITY_SOUTH_EAST;
+        int north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                    g == THUMBD_VIPS_GRAVITY_NORTH_WEST;
+        int south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
+                    g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
+        // Offsets move the mark inward from the edges it is placed against (a shift right/down at the centre).
+        x = west ? p.watermark_x : east ? width - mark->Xsize - p.watermark_x : (width - mark->Xsize) / 2 + p.watermark_x;
+        y = north ? p.watermark_y
+                  : south ? height - mark->Ysize - p.watermark_y : (height - mark->Ysize) / 2 + p.watermark_y;
+    }
+    if ((*image)->Bands < 3) THUMBD_REPLACE(*image, vips_colourspace(in, &thumbd_next, VIPS_INTERPRETATION_sRGB, NULL));
+    THUMBD_REPLACE(*image, vips_composite2(in, mark, &thumbd_next, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL));
+    if ((*image)->BandFmt != VIPS_FORMAT_UCHAR) THUMBD_REPLACE(*image, vips_cast_uchar(in, &thumbd_next, NULL));
+    // An opaque picture stays opaque (and without an alpha band): the mark only adds colour.
+    if (!had_alpha && vips_image_hasalpha(*image)) {
+        THUMBD_REPLACE(*image, vips_extract_band(in, &thumbd_next, 0, "n", (*image)->Bands - 1, NULL));
+    }
+    g_object_unref(mark);
+    return 0;
+failed:
+    if (mark) g_object_unref(mark);
+    return -1;
+}

@@ -253,9 +253,14 @@ ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientatio
         goto failed;
     }
     if (thumbd_step_pad(&image, p) || thumbd_step_padding(&image, p)) goto failed;
+    int marked = thumbd_step_watermark(&image, p);
+    if (marked) {
+        if (marked == -2) step = THUMBD_VIPS_STEP_WATERMARK;
+        goto failed;
+    }
     // The effects and the canvas are lazy: compute them once, here, rather than again in the alpha scan and
     // the encoder.
-    if ((p.fit == THUMBD_VIPS_FIT_PAD || p.blur_sigma > 0 || p.sharpen_sigma > 0 ||
+    if ((p.fit == THUMBD_VIPS_FIT_PAD || p.watermark || p.blur_sigma > 0 || p.sharpen_sigma > 0 ||
          p.pixelate > 1 || p.saturation != 1)) {
         THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
     }

@@ -54,12 +54,15 @@ package final class ThumbdService: Sendable {
             onThreadExit: { _ in Vips.shutdownCurrentThread() })
         cache = try ThumbnailCache(configuration: settings.thumbnailCacheConfiguration, logger: logger)
         let policy = SharedFreshnessPolicy(settings.freshnessPolicy)
+        let watermarks = try WatermarkSource.load(
+            settings.image.watermarks, thumbnailer: thumbnailer, fetcher: fetcher, cache: cache, policy: policy)
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
-            intermediates: try IntermediateCache(maxBytes: settings.image.intermediateCacheBytes))
+            intermediates: try IntermediateCache(maxBytes: settings.image.intermediateCacheBytes),
+            watermarks: watermarks)
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
-            logger: logger)
+            logger: logger, watermarks: watermarks)
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
         signatureVerifier.onUpdate { [cache] in cache.forgetAliases() }
@@ -70,7 +73,7 @@ package final class ThumbdService: Sendable {
 
         var router = Router()
         // Every URL form goes through the same front door (ThumbnailService.handle); only its parse step differs.
-        let thumbQuery = thumbnails.handler(for: ThumbQueryForm(verifier: signatureVerifier))
+        let thumbQuery = thumbnails.handler(for: ThumbQueryForm(verifier: signatureVerifier, watermarks: watermarks))
         router.add(.get, "/thumb", handler: thumbQuery)
         router.add(.head, "/thumb", handler: thumbQuery)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.

@@ -114,6 +114,7 @@ extension Settings {
             .integer("image.queue_limit", \.image.queueLimit, .reloadable),
             .integer("image.max_source_pixels", \.image.maxSourcePixels, .reloadable),
             .integer("image.max_frames", \.image.maxFrames, .reloadable),
+            .list("image.watermarks", \.image.watermarks, reload: .restart, parse: WatermarkFile.init(parsing:)),
             .integer("image.default_quality", \.image.defaultQuality, .reloadable),
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),
             .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),
@@ -256,12 +257,13 @@ extension Settings.Key {
         _ name: String,
         _ path: WritableKeyPath<Settings, [T]>,
         isSecret: Bool = false,
+        reload: Settings.Reload = .reloadable,
         parse: @escaping (String) throws(InvalidValue) -> T
     ) -> Self where T: CustomStringConvertible {
         Self(
             name: name,
             kind: .list,
-            reload: .reloadable,
+            reload: reload,
             isSecret: isSecret,
             keyPath: path,
             apply: { (settings, value) throws(InvalidValue) in

@@ -56,6 +56,10 @@ extension Settings {
         try check.range(\.image.queueLimit, 0...1_000_000)
         try check.range(\.image.maxSourcePixels, 1...(1 << 40))
         try check.range(\.image.maxFrames, 1...10_000)
+        let names = image.watermarks.map(\.name)
+        if Set(names).count != names.count {
+            throw check.error(\.image.watermarks, "a watermark name is listed twice")
+        }
         try check.range(\.image.intermediateCacheBytes, 0...(1 << 40), "0 keeps none")
         try check.range(\.image.defaultQuality, 1...100)
     }

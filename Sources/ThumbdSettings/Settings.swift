@@ -99,6 +99,8 @@ package struct Settings: Sendable, Equatable {
         /// Most frames an animation may have to be rendered animated (422 beyond); its frames × pixels also
         /// count against `maxSourcePixels`.
         package var maxFrames = 100
+        /// Watermark images a request may name (`wm=<name>`): `name=path` entries, read and checked at start.
+        package var watermarks: [WatermarkFile] = []
         /// Encoder quality when the request has no `q` (1–100).
         package var defaultQuality = 80
         /// Whether `format=auto` may answer AVIF to clients that accept it.

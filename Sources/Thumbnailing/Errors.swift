@@ -27,6 +27,8 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     case canvasTooLarge
     /// An animation to render animated has more frames than `Configuration.maxFrames` (nothing decoded).
     case tooManyFrames
+    /// The watermark image is not an allowed image, is damaged, or has more pixels than the limit.
+    case watermarkUnusable
     /// The plan has a step that cannot run on an animation (`trim`); `animated=0` renders the first frame.
     case notAnimatable(String)
     /// The spec asks explicitly for a format this process cannot or may not write (for example AVIF when

@@ -38,6 +38,8 @@ extension ThumbnailSpec {
         package var padding = Padding.zero
         /// The colour of padded areas; when opaque, transparent pixels are also flattened onto it.
         package var background: RGBAColour?
+        /// An image laid over the output, last.
+        package var watermark: Watermark?
 
         /// A plain resize.
         package init() {}
@@ -80,6 +82,7 @@ extension ThumbnailSpec {
                 throw SpecError(field: "trim", reason: "threshold must be 0...255")
             }
             if let crop { try crop.validate() }
+            if let watermark { try watermark.validate() }
         }
 
         /// The canonical form: neutral values removed (pixelate 1, a crop of the whole picture).
@@ -87,6 +90,7 @@ extension ThumbnailSpec {
             var copy = self
             if copy.pixelate == 1 { copy.pixelate = 0 }
             if copy.crop?.isWholePicture == true { copy.crop = nil }
+            if copy.watermark?.opacity == .zero { copy.watermark = nil }
             return copy
         }
     }
@@ -194,6 +198,57 @@ extension ThumbnailSpec {
 
         /// In the order top, right, bottom, left.
         package var sides: [Int] { [top, right, bottom, left] }
+    }
+}
+
+extension ThumbnailSpec {
+    /// An image laid over the output (after padding), placed by a compass point and offsets or tiled, with
+    /// an opacity and a width relative to the output's.
+    package struct Watermark: Hashable, Sendable {
+        /// Which image: one named in the configuration (with a digest of its bytes, so that replacing the file
+        /// makes new variants), or one fetched from a URL (canonical, absolute http or https).
+        package enum Image: Hashable, Sendable {
+            case named(String, digest: UInt64)
+            case url(String)
+        }
+
+        /// Where it goes.
+        package enum Position: Hashable, Sendable {
+            /// At a compass point (smart gravities are not positions), moved inward by the offsets.
+            case gravity(Gravity)
+            /// Repeated across the whole output from the top-left corner.
+            case tile
+        }
+
+        package var image: Image
+        package var position = Position.gravity(.southEast)
+        /// Output pixels from the edge(s) the position names; for `centre`, a shift right and down.
+        package var offsetX = 0
+        package var offsetY = 0
+        /// 0...1; 0 removes the watermark (normalisation drops it).
+        package var opacity = FixedDecimal.one
+        /// Width as a fraction of the output's width, 0...1; 0 keeps the image's own size.
+        package var scale = FixedDecimal.zero
+
+        /// Largest offset, in output pixels.
+        package static let maxOffset = 4096
+
+        package init(image: Image) { self.image = image }
+
+        func validate() throws(SpecError) {
+            if case .gravity(let gravity) = position, gravity == .attention || gravity == .entropy {
+                throw SpecError(field: "wm_pos", reason: "must be a compass point, centre or tile")
+            }
+            guard (0...Self.maxOffset).contains(offsetX), (0...Self.maxOffset).contains(offsetY) else {
+                throw SpecError(field: "wm_x", reason: "offsets must be 0...\(Self.maxOffset)")
+            }
+            guard (FixedDecimal.zero...FixedDecimal.one).contains(opacity) else {
+                throw SpecError(field: "wm_opacity", reason: "must be 0...1")
+            }
+            guard (FixedDecimal.zero...FixedDecimal.one).contains(scale) else {
+                throw SpecError(field: "wm_scale", reason: "must be 0...1")
+            }
+        }
     }
 }
 

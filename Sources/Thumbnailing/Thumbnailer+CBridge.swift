@@ -81,6 +81,16 @@ extension ThumbnailSpec.Operations {
         params.padding_right = Int32(padding.right)
         params.padding_bottom = Int32(padding.bottom)
         params.padding_left = Int32(padding.left)
+        if let watermark {
+            switch watermark.position {
+            case .tile: params.watermark_tile = 1
+            case .gravity(let gravity): params.watermark_gravity = gravity.vipsGravity
+            }
+            params.watermark_x = Int32(watermark.offsetX)
+            params.watermark_y = Int32(watermark.offsetY)
+            params.watermark_opacity = watermark.opacity.value
+            params.watermark_scale = watermark.scale.value
+        }
         if let background {
             params.has_background = 1
             params.background = (
@@ -124,6 +134,8 @@ extension ThumbnailError {
             self = .tooManyFrames
         case THUMBD_VIPS_STEP_NOT_ANIMATABLE:
             self = .notAnimatable("trim")
+        case THUMBD_VIPS_STEP_WATERMARK:
+            self = .watermarkUnusable
         default:
             // THUMBD_VIPS_STEP_THUMBNAIL, or OK with a result Swift cannot represent (a shim bug).
             self = .renderFailed(text.isEmpty ? "step \(step.rawValue)" : text)

@@ -43,50 +43,64 @@ extension Thumbnailer {
     /// it keeps them per source bytes. Checks and errors are those of `render(_:spec:)`: the header and
     /// the pixel limit are checked on every call, and a damaged source fails with `.decodeFailed` while its
     /// intermediate is made.
+    /// - Parameter watermark: the encoded watermark image when the spec has one (borrowed for the call).
     package func render(
         _ source: some ContiguousBytes,
         spec: ThumbnailSpec,
+        watermark: [UInt8]? = nil,
         intermediates: IntermediateProvider
     ) throws(ThumbnailError) -> RenderedThumbnail {
-        let params = try parameters(for: spec)
+        var params = try parameters(for: spec)
+        if spec.operations.watermark != nil && watermark == nil { throw .watermarkUnusable }
         let bands = configuration.intermediateBands.map { Int32($0) }
         let margin = configuration.intermediateMargin
-        let outcome = source.withUnsafeBytes {
-            (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
-            var band: Int32 = 0
-            var result = ThumbdVipsThumbnailResult()
-            let step = bands.withUnsafeBufferPointer {
-                thumbd_vips_plan(
-                    bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin, &band, &result)
-            }
-            guard step == THUMBD_VIPS_STEP_OK else { return Self.outcome(step, &result, bytes) }
-            if band == 0 {
-                let step = thumbd_vips_thumbnail(bytes.baseAddress, bytes.count, params, &result)
-                return Self.outcome(step, &result, bytes)
-            }
-            let make = { () throws(ThumbnailError) -> IntermediateImage in
-                var made: OpaquePointer?
+        let outcome = Self.withOptionalBytes(watermark) { mark in
+            params.watermark = mark?.baseAddress
+            params.watermark_length = mark?.count ?? 0
+            return source.withUnsafeBytes {
+                (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
+                var band: Int32 = 0
                 var result = ThumbdVipsThumbnailResult()
-                let step = thumbd_vips_intermediate_new(bytes.baseAddress, bytes.count, params, band, &made, &result)
-                guard step == THUMBD_VIPS_STEP_OK, let made else {
-                    throw Self.outcome(step, &result, bytes).failure ?? .renderFailed("no intermediate")
+                let step = bands.withUnsafeBufferPointer {
+                    thumbd_vips_plan(
+                        bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin, &band, &result)
                 }
-                return IntermediateImage(pointer: made, band: Int(band))
+                guard step == THUMBD_VIPS_STEP_OK else { return Self.outcome(step, &result, bytes) }
+                if band == 0 {
+                    let step = thumbd_vips_thumbnail(bytes.baseAddress, bytes.count, params, &result)
+                    return Self.outcome(step, &result, bytes)
+                }
+                let make = { () throws(ThumbnailError) -> IntermediateImage in
+                    var made: OpaquePointer?
+                    var result = ThumbdVipsThumbnailResult()
+                    let step = thumbd_vips_intermediate_new(
+                        bytes.baseAddress, bytes.count, params, band, &made, &result)
+                    guard step == THUMBD_VIPS_STEP_OK, let made else {
+                        throw Self.outcome(step, &result, bytes).failure ?? .renderFailed("no intermediate")
+                    }
+                    return IntermediateImage(pointer: made, band: Int(band))
+                }
+                let intermediate: IntermediateImage
+                do throws(ThumbnailError) {
+                    // A band outside the configured list is one a crop or trim needed for this job alone: made and
+                    // dropped here, never offered to the cache, so crops cannot fill it with odd sizes.
+                    intermediate = bands.contains(band) ? try intermediates(Int(band), make) : try make()
+                } catch {
+                    return .failure(error)
+                }
+                let fromStep = withExtendedLifetime(intermediate) {
+                    thumbd_vips_thumbnail_from_intermediate(intermediate.pointer, params, &result)
+                }
+                return Self.outcome(fromStep, &result, bytes)
             }
-            let intermediate: IntermediateImage
-            do throws(ThumbnailError) {
-                // A band outside the configured list is one a crop or trim needed for this job alone: made and
-                // dropped here, never offered to the cache, so crops cannot fill it with odd sizes.
-                intermediate = bands.contains(band) ? try intermediates(Int(band), make) : try make()
-            } catch {
-                return .failure(error)
-            }
-            let fromStep = withExtendedLifetime(intermediate) {
-                thumbd_vips_thumbnail_from_intermediate(intermediate.pointer, params, &result)
-            }
-            return Self.outcome(fromStep, &result, bytes)
         }
         return try outcome.get()
+    }
+
+    /// Runs `body` with `bytes`'s storage, or with `nil`.
+    private static func withOptionalBytes<T>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> T) -> T {
+        guard let bytes else { return body(nil) }
+        return bytes.withUnsafeBytes { body($0) }
     }
 
     /// The result of a shim job, with its C memory released.

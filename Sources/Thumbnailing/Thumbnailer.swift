@@ -61,13 +61,17 @@ package struct Thumbnailer: Sendable {
     /// Small boxes go through an intermediate made for this call and dropped after it (see
     /// `render(_:spec:intermediates:)`), so the bytes equal those of a render that reuses a cached one.
     /// - Throws: `ThumbnailError`; the case says which step failed (see its documentation).
+    /// - Parameter watermark: the encoded watermark image when the spec has one (borrowed for the call).
     package func render(
         _ source: some ContiguousBytes,
-        spec: ThumbnailSpec
+        spec: ThumbnailSpec,
+        watermark: [UInt8]? = nil
     ) throws(ThumbnailError)
         -> RenderedThumbnail
     {
-        try render(source, spec: spec) { (_, make) throws(ThumbnailError) -> IntermediateImage in try make() }
+        try render(source, spec: spec, watermark: watermark) {
+            (_, make) throws(ThumbnailError) -> IntermediateImage in try make()
+        }
     }
 
     /// Reads format, upright dimensions, orientation, page count and alpha from the header, without

@@ -50,6 +50,7 @@ import Thumbnailing
         (.cropOutsidePicture, 422),
         (.canvasTooLarge, 422),
         (.tooManyFrames, 422),
+        (.watermarkUnusable, 422),
         (.notAnimatable("trim"), 422),
     ]
 

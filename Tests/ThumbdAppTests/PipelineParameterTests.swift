@@ -64,6 +64,13 @@ import Thumbnailing
         ("padding=1025", "padding"), ("padding=600&dpr=2", "padding"), ("padding=-1", "padding"), ("bg=red", "bg"),
         ("bg=12345", "bg"), ("fit=letterbox", "fit"), ("gravity=fp:0.5", "gravity"), ("gravity=fp:1.5,0.5", "gravity"),
         ("fit=cover&gravity=fp:0.5,0.5&gravity=north", "gravity"),
+        ("wm=logo", "wm"), ("wm_pos=north", "wm_pos"), ("wm_opacity=0.5", "wm_opacity"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm=logo", "wm_url"), ("wm_url=m.png", "wm_url"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=attention", "wm_pos"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=tile&wm_x=5", "wm_x"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_x=5000", "wm_x"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_opacity=1.5", "wm_opacity"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_scale=2", "wm_scale"), ("animated=2", "animated"),
     ]
 
     @Test(arguments: invalid)
@@ -90,6 +97,12 @@ import Thumbnailing
         ["fit=cover&gravity=center&sharpen=1", "sharpen=1.0&gravity=centre&fit=cover"],
         ["fit=pad&gravity=attention", "fit=pad"],
         ["fit=contain&gravity=fp:0.2,0.2", "fit=contain"],
+        [
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png",
+            "wm_url=http%3A%2F%2FA.test%2Fm.png&wm_pos=southeast&wm_x=0&wm_opacity=1.0&wm_scale=0",
+        ],
+        ["", "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_opacity=0"],
+        ["", "animated=1"],
     ]
 
     @Test(arguments: sameKeys)
@@ -98,13 +111,30 @@ import Thumbnailing
         #expect(Set(keys).count == 1, "\(keys)")
     }
 
+    @Test func aNamedWatermarkKeysOnItsFilesDigest() throws {
+        let request = { (digest: UInt64) throws(RequestError) -> ThumbnailRequest in
+            let watermarks = WatermarkSource(
+                named: ["logo": .init(bytes: [1], digest: digest)], fetcher: nil, cache: nil, policy: nil)
+            return try ThumbnailRequest(
+                parameters: try QueryParameters(parsing: "\(Self.url)&wm=logo&wm_opacity=0.5"), accept: nil,
+                watermarks: watermarks)
+        }
+        let first = try request(0xabc)
+        let replaced = try request(0xdef)
+        #expect(first.spec.operations.watermark?.image == .named("logo", digest: 0xabc))
+        let key = VariantKey.description(source: first.source, spec: first.spec)
+        #expect(key.contains(" wm=n:logo:abc,southeast,0,0,0.5,0 "))
+        #expect(key != VariantKey.description(source: replaced.source, spec: replaced.spec))
+    }
+
     @Test func aPlainResizeKeepsItsKeyAndEachStepChangesIt() throws {
         // The key of a plain resize is what it was before the pipeline (entries on disk stay valid)
         #expect(try Self.key("") == "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto http://example.com/a.jpg")
         let steps = [
             "autorotate=0", "rotate=90", "flip=h", "trim=", "crop=1,1,10,10", "brightness=1", "contrast=1.1",
             "saturation=2", "grayscale=1", "blur=1", "sharpen=1", "pixelate=2", "padding=1", "bg=000000", "fit=pad",
-            "fit=cover&gravity=fp:0.1,0.1",
+            "fit=cover&gravity=fp:0.1,0.1", "animated=0", "wm_url=http%3A%2F%2Fa.test%2Fm.png",
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=tile", "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_scale=0.5",
         ]
         let keys = try steps.map(Self.key)
         #expect(Set(keys + [try Self.key("")]).count == steps.count + 1)

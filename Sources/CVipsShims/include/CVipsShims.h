@@ -73,6 +73,7 @@ typedef enum ThumbdVipsStep {
     THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding, times frames) is above max_source_pixels
     THUMBD_VIPS_STEP_FRAME_LIMIT = 10,    // an animation to render has more frames than max_frames (nothing decoded)
     THUMBD_VIPS_STEP_NOT_ANIMATABLE = 11, // the plan has a step that cannot run on an animation (trim)
+    THUMBD_VIPS_STEP_WATERMARK = 12,      // the watermark image is not an allowed image, is damaged or too large
 } ThumbdVipsStep;
 
 /// Everything one thumbnail job needs, passed by value.
@@ -137,6 +138,18 @@ typedef struct ThumbdVipsThumbnailParams {
     /// (PIXEL_LIMIT) when frames x width x height is above max_source_pixels, before anything is decoded.
     ThumbdVipsFormat format_animated;
     int max_frames;
+
+    /// Watermark, laid over every output frame after padding: the encoded image (borrowed for the call, NULL
+    /// for none; the same allowed formats and pixel limit as a source), placed at watermark_gravity (a compass
+    /// point) moved inward by the offsets, or tiled when watermark_tile; alpha multiplied by watermark_opacity;
+    /// resized to watermark_scale x the output's width when above 0.
+    const void *watermark;
+    size_t watermark_length;
+    ThumbdVipsGravity watermark_gravity;
+    int watermark_tile;
+    int watermark_x, watermark_y;
+    double watermark_opacity;
+    double watermark_scale;
 } ThumbdVipsThumbnailParams;
 
 /// What a job produced. Pointers are (transfer full): release each non-NULL one with thumbd_vips_free.

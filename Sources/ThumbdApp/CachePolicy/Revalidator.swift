@@ -28,13 +28,15 @@ final class Revalidator: Sendable {
     private let cache: ThumbnailCache
     private let policy: SharedFreshnessPolicy
     private let logger: Logger
+    private let watermarks: WatermarkSource
     private let flights = Mutex<Flights>(Flights())
     private let started = Atomic<Int>(0)
 
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache,
-        policy: SharedFreshnessPolicy, logger: Logger
+        policy: SharedFreshnessPolicy, logger: Logger, watermarks: WatermarkSource = .none
     ) {
+        self.watermarks = watermarks
         self.fetcher = fetcher
         self.renderPool = renderPool
         self.thumbnailer = thumbnailer
@@ -103,12 +105,15 @@ final class Revalidator: Sendable {
             // request in between starts a second revalidation.
             cache.refresh(key, refreshed) { [self] in finish(key, .success((refreshed, .revalidated))) }
         case .success(.modified(let source)):
-            do {
-                try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
-                    render(key, source: source)
+            guard let watermark = key.spec.operations.watermark else {
+                submitRender(key, source: source, watermark: nil, priority: priority)
+                return
+            }
+            watermarks.bytes(for: watermark, priority: priority) { [self] result in
+                switch result {
+                case .success(let bytes): submitRender(key, source: source, watermark: bytes, priority: priority)
+                case .failure(let error): finish(key, .failure(error))
                 }
-            } catch {
-                finish(key, .failure(.renderQueueFull))
             }
         case .failure(let error):
             if case .originNotFound = error {
@@ -123,10 +128,22 @@ final class Revalidator: Sendable {
         }
     }
 
-    /// On a render worker: the origin sent a new source.
-    private func render(_ key: VariantKey, source: FetchedSource) {
+    private func submitRender(
+        _ key: VariantKey, source: FetchedSource, watermark: [UInt8]?, priority: FetchPriority
+    ) {
         do {
-            let thumbnail = try thumbnailer.render(source.body, spec: key.spec)
+            try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
+                render(key, source: source, watermark: watermark)
+            }
+        } catch {
+            finish(key, .failure(.renderQueueFull))
+        }
+    }
+
+    /// On a render worker: the origin sent a new source.
+    private func render(_ key: VariantKey, source: FetchedSource, watermark: [UInt8]?) {
+        do {
+            let thumbnail = try thumbnailer.render(source.body, spec: key.spec, watermark: watermark)
             let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy.current)
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)

@@ -41,6 +41,7 @@ final class RenderCoordinator: Sendable {
     private let cache: ThumbnailCache?
     private let intermediates: IntermediateCache?
     private let policy: SharedFreshnessPolicy
+    private let watermarks: WatermarkSource
     private let state = Mutex(State())
     private let counts = RenderCounters()
 
@@ -56,11 +57,14 @@ final class RenderCoordinator: Sendable {
     ///   - policy: turns the origin's caching headers into each variant's freshness.
     ///   - intermediates: decoded intermediates kept for other sizes of the same source; `nil` for none
     ///     (the output bytes are the same either way).
+    ///   - watermarks: where a plan's watermark comes from (its URL is fetched after the source, on the same
+    ///     flight: a client that leaves cancels it like the source's fetch).
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache? = nil,
         policy: SharedFreshnessPolicy = SharedFreshnessPolicy(FreshnessPolicy(Settings.Cache())),
-        intermediates: IntermediateCache? = nil
+        intermediates: IntermediateCache? = nil, watermarks: WatermarkSource = .none
     ) {
+        self.watermarks = watermarks
         self.intermediates = intermediates
         self.fetcher = fetcher
         self.renderPool = renderPool
@@ -240,44 +244,73 @@ final class RenderCoordinator: Sendable {
             {
                 cache.storeSource(source, url: key.source, freshness: freshness)
             }
-            // `.abandoned` here means the last waiter left while this completion was already on its way
-            // (`cancel` lost the race): the origin cost is paid, so the source is rendered for the cache
-            // anyway, at background priority since nobody waits. The flight is no longer in the table, so
-            // `finish` will not remove a newer flight for the same key.
-            let priority = state.withLock { _ -> FetchPriority? in
-                switch flight.stage {
-                case .fetching:
-                    flight.stage = .rendering
-                    return flight.priority
-                case .abandoned:
-                    flight.stage = .rendering
-                    return .background
-                case .rendering, .finished:
-                    return nil  // cannot happen: the fetcher calls a completion once
-                }
+            if let watermark = key.spec.operations.watermark {
+                fetchWatermark(watermark, key, flight: flight, source: source)
+            } else {
+                submitRender(key, flight: flight, source: source, watermark: nil)
             }
-            guard let priority else { return }
-            do {
-                let job = try renderPool.submit(priority: priority == .interactive ? .interactive : .background) {
-                    [self] in
-                    render(key, flight: flight, source: source)
-                }
-                // A client that joined between the stage change and here raised only `flight.priority`.
-                let raised = state.withLock { _ -> Bool in
-                    flight.renderJob = job
-                    return priority == .background && flight.priority == .interactive
-                }
-                if raised { promote(.render(job)) }
-            } catch {
-                counts.renderQueueRejections.increment()
-                finish(key, flight: flight, result: .failure(.renderQueueFull))
+        }
+    }
+
+    /// Still in the fetch stage: the watermark's bytes, then the render. A client that leaves meanwhile cancels
+    /// the watermark's fetch (the flight's fetch ticket), as it would the source's.
+    private func fetchWatermark(
+        _ watermark: ThumbnailSpec.Watermark, _ key: VariantKey, flight: Flight, source: FetchedSource
+    ) {
+        let priority = state.withLock { _ in flight.priority }
+        let ticket = watermarks.bytes(for: watermark, priority: priority) { [self] result in
+            switch result {
+            case .success(let bytes): submitRender(key, flight: flight, source: source, watermark: bytes)
+            case .failure(let error): finish(key, flight: flight, result: .failure(error))
             }
+        }
+        guard let ticket else { return }
+        let abandoned = state.withLock { _ -> Bool in
+            flight.fetchTicket = ticket
+            return flight.stage == .abandoned
+        }
+        if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
+    }
+
+    /// Hands the source (and the watermark) to a render worker.
+    private func submitRender(_ key: VariantKey, flight: Flight, source: FetchedSource, watermark: [UInt8]?) {
+        // `.abandoned` here means the last waiter left while this completion was already on its way
+        // (`cancel` lost the race): the origin cost is paid, so the source is rendered for the cache
+        // anyway, at background priority since nobody waits. The flight is no longer in the table, so
+        // `finish` will not remove a newer flight for the same key.
+        let priority = state.withLock { _ -> FetchPriority? in
+            switch flight.stage {
+            case .fetching:
+                flight.stage = .rendering
+                return flight.priority
+            case .abandoned:
+                flight.stage = .rendering
+                return .background
+            case .rendering, .finished:
+                return nil  // cannot happen: the fetcher calls a completion once
+            }
+        }
+        guard let priority else { return }
+        do {
+            let job = try renderPool.submit(priority: priority == .interactive ? .interactive : .background) {
+                [self] in
+                render(key, flight: flight, source: source, watermark: watermark)
+            }
+            // A client that joined between the stage change and here raised only `flight.priority`.
+            let raised = state.withLock { _ -> Bool in
+                flight.renderJob = job
+                return priority == .background && flight.priority == .interactive
+            }
+            if raised { promote(.render(job)) }
+        } catch {
+            counts.renderQueueRejections.increment()
+            finish(key, flight: flight, result: .failure(.renderQueueFull))
         }
     }
 
     /// On a render worker. A rendered variant goes into the cache before any waiter is answered, so a
     /// request that arrives after an answer finds it there.
-    private func render(_ key: VariantKey, flight: Flight, source: FetchedSource) {
+    private func render(_ key: VariantKey, flight: Flight, source: FetchedSource, watermark: [UInt8]?) {
         counts.rendersStarted.increment()
         let started = LoopInstant.now()
         defer { counts.renderDurations.observe(0, started.duration(to: LoopInstant.now())) }
@@ -286,9 +319,10 @@ final class RenderCoordinator: Sendable {
             let thumbnail =
                 if let intermediates {
                     try intermediates.render(
-                        source.body, url: key.source.string, spec: key.spec, thumbnailer: thumbnailer)
+                        source.body, url: key.source.string, spec: key.spec, watermark: watermark,
+                        thumbnailer: thumbnailer)
                 } else {
-                    try thumbnailer.render(source.body, spec: key.spec)
+                    try thumbnailer.render(source.body, spec: key.spec, watermark: watermark)
                 }
             let variant = Self.variant(thumbnail, from: source, policy: policy.current)
             cache?.store(key, variant)

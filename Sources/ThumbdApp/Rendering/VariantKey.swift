@@ -61,8 +61,25 @@ struct VariantKey: Hashable, Sendable {
         return text
     }
 
+    /// ` wm=n:<name>:<digest>,<position>,<x>,<y>,<opacity>,<scale>` for a named watermark (the digest of its
+    /// file, so a replaced file makes new keys), ` wm=u:<length>:<url>,…` for one from a URL (the length
+    /// first, so that no URL can end early and imitate the fields after it).
+    private static func watermarkDescription(_ watermark: ThumbnailSpec.Watermark) -> String {
+        var text = " wm="
+        switch watermark.image {
+        case .named(let name, let digest): text += "n:\(name):" + String(digest, radix: 16)
+        case .url(let url): text += "u:\(url.utf8.count):\(url)"
+        }
+        switch watermark.position {
+        case .tile: text += ",tile"
+        case .gravity(let gravity): text += ",\(gravity.rawValue)"
+        }
+        text += ",\(watermark.offsetX),\(watermark.offsetY),\(watermark.opacity),\(watermark.scale)"
+        return text
+    }
+
     /// ` still ao=0 o=90m trim=10,ffffff crop=px:… bri=… con=… sat=… grey blur=… sharpen=… pixelate=… pad=t,r,b,l
-    /// bg=…`: only the steps that do something, in the order they run. A plain resize adds nothing, so its
+    /// wm=… bg=…`: only the steps that do something, in the order they run. A plain resize adds nothing, so its
     /// key is the one it had before the pipeline existed.
     private static func operationsDescription(_ operations: ThumbnailSpec.Operations) -> String {
         var text = ""
@@ -93,6 +110,7 @@ struct VariantKey: Hashable, Sendable {
         if operations.padding != .zero {
             text += " pad=" + operations.padding.sides.map(String.init).joined(separator: ",")
         }
+        if let watermark = operations.watermark { text += watermarkDescription(watermark) }
         if let background = operations.background { text += " bg=\(background)" }
         return text
     }

@@ -4,6 +4,8 @@
 /// with `sig` over the canonical query (``URLSignature``) when `security.signing_keys` is set.
 struct ThumbQueryForm: URLForm {
     let verifier: URLSignatureVerifier
+    /// The named watermarks `wm=` may use (their digests go into the key).
+    var watermarks = WatermarkSource.none
 
     var keyGeneration: UInt64 { verifier.keyGeneration }
 
@@ -12,7 +14,8 @@ struct ThumbQueryForm: URLForm {
         let parameters = try QueryParameters(parsing: identity.query ?? "")
         let keyGeneration = try verifier.verify(parameters)
         return VerifiedRequest(
-            request: try ThumbnailRequest(parameters: parameters, accept: identity.accept), keyGeneration: keyGeneration
+            request: try ThumbnailRequest(parameters: parameters, accept: identity.accept, watermarks: watermarks),
+            keyGeneration: keyGeneration
         )
     }
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import OriginFetch
 import Thumbnailing
 
 /// The `/thumb` parameters of the pipeline's steps (docs/api.md): `autorotate`, `rotate`, `flip`, `trim`,
@@ -8,7 +9,7 @@ import Thumbnailing
 extension ThumbnailRequest {
     /// The steps the parameters ask for. `dpr` scales the values given in CSS pixels (`padding`).
     static func operations(
-        _ values: [Parameter: String], dpr: Double
+        _ values: [Parameter: String], dpr: Double, watermarks: WatermarkSource = .none
     ) throws(RequestError) -> ThumbnailSpec.Operations {
         var operations = ThumbnailSpec.Operations()
         if let text = values[.animated] { operations.animated = try boolean(text, name: "animated") }
@@ -68,7 +69,62 @@ extension ThumbnailRequest {
             }
             operations.background = colour
         }
+        operations.watermark = try watermark(values, dpr: dpr, watermarks: watermarks)
         return operations
+    }
+
+    /// `wm=<name>` or `wm_url=<url>`, placed by `wm_pos` (a compass point or `tile`; default `southeast`),
+    /// `wm_x`/`wm_y` (CSS px inward from the edges, × dpr), `wm_opacity` (0...1) and `wm_scale` (0...1 of the
+    /// output's width). The `wm_*` options without an image are refused, not ignored.
+    private static func watermark(
+        _ values: [Parameter: String], dpr: Double, watermarks: WatermarkSource
+    ) throws(RequestError) -> ThumbnailSpec.Watermark? {
+        let options: [Parameter] = [.wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale]
+        var watermark: ThumbnailSpec.Watermark
+        switch (values[.wm], values[.wm_url]) {
+        case (nil, nil):
+            if let given = options.first(where: { values[$0] != nil }) {
+                throw .invalidValue(given.rawValue, reason: "needs wm or wm_url")
+            }
+            return nil
+        case (.some, .some):
+            throw .invalidValue("wm_url", reason: "give wm or wm_url, not both")
+        case (let name?, nil):
+            guard let digest = watermarks.digest(named: name) else {
+                throw .invalidValue("wm", reason: "no watermark of that name is configured")
+            }
+            watermark = ThumbnailSpec.Watermark(image: .named(name, digest: digest))
+        case (nil, let text?):
+            guard text.utf8.count <= maxURLBytes, let url = try? SourceURL(text) else {
+                throw .invalidValue("wm_url", reason: "must be an absolute http or https URL")
+            }
+            watermark = ThumbnailSpec.Watermark(image: .url(url.string))
+        }
+        if let text = values[.wm_pos] {
+            if text == "tile" {
+                watermark.position = .tile
+            } else if let gravity = Gravity(rawValue: text == "center" ? "centre" : text),
+                gravity != .attention && gravity != .entropy
+            {
+                watermark.position = .gravity(gravity)
+            } else {
+                throw .invalidValue("wm_pos", reason: "must be centre, a compass point or tile")
+            }
+        }
+        for (parameter, keyPath) in [(Parameter.wm_x, \ThumbnailSpec.Watermark.offsetX), (.wm_y, \.offsetY)] {
+            guard let text = values[parameter] else { continue }
+            let limit = ThumbnailSpec.Watermark.maxOffset
+            guard let value = integer(text), case let scaled = Int((Double(value) * dpr).rounded()), scaled <= limit
+            else { throw .invalidValue(parameter.rawValue, reason: "must be a whole number 0...\(limit) (× dpr)") }
+            if watermark.position == .tile, scaled != 0 {
+                throw .invalidValue(parameter.rawValue, reason: "a tiled watermark has no offset")
+            }
+            watermark[keyPath: keyPath] = scaled
+        }
+        let unit = FixedDecimal.zero...FixedDecimal.one
+        if let text = values[.wm_opacity] { watermark.opacity = try decimal(text, name: "wm_opacity", in: unit) }
+        if let text = values[.wm_scale] { watermark.scale = try decimal(text, name: "wm_scale", in: unit) }
+        return watermark
     }
 
     /// `fp:x,y` (fractions 0...1): the focal point of `gravity`.

@@ -23,7 +23,7 @@ extension ThumbnailRequest {
 
     /// Validates already decoded parameters (the service decodes once, checks `sig` on them, then validates).
     /// - Throws: `RequestError` naming the offending parameter.
-    init(parameters: QueryParameters, accept: String?) throws(RequestError) {
+    init(parameters: QueryParameters, accept: String?, watermarks: WatermarkSource = .none) throws(RequestError) {
         var seen = Set<String>()
         var values: [Parameter: String] = [:]
         var signature: String?
@@ -86,7 +86,7 @@ extension ThumbnailRequest {
                 }
             } ?? false
         let format = try Self.formatRequest(values[.format], accept: accept)
-        let operations = try Self.operations(values, dpr: dpr)
+        let operations = try Self.operations(values, dpr: dpr, watermarks: watermarks)
 
         do {
             spec = try ThumbnailSpec(
@@ -104,6 +104,7 @@ extension ThumbnailRequest {
         // The pipeline's steps (ThumbnailRequest+Operations.swift).
         case animated, autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
         case pixelate, padding, bg
+        case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     }
 
     // MARK: - Values

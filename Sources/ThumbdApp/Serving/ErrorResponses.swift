@@ -89,6 +89,8 @@ extension ErrorResponse {
             self.init(status: Self.unprocessable, publicMessage: "crop region lies outside the image", logLevel: .info)
         case .canvasTooLarge:
             self.init(status: Self.unprocessable, publicMessage: "output has too many pixels", logLevel: .info)
+        case .watermarkUnusable:
+            self.init(status: Self.unprocessable, publicMessage: "watermark image is not usable", logLevel: .info)
         case .tooManyFrames:
             self.init(status: Self.unprocessable, publicMessage: "source has too many frames", logLevel: .info)
         case .notAnimatable:
@@ -107,6 +109,19 @@ extension ErrorResponse {
         case .request(let error): self.init(error)
         case .fetch(let error): self.init(error)
         case .thumbnail(let error): self.init(error)
+        case .watermark(let error):
+            // The picture may be fine; the client learns that its watermark is at fault, not why.
+            switch error {
+            case .addressForbidden, .schemeForbidden, .hostForbidden:
+                self.init(status: Self.forbidden, publicMessage: "watermark not allowed", logLevel: .warning)
+            case .tooLarge:
+                self.init(status: Self.contentTooLarge, publicMessage: "watermark too large", logLevel: .info)
+            case .cancelled:
+                self.init(
+                    status: Self.unavailable, publicMessage: "shutting down", logLevel: .info, retryAfterSeconds: 1)
+            default:
+                self.init(status: Self.badGateway, publicMessage: "watermark unavailable", logLevel: .warning)
+            }
         case .renderQueueFull:
             self.init(
                 status: Self.unavailable, publicMessage: "too busy, retry shortly", logLevel: .warning,

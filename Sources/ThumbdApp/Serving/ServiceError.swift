@@ -7,6 +7,8 @@ enum ServiceError: Error, Sendable {
     case request(RequestError)
     case fetch(FetchError)
     case thumbnail(ThumbnailError)
+    /// The watermark named by a URL could not be fetched.
+    case watermark(FetchError)
     /// The render queue is full: answer 503 with Retry-After rather than queue without bound.
     case renderQueueFull
     /// The service is stopping and no longer starts work.

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import FoundationEssentials
+import OriginFetch
+import ThumbdSettings
+import Thumbnailing
+
+/// Where a render gets its watermark's bytes: a named one from the images the configuration lists
+/// (`image.watermarks`, read and checked at start), one from a URL through the same fetcher as every source,
+/// so it meets the same guard (SSRF rules, allowed hosts, size limit, timeouts), is coalesced with any other
+/// fetch of that URL, is taken from the recent sources when one is there, and is kept as a source afterwards.
+final class WatermarkSource: Sendable {
+    /// A named watermark: its bytes and their digest (which the variant key holds).
+    struct Named: Sendable {
+        let bytes: [UInt8]
+        let digest: UInt64
+    }
+
+    private let named: [String: Named]
+    private let fetcher: OriginFetcher?
+    private let cache: ThumbnailCache?
+    private let policy: SharedFreshnessPolicy?
+
+    /// No named watermarks and no fetching (tests that do not use watermarks).
+    static let none = WatermarkSource(named: [:], fetcher: nil, cache: nil, policy: nil)
+
+    init(named: [String: Named], fetcher: OriginFetcher?, cache: ThumbnailCache?, policy: SharedFreshnessPolicy?) {
+        self.named = named
+        self.fetcher = fetcher
+        self.cache = cache
+        self.policy = policy
+    }
+
+    /// Reads and checks every `image.watermarks` file: an image `thumbnailer` reads, within its pixel limit.
+    /// - Throws: `SettingsError` naming the entry.
+    static func load(
+        _ files: [Settings.WatermarkFile], thumbnailer: Thumbnailer, fetcher: OriginFetcher, cache: ThumbnailCache?,
+        policy: SharedFreshnessPolicy
+    ) throws(SettingsError) -> WatermarkSource {
+        var named: [String: Named] = [:]
+        for file in files {
+            let bytes: [UInt8]
+            do {
+                bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file.path)))
+            } catch {
+                throw SettingsError(key: "image.watermarks", reason: "\(file.name): cannot read \(file.path): \(error)")
+            }
+            do {
+                let probe = try thumbnailer.probe(bytes)
+                guard probe.width * probe.height <= thumbnailer.configuration.maxSourcePixels else {
+                    throw ThumbnailError.tooManyPixels(width: probe.width, height: probe.height)
+                }
+            } catch {
+                throw SettingsError(
+                    key: "image.watermarks", reason: "\(file.name): \(file.path) is not usable: \(error)")
+            }
+            named[file.name] = Named(bytes: bytes, digest: bytes.withUnsafeBytes { XXHash64.hash($0) })
+        }
+        return WatermarkSource(named: named, fetcher: fetcher, cache: cache, policy: policy)
+    }
+
+    /// The digest of the named watermark, `nil` when there is none by that name (the parser's check).
+    func digest(named name: String) -> UInt64? { named[name]?.digest }
+
+    /// Calls `completion` once with `watermark`'s bytes: at once for a named one, else on the fetch thread.
+    /// - Returns: the fetch's ticket when a transfer was asked for (to cancel it when nobody waits any more).
+    @discardableResult
+    func bytes(
+        for watermark: ThumbnailSpec.Watermark, priority: FetchPriority,
+        completion: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
+    ) -> FetchTicket? {
+        switch watermark.image {
+        case .named(let name, let digest):
+            guard let mark = named[name], mark.digest == digest else {
+                completion(.failure(.thumbnail(.watermarkUnusable)))
+                return nil
+            }
+            completion(.success(mark.bytes))
+            return nil
+        case .url(let text):
+            guard let fetcher, let url = try? SourceURL(text) else {
+                completion(.failure(.watermark(.invalidURL(detail: text))))
+                return nil
+            }
+            let cache = self.cache
+            let policy = self.policy
+            return fetcher.fetch(FetchRequest(url: url.string, priority: priority), reuse: { cache?.recentSource(url) })
+            {
+                result in
+                switch result {
+                case .success(let source):
+                    if let cache, let policy,
+                        case .store(let freshness) = policy.current.decide(source.headers, receivedAt: Timestamp.now())
+                    {
+                        cache.storeSource(source, url: url, freshness: freshness)
+                    }
+                    completion(.success(source.body))
+                case .failure(let error):
+                    completion(.failure(.watermark(error)))
+                }
+            }
+        }
+    }
+}

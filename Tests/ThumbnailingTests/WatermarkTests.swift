@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+import ThumbdTestSupport
+import Thumbnailing
+
+/// A watermark over the output, by pixels: grid.png (300x300, 3x3 cells; the bottom-right cell is grey 128) under
+/// quadrants.png (64x48: red, green / blue, yellow) as the mark.
+@Suite struct WatermarkTests {
+    static func spec(_ configure: (inout ThumbnailSpec.Watermark) -> Void) throws -> ThumbnailSpec {
+        var watermark = ThumbnailSpec.Watermark(image: .named("quadrants", digest: 1))
+        configure(&watermark)
+        var operations = ThumbnailSpec.Operations()
+        operations.watermark = watermark
+        return try ThumbnailSpec(width: 300, height: 300, format: .exactly(.png), operations: operations)
+    }
+
+    static func render(_ spec: ThumbnailSpec, mark: String = "quadrants.png") throws -> DecodedImage {
+        let thumbnail = try TestThumbnailer.make().render(
+            Fixtures.bytes("grid.png"), spec: spec, watermark: Fixtures.bytes(mark))
+        return try DecodedImage(decoding: thumbnail.bytes)
+    }
+
+    static let grey = Fixtures.grid[2][2]
+
+    @Test func theMarkSitsInItsCornerInsideTheOffsets() throws {
+        // Given the mark at the south-east corner, 10 px in from both edges
+        let image = try Self.render(
+            try Self.spec {
+                $0.offsetX = 10; $0.offsetY = 10
+            })
+        // Then its top-left (red) quadrant starts at (226, 242), its bottom-right (yellow) ends at (289, 289),
+        // and the 10 px margin still shows the grid
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 226 + 16, y: 242 + 12, colour: Fixtures.red),
+                    (x: 226 + 48, y: 242 + 36, colour: Fixtures.yellow),
+                    (x: 295, y: 295, colour: Self.grey), (x: 220, y: 250, colour: Self.grey),
+                ], tolerance: 8) == nil)
+        #expect(!image.hasAlpha)
+    }
+
+    @Test func opacityMixesTheMarkWithThePicture() throws {
+        let image = try Self.render(try Self.spec { $0.opacity = FixedDecimal(parsing: "0.5")! })
+        // Red (230, 30, 30) half over grey 128: about (179, 79, 79)
+        #expect(image.colour(x: 236 + 16, y: 252 + 12).isClose(to: RGB(179, 79, 79), tolerance: 6))
+    }
+
+    @Test func tiledMarksCoverThePicture() throws {
+        let image = try Self.render(try Self.spec { $0.position = .tile })
+        // Every 64x48 block repeats the mark, from the top-left corner
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 16, y: 12, colour: Fixtures.red), (x: 48, y: 12, colour: Fixtures.green),
+                    (x: 64 * 3 + 16, y: 48 * 4 + 36, colour: Fixtures.blue),
+                    (x: 64 * 4 + 40, y: 48 * 5 + 36, colour: Fixtures.yellow),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func scaleSizesTheMarkToTheOutput() throws {
+        // Half the output's width: 150 px wide, 113 high, at the north-west corner
+        let image = try Self.render(
+            try Self.spec {
+                $0.scale = FixedDecimal(parsing: "0.5")!; $0.position = .gravity(.northWest)
+            })
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 37, y: 28, colour: Fixtures.red), (x: 112, y: 28, colour: Fixtures.green),
+                    (x: 112, y: 84, colour: Fixtures.yellow),
+                    (x: 160, y: 50, colour: Fixtures.grid[0][1]), (x: 50, y: 125, colour: Fixtures.grid[1][0]),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func aTransparentMarkLetsThePictureThrough() throws {
+        // rgba.png: the quadrants with a transparent bottom half
+        let image = try Self.render(try Self.spec { $0.position = .gravity(.northWest) }, mark: "rgba.png")
+        #expect(image.colour(x: 16, y: 12).isClose(to: Fixtures.red, tolerance: 8))
+        #expect(image.colour(x: 16, y: 40).isClose(to: Fixtures.grid[0][0], tolerance: 8))
+    }
+
+    @Test func anUnusableMarkIsAnError() throws {
+        for mark in ["page.html", "image.svg", "truncated.jpg", "bomb.png"] {
+            #expect(throws: ThumbnailError.watermarkUnusable, "\(mark)") {
+                try Self.render(try Self.spec { _ in }, mark: mark)
+            }
+        }
+        // and a spec with a watermark cannot render without its image
+        #expect(throws: ThumbnailError.watermarkUnusable) {
+            try TestThumbnailer.make().render(Fixtures.bytes("grid.png"), spec: try Self.spec { _ in })
+        }
+    }
+
+    @Test func everyFrameOfAnAnimationIsMarked() throws {
+        var operations = ThumbnailSpec.Operations()
+        var watermark = ThumbnailSpec.Watermark(image: .url("http://example.com/m.png"))
+        watermark.position = .gravity(.northWest)
+        operations.watermark = watermark
+        let spec = try ThumbnailSpec(
+            width: 96, height: 64, enlarge: true, format: .exactly(.gif), operations: operations)
+        let thumbnail = try TestThumbnailer.make().render(
+            Fixtures.bytes("animated.gif"), spec: spec, watermark: Fixtures.bytes("grey.png"))
+        let image = try DecodedImage(decoding: thumbnail.bytes, allFrames: true)
+        #expect(image.frameCount == 3)
+        for (frame, colour) in Fixtures.animationFrames.enumerated() {
+            // The grey mark's dark left half at the top-left, the frame's colour outside it
+            #expect(
+                image.colour(frame: frame, x: 10, y: 10).isClose(to: RGB(40, 40, 40), tolerance: 12), "frame \(frame)")
+            #expect(image.colour(frame: frame, x: 80, y: 56).isClose(to: colour, tolerance: 24), "frame \(frame)")
+        }
+    }
+}
