@@ -92,7 +92,7 @@ ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVi
     step = THUMBD_VIPS_STEP_THUMBNAIL;
     ResizeTarget target = {info.swap ? frame_height : frame_width, info.swap ? frame_width : frame_height,
                            VIPS_SIZE_FORCE};
-    const char *profile = info.use_icc ? "srgb" : NULL;
+    const char *profile = info.use_icc && !p.keep_icc ? "srgb" : NULL;
     int failed_call = profile ? vips_thumbnail_buffer((void *)buffer, length, &image, target.width, "height",
                                                       target.height, "size", target.size, "no_rotate", TRUE,
                                                       "fail_on", VIPS_FAIL_ON_ERROR, "option_string",
@@ -138,8 +138,8 @@ ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVi
     step = THUMBD_VIPS_STEP_DECODE;
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
 
-    // No metadata but what makes it an animation.
-    vips_image_map(image, thumbd_vips_remove_field, NULL);
+    // No metadata but what the plan keeps and what makes it an animation.
+    int strip = thumbd_step_metadata(image, p, NULL);
     vips_image_set_int(image, VIPS_META_PAGE_HEIGHT, output_height);
     vips_image_set_array_int(image, "delay", delays, frame_count);
     vips_image_set_int(image, "loop", loop);
@@ -147,7 +147,7 @@ ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVi
     delays = NULL;
 
     step = THUMBD_VIPS_STEP_SAVE;
-    if (thumbd_vips_save(image, p.format_animated, p, &result->data, &result->length)) goto failed;
+    if (thumbd_vips_encode(image, p.format_animated, p, strip, result)) goto failed;
     result->format = p.format_animated;
     result->width = output_width;
     result->height = output_height;

@@ -19,6 +19,9 @@ struct ThumbdVipsIntermediate {
     int source_width;   // as stored, for results
     int source_height;
     int orientation;    // the source's EXIF orientation, already applied to `image`
+    char *copyright;    // (owned) the source's EXIF copyright and artist values, or NULL
+    char *artist;
+    VipsBlob *icc;      // (owned) the source's ICC profile when made for a plan that keeps it (pixels unconverted)
     ThumbdVipsFormat source_format;
     const char *loader;  // static class name
 };
@@ -54,10 +57,11 @@ static int region_of_header(ThumbdVipsThumbnailParams p, ThumbdVipsSourceInfo in
 }
 
 ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
-                                const int *bands, int band_count, double margin, int *band,
+                                const int *bands, int band_count, double margin, int *band, int *own,
                                 ThumbdVipsThumbnailResult *result) {
     memset(result, 0, sizeof(*result));
     *band = 0;
+    *own = 0;
     ThumbdVipsSourceInfo info;
     ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
@@ -76,8 +80,10 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
     thumbd_box_scale(p, width, height, &hscale, &vscale);
     // hscale, vscale: output pixels per source pixel, which is what an intermediate must hold (times margin),
     // whether the box is made from the whole picture or from a region of it.
+    // Shared intermediates hold sRGB pixels: a plan that keeps the source's profile never uses one.
+    int shared = !(p.keep_icc && info.use_icc);
     // The smallest band whose intermediate holds at least `margin` times the box's pixels on each axis.
-    for (int i = 0; i < band_count; i++) {
+    for (int i = 0; shared && i < band_count; i++) {
         if (bands[i] <= 0) continue;
         double limit = band_scale(bands[i], info.upright_width, info.upright_height) / VIPS_MAX(1.0, margin);
         if (hscale <= limit && vscale <= limit && (*band == 0 || bands[i] < *band)) *band = bands[i];
@@ -87,6 +93,7 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
         int longest = VIPS_MAX(info.upright_width, info.upright_height);
         double needed = ceil(longest * VIPS_MAX(hscale, vscale) * VIPS_MAX(1.0, margin));
         *band = (int)VIPS_MAX(1.0, VIPS_MIN((double)longest, needed));
+        *own = 1;
     }
     vips_error_clear();
     return THUMBD_VIPS_STEP_OK;
@@ -121,7 +128,7 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
         image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
                                            VIPS_FAIL_ON_ERROR, "shrink", shrink, NULL);
         if (!image) goto failed;
-        if (info.use_icc) {
+        if (info.use_icc && !p.keep_icc) {
             THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
                                                        VIPS_SIZE_DOWN, "no_rotate", TRUE, "export_profile", "srgb",
                                                        NULL));
@@ -129,7 +136,8 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
             THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
                                                        VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL));
         }
-    } else if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc ? "srgb" : NULL)) {
+    } else if (thumbd_vips_thumbnail_call(buffer, length, &image, target,
+                                          info.use_icc && !p.keep_icc ? "srgb" : NULL)) {
         goto failed;
     }
 
@@ -146,9 +154,14 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
     // Pixels in memory (autorot and the casts are lazy), then no metadata at all: the intermediate is shared
     // read-only by every render thread and must carry nothing (orientation, ICC) a later step would act on.
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+    // What a plan may keep is saved first (copy_memory keeps the source's fields).
+    ThumbdVipsIntermediate *intermediate = g_new0(ThumbdVipsIntermediate, 1);
+    ThumbdVipsThumbnailParams keep = p;
+    keep.keep_copyright = 1;
+    keep.keep_icc = p.keep_icc;
+    thumbd_keep_metadata(image, keep, &intermediate->copyright, &intermediate->artist, &intermediate->icc);
     vips_image_map(image, thumbd_vips_remove_field, NULL);
 
-    ThumbdVipsIntermediate *intermediate = g_new0(ThumbdVipsIntermediate, 1);
     intermediate->image = image;
     intermediate->upright_width = info.upright_width;
     intermediate->upright_height = info.upright_height;
@@ -173,6 +186,9 @@ size_t thumbd_vips_intermediate_bytes(const ThumbdVipsIntermediate *intermediate
 void thumbd_vips_intermediate_release(ThumbdVipsIntermediate *intermediate) {
     if (!intermediate) return;
     g_object_unref(intermediate->image);
+    g_free(intermediate->copyright);
+    g_free(intermediate->artist);
+    if (intermediate->icc) vips_area_unref(VIPS_AREA(intermediate->icc));
     g_free(intermediate);
 }
 
@@ -236,7 +252,13 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
     THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, target_width, "height", target_height, "size",
                                                VIPS_SIZE_FORCE, "no_rotate", TRUE, NULL));
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
-    return thumbd_vips_finish(image, (ThumbdOrientation){0, 0}, p, result);
+    // Our copy is private: the kept profile can go back on it for the metadata step.
+    if (intermediate->icc && p.keep_icc) {
+        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, VIPS_AREA(intermediate->icc)->data,
+                                 VIPS_AREA(intermediate->icc)->length);
+    }
+    ThumbdKeptMetadata kept = {intermediate->copyright, intermediate->artist};
+    return thumbd_vips_finish(image, (ThumbdOrientation){0, 0}, p, &kept, result);
 
 failed:
     return thumbd_vips_fail(image, step, result);

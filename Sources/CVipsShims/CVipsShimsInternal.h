@@ -106,9 +106,26 @@ int thumbd_renders_animation(ThumbdVipsThumbnailParams p, ThumbdVipsSourceInfo i
 ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
                                      ThumbdVipsSourceInfo info, ThumbdVipsThumbnailResult *result);
 
-// Encodes `image` (borrowed) as `format` with p's encoder settings into *data (g_malloc'ed) / *length.
-int thumbd_vips_save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, void **data,
-                     size_t *length);
+// What a plan keeps of the source's EXIF when its pixels come from an intermediate (which carries no metadata).
+typedef struct ThumbdKeptMetadata {
+    const char *copyright;  // (transfer none) or NULL
+    const char *artist;
+} ThumbdKeptMetadata;
+
+// The metadata step (CVipsEncode.c): removes every field of the private `image` except what p keeps (EXIF
+// copyright and artist, from `kept` when given, else from the image's own fields; the ICC profile). Returns 1
+// when the savers must strip (nothing kept), 0 when they must write what is left.
+int thumbd_step_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, const ThumbdKeptMetadata *kept);
+
+// Copies what p keeps of `image`'s metadata: EXIF copyright and artist values (transfer full, NULL when absent
+// or not kept) and the ICC profile (transfer full, NULL likewise).
+void thumbd_keep_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, char **copyright, char **artist,
+                          VipsBlob **icc);
+
+// Encodes `image` (borrowed) as `format` with p's encoder settings into result->data / length (g_malloc'ed),
+// searching lower qualities for p.max_bytes; sets result->quality. 0 on success, -1 on failure.
+int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int strip,
+                       ThumbdVipsThumbnailResult *result);
 
 // Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height);
@@ -128,7 +145,7 @@ ThumbdVipsStep thumbd_vips_check_source(const void *buffer, size_t length, Thumb
 // `orientation` says; {0, 0}: nothing to do), 8-bit, crop for cover, effects, pad, pick the format, flatten,
 // strip, encode into result.
 ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientation, ThumbdVipsThumbnailParams p,
-                                  ThumbdVipsThumbnailResult *result);
+                                  const ThumbdKeptMetadata *kept, ThumbdVipsThumbnailResult *result);
 
 // Failure exit: releases image (transfer full, may be NULL) and any output, copies the error text into
 // result->error_detail, returns step.

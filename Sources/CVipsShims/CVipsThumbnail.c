@@ -87,71 +87,6 @@ void *thumbd_vips_remove_field(VipsImage *image, const char *name, GValue *value
     return NULL;
 }
 
-static uint32_t read_le32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void write_le32(unsigned char *p, uint32_t v) {
-    p[0] = v & 0xFF;
-    p[1] = (v >> 8) & 0xFF;
-    p[2] = (v >> 16) & 0xFF;
-    p[3] = (v >> 24) & 0xFF;
-}
-
-// Removes the EXIF, XMP and ICC chunks from an extended (VP8X) WebP, in place, and clears their VP8X flags.
-// Needed because libvips 8.14.1's webpsave ignores "strip" and always writes a fresh EXIF block (resolution,
-// dimensions, orientation); fixed in 8.14.2, where this finds nothing to remove. Returns the new length; a
-// buffer that is not a well-formed WebP is returned unchanged.
-static size_t webp_strip_metadata(unsigned char *data, size_t length) {
-    if (length < 12 || memcmp(data, "RIFF", 4) || memcmp(data + 8, "WEBP", 4)) return length;
-    if (read_le32(data + 4) + 8 != length) return length;
-    size_t in = 12, out = 12;
-    unsigned char *vp8x = NULL;
-    while (in + 8 <= length) {
-        size_t chunk = 8 + (size_t)read_le32(data + in + 4);
-        chunk += chunk & 1;  // chunks are padded to an even size
-        if (chunk > length - in) return length;
-        int drop = !memcmp(data + in, "EXIF", 4) || !memcmp(data + in, "XMP ", 4) || !memcmp(data + in, "ICCP", 4);
-        if (!drop) {
-            memmove(data + out, data + in, chunk);
-            if (!memcmp(data + out, "VP8X", 4) && chunk >= 18) vp8x = data + out;
-            out += chunk;
-        }
-        in += chunk;
-    }
-    if (in != length) return length;
-    if (vp8x) vp8x[8] &= (unsigned char)~(0x20 | 0x08 | 0x04);  // ICC, EXIF, XMP flags
-    write_le32(data + 4, (uint32_t)(out - 8));
-    return out;
-}
-
-int thumbd_vips_save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, void **data,
-                     size_t *length) {
-    switch (format) {
-    case THUMBD_VIPS_FORMAT_GIF:
-        // cgif quantises to one palette per frame (libimagequant); an animation keeps its frames and delays.
-        return vips_gifsave_buffer(image, data, length, "strip", TRUE, NULL);
-    case THUMBD_VIPS_FORMAT_JPEG:
-        return vips_jpegsave_buffer(image, data, length, "Q", p.quality, "optimize_coding", TRUE, "interlace",
-                                    p.jpeg_progressive ? TRUE : FALSE, "strip", TRUE, NULL);
-    case THUMBD_VIPS_FORMAT_PNG:
-        return vips_pngsave_buffer(image, data, length, "compression", p.png_compression, "strip", TRUE, NULL);
-    case THUMBD_VIPS_FORMAT_WEBP:
-        if (vips_webpsave_buffer(image, data, length, "Q", p.quality, "effort", p.webp_effort, "strip", TRUE,
-                                 NULL))
-            return -1;
-        *length = webp_strip_metadata(*data, *length);
-        return 0;
-    case THUMBD_VIPS_FORMAT_AVIF:
-        return vips_heifsave_buffer(image, data, length, "Q", p.quality, "compression",
-                                    VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "effort", p.avif_effort, "strip", TRUE,
-                                    NULL);
-    default:
-        vips_error("thumbd", "format %d cannot be written", (int)format);
-        return -1;
-    }
-}
-
 ThumbdVipsStep thumbd_vips_fail(VipsImage *image, ThumbdVipsStep step, ThumbdVipsThumbnailResult *result) {
     if (image) g_object_unref(image);
     g_free(result->data);
@@ -218,14 +153,16 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
         target.width = target.height;
         target.height = w;
     }
-    if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc ? "srgb" : NULL)) goto failed;
+    // Keeping the profile keeps the pixels in its colour space: no conversion to sRGB.
+    if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc && !p.keep_icc ? "srgb" : NULL))
+        goto failed;
 
     // 4. Decode and shrink: the only place source pixels are read.
     step = THUMBD_VIPS_STEP_DECODE;
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
 
     // 5-6.
-    return thumbd_vips_finish(image, info.job, p, result);
+    return thumbd_vips_finish(image, info.job, p, NULL, result);
 
 failed:
     return thumbd_vips_fail(image, step, result);
@@ -234,7 +171,7 @@ failed:
 int thumbd_needs_region(ThumbdVipsThumbnailParams p) { return p.trim || p.crop_unit != THUMBD_VIPS_CROP_NONE; }
 
 ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientation, ThumbdVipsThumbnailParams p,
-                                  ThumbdVipsThumbnailResult *result) {
+                                  const ThumbdKeptMetadata *kept, ThumbdVipsThumbnailResult *result) {
     ThumbdVipsStep step = THUMBD_VIPS_STEP_THUMBNAIL;
     // 5. Oriented, 8-bit, cropped, effects, canvas (CVipsSteps.c, in the plan's order).
     if (thumbd_step_orient(&image, orientation)) goto failed;
@@ -274,13 +211,12 @@ ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientatio
     }
     if (thumbd_step_flatten(&image, p, format)) goto failed;
 
-    // 6. Encode. Every metadata field (EXIF and its parsed exif-* tags, XMP, IPTC, ICC, orientation, page
-    // and loader fields) is removed first, and the savers are also asked to strip: libvips 8.14.1's webpsave
-    // ignores "strip" and would rebuild EXIF from the exif-* fields. Our image is private (refcount 1), so
-    // changing its metadata is safe; vips_image_map copes with removal while mapping.
-    vips_image_map(image, thumbd_vips_remove_field, NULL);
+    // 6. Metadata (what the plan keeps; nothing by default), then encode. The savers are asked to strip when
+    // nothing is kept: libvips 8.14.1's webpsave ignores "strip" and would rebuild EXIF from the exif-* fields,
+    // which the metadata step has removed.
+    int strip = thumbd_step_metadata(image, p, kept);
     step = THUMBD_VIPS_STEP_SAVE;
-    if (thumbd_vips_save(image, format, p, &result->data, &result->length)) goto failed;
+    if (thumbd_vips_encode(image, format, p, strip, result)) goto failed;
     result->format = format;
     result->width = image->Xsize;
     result->height = image->Ysize;

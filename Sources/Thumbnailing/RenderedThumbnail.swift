@@ -12,9 +12,14 @@ package struct RenderedThumbnail: Hashable, Sendable {
     package let height: Int
     /// The format the source was read as.
     package let sourceFormat: ImageFormat
+    /// The quality `max_bytes` settled on; `nil` when the plan has no `max_bytes` or the output is lossless.
+    package let quality: Int?
 
     /// A thumbnail made of `bytes` (tests and caches rebuild one from stored bytes).
-    package init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int, sourceFormat: ImageFormat) {
+    package init(
+        bytes: [UInt8], format: ImageFormat, width: Int, height: Int, sourceFormat: ImageFormat, quality: Int? = nil
+    ) {
+        self.quality = quality
         self.bytes = bytes
         self.format = format
         self.width = width

@@ -40,6 +40,21 @@ extension ThumbnailSpec {
         package var background: RGBAColour?
         /// An image laid over the output, last.
         package var watermark: Watermark?
+        /// Progressive JPEG / interlaced PNG; `nil` takes the configuration's.
+        package var progressive: Bool?
+        /// JPEG and AVIF chroma subsampling; `nil` lets libvips choose (4:2:0 below quality 90).
+        package var chroma: Chroma?
+        /// Lossless WebP and AVIF.
+        package var lossless = false
+        /// AVIF encoder effort 0...9; `nil` takes the configuration's.
+        package var avifEffort: Int?
+        /// Largest body in bytes: lossy output is encoded again at lower qualities (down to
+        /// `Operations.maxBytesQualityFloor`) until it fits.
+        package var maxBytes: Int?
+        /// Keeps the source's EXIF copyright and artist (JPEG, WebP and AVIF output).
+        package var keepCopyright = false
+        /// Keeps the source's ICC profile, pixels unconverted, instead of converting to sRGB.
+        package var keepColourProfile = false
 
         /// A plain resize.
         package init() {}
@@ -56,6 +71,10 @@ extension ThumbnailSpec {
         package static let pixelateRange = 0...256
         /// Largest padding on one side, in output pixels.
         package static let maxPadding = 1024
+        /// `maxBytes` range.
+        package static let maxBytesRange = 1024...100_000_000
+        /// The lowest quality `maxBytes` goes down to.
+        package static let maxBytesQualityFloor = 10
 
         /// Checks every range; the error names the field as `/thumb` spells it.
         package func validate() throws(SpecError) {
@@ -83,6 +102,20 @@ extension ThumbnailSpec {
             }
             if let crop { try crop.validate() }
             if let watermark { try watermark.validate() }
+            if let avifEffort, !(0...9).contains(avifEffort) {
+                throw SpecError(field: "avif_effort", reason: "must be 0...9")
+            }
+            if let maxBytes, !Self.maxBytesRange.contains(maxBytes) {
+                throw SpecError(field: "max_bytes", reason: "must be 1024...100000000")
+            }
+        }
+
+        /// Chroma subsampling.
+        package enum Chroma: String, Hashable, Sendable {
+            /// 4:2:0: colour at half resolution on both axes.
+            case subsampled = "420"
+            /// 4:4:4: colour at full resolution.
+            case full = "444"
         }
 
         /// The canonical form: neutral values removed (pixelate 1, a crop of the whole picture).

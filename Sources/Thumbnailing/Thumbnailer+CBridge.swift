@@ -36,6 +36,8 @@ extension Thumbnailer {
             params.focal_y = focalPoint.y.value
         }
         spec.operations.fill(&params)
+        if let progressive = spec.operations.progressive { params.jpeg_progressive = progressive ? 1 : 0 }
+        if let effort = spec.operations.avifEffort { params.avif_effort = Int32(effort) }
         params.format_animated =
             spec.operations.animated
             ? animatedFormat(for: spec.format)?.vipsFormat ?? THUMBD_VIPS_FORMAT_UNKNOWN : THUMBD_VIPS_FORMAT_UNKNOWN
@@ -91,6 +93,16 @@ extension ThumbnailSpec.Operations {
             params.watermark_opacity = watermark.opacity.value
             params.watermark_scale = watermark.scale.value
         }
+        switch chroma {
+        case nil: params.chroma = 0
+        case .subsampled?: params.chroma = 1
+        case .full?: params.chroma = 2
+        }
+        params.lossless = lossless ? 1 : 0
+        params.max_bytes = Int64(maxBytes ?? 0)
+        params.min_quality = Int32(Self.maxBytesQualityFloor)
+        params.keep_copyright = keepCopyright ? 1 : 0
+        params.keep_icc = keepColourProfile ? 1 : 0
         if let background {
             params.has_background = 1
             params.background = (

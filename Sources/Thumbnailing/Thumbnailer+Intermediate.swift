@@ -60,10 +60,12 @@ extension Thumbnailer {
             return source.withUnsafeBytes {
                 (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
                 var band: Int32 = 0
+                var own: Int32 = 0
                 var result = ThumbdVipsThumbnailResult()
                 let step = bands.withUnsafeBufferPointer {
                     thumbd_vips_plan(
-                        bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin, &band, &result)
+                        bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin, &band, &own,
+                        &result)
                 }
                 guard step == THUMBD_VIPS_STEP_OK else { return Self.outcome(step, &result, bytes) }
                 if band == 0 {
@@ -82,9 +84,10 @@ extension Thumbnailer {
                 }
                 let intermediate: IntermediateImage
                 do throws(ThumbnailError) {
-                    // A band outside the configured list is one a crop or trim needed for this job alone: made and
-                    // dropped here, never offered to the cache, so crops cannot fill it with odd sizes.
-                    intermediate = bands.contains(band) ? try intermediates(Int(band), make) : try make()
+                    // An intermediate of this job's own (a crop or trim beyond the listed bands, or a kept colour
+                    // profile): made and dropped here, never offered to the cache, so it cannot fill it with odd
+                    // sizes or hand unconverted pixels to another plan.
+                    intermediate = own == 0 ? try intermediates(Int(band), make) : try make()
                 } catch {
                     return .failure(error)
                 }
@@ -135,7 +138,8 @@ extension Thumbnailer {
                 format: format,
                 width: Int(result.width),
                 height: Int(result.height),
-                sourceFormat: sourceFormat
+                sourceFormat: sourceFormat,
+                quality: result.quality > 0 ? Int(result.quality) : nil
             )
         )
     }

@@ -144,8 +144,18 @@ package struct Thumbnailer: Sendable {
             enlarge: spec.enlarge,
             format: format,
             focalPoint: focalPoint,
-            operations: spec.operations.normalized
+            operations: normalized(spec.operations, configuration)
         )
+    }
+
+    /// `operations.normalized`, and the encoder options that equal the configuration's removed.
+    private func normalized(_ operations: ThumbnailSpec.Operations, _ configuration: Configuration)
+        -> ThumbnailSpec.Operations
+    {
+        var result = operations.normalized
+        if result.progressive == configuration.jpegProgressive { result.progressive = nil }
+        if result.avifEffort == configuration.avifEffort { result.avifEffort = nil }
+        return result
     }
 
     /// The format an animated source renders into for `request`, or `nil` for its first frame only: WebP or GIF

@@ -150,6 +150,18 @@ typedef struct ThumbdVipsThumbnailParams {
     int watermark_x, watermark_y;
     double watermark_opacity;
     double watermark_scale;
+
+    /// Encoder options (CVipsEncode.c): chroma subsampling for JPEG and AVIF (0 libvips's choice, 1 always
+    /// 4:2:0, 2 never: 4:4:4); lossless WebP and AVIF; max_bytes (0 = none): lossy output is encoded again at
+    /// lower qualities, down to min_quality, until it fits (the floor's result is kept when nothing fits).
+    int chroma;
+    int lossless;
+    int64_t max_bytes;
+    int min_quality;
+    /// Metadata, stripped by default: keep the source's EXIF copyright and artist (JPEG, WebP and AVIF carry
+    /// them); keep the source's ICC profile with its pixels unconverted (instead of converting to sRGB).
+    int keep_copyright;
+    int keep_icc;
 } ThumbdVipsThumbnailParams;
 
 /// What a job produced. Pointers are (transfer full): release each non-NULL one with thumbd_vips_free.
@@ -163,6 +175,7 @@ typedef struct ThumbdVipsThumbnailResult {
     int source_width;                // header dimensions as stored (before orientation), 0 when unknown
     int source_height;
     int frames;                      // frames in the output (1 unless an animation was rendered)
+    int quality;                     // the quality max_bytes settled on; 0 when max_bytes did not apply
     int source_frames;               // frames (pages) in the source
     const char *loader;  // (transfer none) static libvips loader class name, e.g. "VipsForeignLoadSvgBuffer",
                          // or NULL when no loader recognised the bytes
@@ -269,12 +282,14 @@ typedef struct ThumbdVipsIntermediate ThumbdVipsIntermediate;
 /// (render directly; also for any box that would be enlarged).
 /// A plan with a crop or a trim always goes through an intermediate, because those steps work on decoded
 /// pixels before the resize: when no listed band is large enough, *band is the size that is (up to the
-/// source's own longest side), and the caller makes that intermediate for this job only.
+/// source's own longest side), and the caller makes that intermediate for this job only (*own is then 1; it
+/// is 0 for a listed band, which the caller may share). A plan that keeps the source's ICC profile never
+/// uses a listed band (they hold sRGB pixels).
 /// The choice depends only on params and the header, so every render of a (source, params) goes the same way.
 /// - buffer: (transfer none) borrowed for the call. bands: (transfer none) band_count values.
 /// - result: (out caller-allocates) zeroed then filled (source fields; error_detail on failure).
 ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
-                                const int *bands, int band_count, double margin, int *band,
+                                const int *bands, int band_count, double margin, int *band, int *own,
                                 ThumbdVipsThumbnailResult *result);
 
 /// Makes the intermediate of a source for `band`: the same header checks, then shrink-on-load and decode

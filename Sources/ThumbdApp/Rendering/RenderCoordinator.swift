@@ -346,7 +346,8 @@ final class RenderCoordinator: Sendable {
         case .store(let decided): freshness = decided
         case .doNotStore: freshness = nil
         }
-        return RenderedVariant(bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness)
+        return RenderedVariant(
+            bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness, quality: thumbnail.quality)
     }
 
     /// Removes the flight and answers every waiter still there, outside the lock.

@@ -21,10 +21,12 @@ final class RenderedVariant: Sendable {
     /// `freshness != nil`, kept apart so that asking does not copy the freshness.
     let isStorable: Bool
 
-    init(bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?) {
+    /// - Parameter quality: the quality `max_bytes` settled on, sent as `X-Thumbd-Quality`. It rides in the ETag
+    ///   (`"<hash>-q<quality>"`), so a variant read back from the disk tier answers with it too.
+    init(bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?, quality: Int? = nil) {
         self.bytes = bytes
         self.format = format
-        etag = Self.etag(for: bytes)
+        etag = Self.etag(for: bytes, quality: quality)
         self.freshness = freshness
         isStorable = freshness != nil
         preparedFields = Self.preparedFields(format: format, etag: etag)
@@ -52,7 +54,19 @@ final class RenderedVariant: Sendable {
 
     /// The fields that depend on the thumbnail only, in the order answers send them.
     static func preparedFields(format: ImageFormat, etag: String) -> PreparedFields {
-        PreparedFields([HTTPField(name: "Content-Type", value: format.mimeType), HTTPField(name: "ETag", value: etag)])
+        var fields = [HTTPField(name: "Content-Type", value: format.mimeType), HTTPField(name: "ETag", value: etag)]
+        if let quality = quality(inETag: etag) {
+            fields.append(HTTPField(name: "X-Thumbd-Quality", value: String(quality)))
+        }
+        return PreparedFields(fields)
+    }
+
+    /// The `max_bytes` quality carried by an ETag of ``etag(for:quality:)``, if any.
+    static func quality(inETag etag: String) -> Int? {
+        guard etag.hasSuffix("\""), let marker = etag.lastIndex(of: "-"),
+            etag[etag.index(after: marker)...].hasPrefix("q")
+        else { return nil }
+        return Int(etag[etag.index(marker, offsetBy: 2)..<etag.index(before: etag.endIndex)])
     }
 
     /// Where the variant stands at `now`; `nil` when it may not be stored. Reads the freshness in place
@@ -68,11 +82,11 @@ final class RenderedVariant: Sendable {
         freshness?.age(at: now) ?? 0
     }
 
-    /// `"<16 hex digits of XXH64 of the bytes>"`: two different thumbnails of one URL colliding in
+    /// `"<16 hex digits of XXH64 of the bytes>"` (then `-q<quality>` when `max_bytes` chose one): two different thumbnails of one URL colliding in
     /// 64 bits is not a practical concern, and XXH64 costs microseconds per thumbnail.
-    static func etag(for bytes: [UInt8]) -> String {
+    static func etag(for bytes: [UInt8], quality: Int? = nil) -> String {
         let hash = XXHash64.hash(bytes, seed: 0)
         let hex = String(hash, radix: 16)
-        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + (quality.map { "-q\($0)" } ?? "") + "\""
     }
 }

@@ -79,7 +79,7 @@ struct VariantKey: Hashable, Sendable {
     }
 
     /// ` still ao=0 o=90m trim=10,ffffff crop=px:… bri=… con=… sat=… grey blur=… sharpen=… pixelate=… pad=t,r,b,l
-    /// wm=… bg=…`: only the steps that do something, in the order they run. A plain resize adds nothing, so its
+    /// wm=… bg=… kcr icc=keep prog=… chroma=… lossless avif_effort=… max_bytes=…`: only the steps that do something, in the order they run. A plain resize adds nothing, so its
     /// key is the one it had before the pipeline existed.
     private static func operationsDescription(_ operations: ThumbnailSpec.Operations) -> String {
         var text = ""
@@ -112,6 +112,13 @@ struct VariantKey: Hashable, Sendable {
         }
         if let watermark = operations.watermark { text += watermarkDescription(watermark) }
         if let background = operations.background { text += " bg=\(background)" }
+        if operations.keepCopyright { text += " kcr" }
+        if operations.keepColourProfile { text += " icc=keep" }
+        if let progressive = operations.progressive { text += progressive ? " prog=1" : " prog=0" }
+        if let chroma = operations.chroma { text += " chroma=\(chroma.rawValue)" }
+        if operations.lossless { text += " lossless" }
+        if let effort = operations.avifEffort { text += " avif_effort=\(effort)" }
+        if let maxBytes = operations.maxBytes { text += " max_bytes=\(maxBytes)" }
         return text
     }
 }

@@ -73,6 +73,67 @@ extension ThumbnailRequest {
         return operations
     }
 
+    /// The encoder and metadata options: `progressive`, `chroma` (`420|444`), `lossless`, `avif_effort` (0...9),
+    /// `max_bytes` (1024...100000000), `keep_copyright`, `icc` (`srgb|keep`). An option the explicitly asked
+    /// format cannot honour is refused (under `format=auto` it applies when the negotiated format can).
+    static func encoderOptions(
+        _ values: [Parameter: String], format: FormatRequest, into operations: inout ThumbnailSpec.Operations
+    ) throws(RequestError) {
+        let explicit: ImageFormat? = if case .exactly(let format) = format { format } else { nil }
+        func refuse(_ name: String, unless formats: Set<ImageFormat>, _ what: String) throws(RequestError) {
+            if let explicit, !formats.contains(explicit) {
+                throw .invalidValue(name, reason: "\(explicit.rawValue) output has no \(what)")
+            }
+        }
+        if let text = values[.progressive] {
+            operations.progressive = try boolean(text, name: "progressive")
+            try refuse("progressive", unless: [.jpeg, .png], "progressive or interlaced mode")
+        }
+        if let text = values[.chroma] {
+            guard let chroma = ThumbnailSpec.Operations.Chroma(rawValue: text) else {
+                throw .invalidValue("chroma", reason: "must be 420 or 444")
+            }
+            operations.chroma = chroma
+            try refuse("chroma", unless: [.jpeg, .avif], "chroma subsampling setting")
+        }
+        if let text = values[.lossless] {
+            operations.lossless = try boolean(text, name: "lossless")
+            if operations.lossless { try refuse("lossless", unless: [.webp, .avif], "lossless mode") }
+        }
+        if let text = values[.avif_effort] {
+            guard let effort = integer(text), (0...9).contains(effort) else {
+                throw .invalidValue("avif_effort", reason: "must be an integer 0...9")
+            }
+            operations.avifEffort = effort
+            try refuse("avif_effort", unless: [.avif], "AVIF encoder")
+        }
+        if let text = values[.max_bytes] {
+            let range = ThumbnailSpec.Operations.maxBytesRange
+            guard let bytes = integer(text), range.contains(bytes) else {
+                throw .invalidValue("max_bytes", reason: "must be an integer \(range.lowerBound)...\(range.upperBound)")
+            }
+            operations.maxBytes = bytes
+            try refuse("max_bytes", unless: [.jpeg, .webp, .avif], "quality to lower")
+            if operations.lossless {
+                throw .invalidValue("max_bytes", reason: "lossless output has no quality to lower")
+            }
+        }
+        if let text = values[.keep_copyright] {
+            operations.keepCopyright = try boolean(text, name: "keep_copyright")
+            if operations.keepCopyright { try refuse("keep_copyright", unless: [.jpeg, .webp, .avif], "EXIF") }
+        }
+        if let text = values[.icc] {
+            switch text {
+            case "srgb": operations.keepColourProfile = false
+            case "keep": operations.keepColourProfile = true
+            default: throw .invalidValue("icc", reason: "must be srgb or keep")
+            }
+            if operations.keepColourProfile {
+                try refuse("icc", unless: [.jpeg, .png, .webp, .avif], "colour profile")
+            }
+        }
+    }
+
     /// `wm=<name>` or `wm_url=<url>`, placed by `wm_pos` (a compass point or `tile`; default `southeast`),
     /// `wm_x`/`wm_y` (CSS px inward from the edges, × dpr), `wm_opacity` (0...1) and `wm_scale` (0...1 of the
     /// output's width). The `wm_*` options without an image are refused, not ignored.
@@ -138,7 +199,7 @@ extension ThumbnailRequest {
 
     // MARK: - Values
 
-    private static func boolean(_ text: String, name: String) throws(RequestError) -> Bool {
+    static func boolean(_ text: String, name: String) throws(RequestError) -> Bool {
         switch text {
         case "1", "true": return true
         case "0", "false": return false
@@ -152,7 +213,7 @@ extension ThumbnailRequest {
         return integer(String(text.dropFirst())).map { -$0 }
     }
 
-    private static func decimal(
+    static func decimal(
         _ text: String, name: String, in range: ClosedRange<FixedDecimal>
     ) throws(RequestError) -> FixedDecimal {
         guard let value = FixedDecimal(parsing: text), range.contains(value) else {

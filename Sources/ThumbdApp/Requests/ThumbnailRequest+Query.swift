@@ -86,7 +86,8 @@ extension ThumbnailRequest {
                 }
             } ?? false
         let format = try Self.formatRequest(values[.format], accept: accept)
-        let operations = try Self.operations(values, dpr: dpr, watermarks: watermarks)
+        var operations = try Self.operations(values, dpr: dpr, watermarks: watermarks)
+        try Self.encoderOptions(values, format: format, into: &operations)
 
         do {
             spec = try ThumbnailSpec(
@@ -105,6 +106,7 @@ extension ThumbnailRequest {
         case animated, autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
         case pixelate, padding, bg
         case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
+        case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     }
 
     // MARK: - Values

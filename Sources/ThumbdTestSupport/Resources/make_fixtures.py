@@ -106,6 +106,10 @@ def main():
     # Re-embed the sRGB profile without touching pixels: vips keeps EXIF/XMP on copy.
     run("exiftool", "-q", "-overwrite_original", "-tagsfromfile", tmp("metadata-icc.jpg"), "-icc_profile",
         out("metadata.jpg"))
+    # The same with an EXIF copyright and artist, for keep_copyright.
+    run("cp", out("metadata.jpg"), out("copyright.jpg"))
+    run("exiftool", "-q", "-overwrite_original", "-Copyright=(c) Example Photos", "-Artist=Ada Example",
+        out("copyright.jpg"))
 
     # Progressive JPEG, bigger so that shrink-on-load applies.
     run("vips", "resize", tmp("quadrants.v"), tmp("quadrants-320.v"), "5", "--kernel", "nearest")

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// The last steps of a job: what metadata the output keeps, and the encoder (with max_bytes's quality search).
+#include <math.h>
+#include <string.h>
+
+#include "CVipsShimsInternal.h"
+
+// MARK: - Metadata
+
+// An EXIF ASCII field as libvips shows it, "<value> (<description>, ASCII, <n> components, <m> bytes)", back to
+// its value: the first n - 1 bytes (n counts the terminating NUL). NULL when the text has another shape.
+static char *exif_ascii_value(const char *text) {
+    const char *marker = g_strrstr(text, ", ASCII, ");
+    if (!marker) return NULL;
+    int components = atoi(marker + strlen(", ASCII, "));
+    if (components < 1 || (size_t)(components - 1) > strlen(text)) return NULL;
+    return g_strndup(text, components - 1);
+}
+
+// Copies an EXIF ASCII field of `from` into `saved` (transfer full), or leaves it NULL.
+static void save_exif_ascii(VipsImage *from, const char *name, char **saved) {
+    const char *text = NULL;
+    if (vips_image_get_typeof(from, name) && vips_image_get_string(from, name, &text) == 0 && text) {
+        *saved = exif_ascii_value(text);
+    }
+}
+
+// Sets an EXIF ASCII field from its value. libvips parses the value as the text before the last " (" (what it
+// shows after a value is a description in parentheses), so a short description of our own is appended: a value
+// that itself contains " (" then stays whole.
+static void restore_exif_ascii(VipsImage *image, const char *name, const char *value) {
+    if (!value) return;
+    char *text = g_strdup_printf("%s (thumbd)", value);
+    vips_image_set_string(image, name, text);
+    g_free(text);
+}
+
+void thumbd_keep_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, char **copyright, char **artist,
+                          VipsBlob **icc) {
+    *copyright = *artist = NULL;
+    *icc = NULL;
+    if (p.keep_copyright) {
+        save_exif_ascii(image, "exif-ifd0-Copyright", copyright);
+        save_exif_ascii(image, "exif-ifd0-Artist", artist);
+    }
+    if (p.keep_icc && vips_image_get_typeof(image, VIPS_META_ICC_NAME)) {
+        const void *data;
+        size_t length;
+        if (vips_image_get_blob(image, VIPS_META_ICC_NAME, &data, &length) == 0) {
+            *icc = vips_blob_copy(data, length);
+        }
+    }
+}
+
+int thumbd_step_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, const ThumbdKeptMetadata *kept) {
+    char *copyright = NULL, *artist = NULL;
+    VipsBlob *icc = NULL;
+    thumbd_keep_metadata(image, p, &copyright, &artist, &icc);
+    if (kept && p.keep_copyright) {
+        g_free(copyright);
+        g_free(artist);
+        copyright = g_strdup(kept->copyright);
+        artist = g_strdup(kept->artist);
+    }
+    // Every field (EXIF and its exif-* tags, XMP, IPTC, ICC, orientation, page and loader fields) goes; then
+    // what the plan keeps comes back. Our image is private (refcount 1), so changing its metadata is safe.
+    vips_image_map(image, thumbd_vips_remove_field, NULL);
+    restore_exif_ascii(image, "exif-ifd0-Copyright", copyright);
+    restore_exif_ascii(image, "exif-ifd0-Artist", artist);
+    if (icc) {
+        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, VIPS_AREA(icc)->data, VIPS_AREA(icc)->length);
+        vips_area_unref(VIPS_AREA(icc));
+    }
+    int keeps = copyright || artist || icc;
+    g_free(copyright);
+    g_free(artist);
+    // Whether the savers must strip (nothing kept) or write what is left.
+    return keeps ? 0 : 1;
+}
+
+// MARK: - WebP chunks
+
+static uint32_t read_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void write_le32(unsigned char *p, uint32_t v) {
+    p[0] = v & 0xFF;
+    p[1] = (v >> 8) & 0xFF;
+    p[2] = (v >> 16) & 0xFF;
+    p[3] = (v >> 24) & 0xFF;
+}
+
+// Removes the EXIF, XMP and ICC chunks the plan does not keep from an extended (VP8X) WebP, in place, and
+// clears their VP8X flags. Needed because libvips 8.14.1's webpsave ignores "strip" and always writes a fresh
+// EXIF block (resolution, dimensions, orientation); fixed in 8.14.2, where this finds nothing to remove.
+// Returns the new length; a buffer that is not a well-formed WebP is returned unchanged.
+static size_t webp_strip_metadata(unsigned char *data, size_t length, int keep_exif, int keep_icc) {
+    if (length < 12 || memcmp(data, "RIFF", 4) || memcmp(data + 8, "WEBP", 4)) return length;
+    if (read_le32(data + 4) + 8 != length) return length;
+    size_t in = 12, out = 12;
+    unsigned char *vp8x = NULL;
+    while (in + 8 <= length) {
+        size_t chunk = 8 + (size_t)read_le32(data + in + 4);
+        chunk += chunk & 1;  // chunks are padded to an even size
+        if (chunk > length - in) return length;
+        int drop = (!keep_exif && !memcmp(data + in, "EXIF", 4)) || !memcmp(data + in, "XMP ", 4) ||
+                   (!keep_icc && !memcmp(data + in, "ICCP", 4));
+        if (!drop) {
+            memmove(data + out, data + in, chunk);
+            if (!memcmp(data + out, "VP8X", 4) && chunk >= 18) vp8x = data + out;
+            out += chunk;
+        }
+        in += chunk;
+    }
+    if (in != length) return length;
+    unsigned char cleared = 0x04;  // XMP
+    if (!keep_exif) cleared |= 0x08;
+    if (!keep_icc) cleared |= 0x20;
+    if (vp8x) vp8x[8] &= (unsigned char)~cleared;
+    write_le32(data + 4, (uint32_t)(out - 8));
+    return out;
+}
+
+// MARK: - Encoding
+
+static VipsForeignSubsample subsample(ThumbdVipsThumbnailParams p) {
+    return p.chroma == 1 ? VIPS_FOREIGN_SUBSAMPLE_ON : p.chroma == 2 ? VIPS_FOREIGN_SUBSAMPLE_OFF
+                                                                     : VIPS_FOREIGN_SUBSAMPLE_AUTO;
+}
+
+static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int quality, int strip,
+                void **data, size_t *length) {
+    switch (format) {
+    case THUMBD_VIPS_FORMAT_GIF:
+        // cgif quantises to one palette per frame (libimagequant); an animation keeps its frames and delays.
+        return vips_gifsave_buffer(image, data, length, "strip", TRUE, NULL);
+    case THUMBD_VIPS_FORMAT_JPEG:
+        return vips_jpegsave_buffer(image, data, length, "Q", quality, "optimize_coding", TRUE, "interlace",
+                                    p.jpeg_progressive ? TRUE : FALSE, "subsample_mode", subsample(p), "strip",
+                                    strip, NULL);
+    case THUMBD_VIPS_FORMAT_PNG:
+        return vips_pngsave_buffer(image, data, length, "compression", p.png_compression, "interlace",
+                                   p.jpeg_progressive ? TRUE : FALSE, "strip", strip, NULL);
+    case THUMBD_VIPS_FORMAT_WEBP: {
+        if (vips_webpsave_buffer(image, data, length, "Q", quality, "effort", p.webp_effort, "lossless",
+                                 p.lossless ? TRUE : FALSE, "strip", strip, NULL))
+            return -1;
+        int keep_exif = !strip && vips_image_get_typeof(image, "exif-ifd0-Copyright") |
+                                      vips_image_get_typeof(image, "exif-ifd0-Artist");
+        int keep_icc = !strip && vips_image_get_typeof(image, VIPS_META_ICC_NAME);
+        *length = webp_strip_metadata(*data, *length, keep_exif, keep_icc);
+        return 0;
+    }
+    case THUMBD_VIPS_FORMAT_AVIF:
+        return vips_heifsave_buffer(image, data, length, "Q", quality, "compression",
+                                    VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "effort", p.avif_effort, "lossless",
+                                    p.lossless ? TRUE : FALSE, "subsample_mode", subsample(p), "strip", strip, NULL);
+    default:
+        vips_error("thumbd", "format %d cannot be written", (int)format);
+        return -1;
+    }
+}
+
+int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int strip,
+                       ThumbdVipsThumbnailResult *result) {
+    int lossy = format == THUMBD_VIPS_FORMAT_JPEG ||
+                ((format == THUMBD_VIPS_FORMAT_WEBP || format == THUMBD_VIPS_FORMAT_AVIF) && !p.lossless);
+    int searching = p.max_bytes > 0 && lossy;
+    int quality = p.quality;
+    for (int attempt = 0;; attempt++) {
+        void *data = NULL;
+        size_t length = 0;
+        if (save(image, format, p, quality, strip, &data, &length)) return -1;
+        if (!searching || (int64_t)length <= p.max_bytes || quality <= p.min_quality || attempt >= 8) {
+            result->data = data;
+            result->length = length;
+            result->quality = searching ? quality : 0;
+            return 0;
+        }
+        g_free(data);
+        // Size falls roughly with the square of the quality's distance below 100 for JPEG and WebP; aim at
+        // the ratio, and always go down by at least 5, so the search ends in a few encodes.
+        int aimed = (int)(quality * sqrt((double)p.max_bytes / (double)length));
+        quality = VIPS_MAX(p.min_quality, VIPS_MIN(quality - 5, aimed));
+    }
+}
