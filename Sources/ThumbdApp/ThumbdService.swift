@@ -76,6 +76,10 @@ package final class ThumbdService: Sendable {
         let thumbQuery = thumbnails.handler(for: ThumbQueryForm(verifier: signatureVerifier, watermarks: watermarks))
         router.add(.get, "/thumb", handler: thumbQuery)
         router.add(.head, "/thumb", handler: thumbQuery)
+        InfoService(
+            fetcher: fetcher, cache: cache, renderPool: renderPool, thumbnailer: thumbnailer,
+            verifier: signatureVerifier, policy: policy
+        ).register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
         admin.register(in: &router)

@@ -44,6 +44,16 @@ package struct ImageProbe: Hashable, Sendable {
     package let hasAlpha: Bool
     /// Whether it carries an ICC profile (converted to sRGB when rendered).
     package let hasICCProfile: Bool
+    /// Channels, alpha included.
+    package var bands = 0
+    /// Bits per channel as stored.
+    package var bitsPerChannel = 8
+    /// libvips's name for the colour space: `srgb`, `b-w`, `cmyk`, `rgb16`, `grey16`, ...
+    package var colourSpace = ""
+    /// EXIF camera make and model, and when it was taken (`DateTimeOriginal`, `YYYY:MM:DD HH:MM:SS`).
+    package var cameraMake: String?
+    package var cameraModel: String?
+    package var takenAt: String?
 
     /// Pixels of one page: what `Configuration.maxSourcePixels` limits.
     package var pixelCount: Int { width * height }

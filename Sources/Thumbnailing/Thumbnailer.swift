@@ -97,19 +97,32 @@ package struct Thumbnailer: Sendable {
                 )
             }
             let swapsSides = (5...8).contains(result.orientation)
-            return .success(
-                ImageProbe(
-                    format: format,
-                    width: Int(swapsSides ? result.height : result.width),
-                    height: Int(swapsSides ? result.width : result.height),
-                    orientation: Int(result.orientation),
-                    pageCount: Int(result.pages),
-                    hasAlpha: result.has_alpha != 0,
-                    hasICCProfile: result.has_icc_profile != 0
-                )
+            var probe = ImageProbe(
+                format: format,
+                width: Int(swapsSides ? result.height : result.width),
+                height: Int(swapsSides ? result.width : result.height),
+                orientation: Int(result.orientation),
+                pageCount: Int(result.pages),
+                hasAlpha: result.has_alpha != 0,
+                hasICCProfile: result.has_icc_profile != 0
             )
+            probe.bands = Int(result.bands)
+            probe.bitsPerChannel = Int(result.bits)
+            probe.colourSpace = result.colour_space.map { String(cString: $0) } ?? ""
+            probe.cameraMake = Self.text(result.make)
+            probe.cameraModel = Self.text(result.model)
+            probe.takenAt = Self.text(result.taken_at)
+            return .success(probe)
         }
         return try outcome.get()
+    }
+
+    /// A NUL-terminated C character array as a string; `nil` when empty.
+    private static func text<T>(_ tuple: T) -> String? {
+        let value = withUnsafeBytes(of: tuple) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return value.isEmpty ? nil : value
     }
 
     /// The canonical form of `spec` for this thumbnailer: equivalent specs become equal, so use it in cache

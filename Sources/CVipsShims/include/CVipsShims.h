@@ -191,6 +191,12 @@ typedef struct ThumbdVipsProbeResult {
     int pages;        // frames / pages in the file
     int has_alpha;
     int has_icc_profile;
+    int bands;           // channels, alpha included
+    int bits;            // bits per channel as stored (8, 16, ...)
+    const char *colour_space;  // (transfer none) static libvips interpretation nickname: "srgb", "b-w", "cmyk", ...
+    char make[64];       // EXIF camera make, model and DateTimeOriginal (ASCII values, NUL-terminated; empty
+    char model[64];      // when absent, cut at 63 bytes)
+    char taken_at[32];
     const char *loader;  // (transfer none) static loader class name, or NULL
     char *error_detail;  // (transfer full) or NULL
 } ThumbdVipsProbeResult;

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+import Caching
+import EventLoops
+import FoundationEssentials
+import HTTP1
+import OriginFetch
+import Thumbnailing
+
+/// `GET /info?url=…[&sig=…]`: what a source is, as JSON, read from its header without decoding a pixel: format,
+/// size (upright), frames, orientation, alpha, colour space, bits, ICC profile, bytes, and a small EXIF subset
+/// (camera make and model, when it was taken).
+///
+/// The source comes from the source cache when it is there (no origin fetch; `X-Source: cached`), else from the
+/// same fetcher as thumbnails (SSRF rules, limits, coalescing; `X-Source: fetched`), and is kept as a source
+/// for the thumbnails that follow. `sig` is checked as on `/thumb` (the same keys, over this query). The header
+/// is read on a render thread (a libvips call), never on the event loop.
+final class InfoService: Sendable {
+    private let fetcher: OriginFetcher
+    private let cache: ThumbnailCache?
+    private let renderPool: WorkerPool
+    private let thumbnailer: Thumbnailer
+    private let verifier: URLSignatureVerifier
+    private let policy: SharedFreshnessPolicy
+
+    init(
+        fetcher: OriginFetcher, cache: ThumbnailCache?, renderPool: WorkerPool, thumbnailer: Thumbnailer,
+        verifier: URLSignatureVerifier, policy: SharedFreshnessPolicy
+    ) {
+        self.fetcher = fetcher
+        self.cache = cache
+        self.renderPool = renderPool
+        self.thumbnailer = thumbnailer
+        self.verifier = verifier
+        self.policy = policy
+    }
+
+    /// Adds `GET` and `HEAD` `/info`.
+    func register(in router: inout Router) {
+        let handler: HTTPHandler = { [self] request, responder in handle(request, responder) }
+        router.add(.get, "/info", handler: handler)
+        router.add(.head, "/info", handler: handler)
+    }
+
+    /// The JSON answer's fields (snake_case, in this order).
+    struct Info: Encodable {
+        let url: String
+        let format: String
+        let width: Int
+        let height: Int
+        let frames: Int
+        let orientation: Int
+        let alpha: Bool
+        let colourSpace: String
+        let bitsPerChannel: Int
+        let iccProfile: Bool
+        let bytes: Int
+        let exif: EXIF
+
+        struct EXIF: Encodable {
+            let make: String?
+            let model: String?
+            let takenAt: String?
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case url, format, width, height, frames, orientation, alpha
+            case colourSpace = "colour_space"
+            case bitsPerChannel = "bits_per_channel"
+            case iccProfile = "icc_profile"
+            case bytes, exif
+        }
+    }
+
+    private func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let source: SourceURL
+        do throws(RequestError) {
+            source = try Self.sourceURL(request.query ?? "", verifier: verifier)
+        } catch {
+            responder.respond(ErrorResponse(.request(error)).response)
+            return
+        }
+        let lookedUp =
+            cache?.lookupSource(source) { [self] cached in
+                if let cached {
+                    probe(cached, url: source, origin: "cached", responder)
+                } else {
+                    fetch(source, responder)
+                }
+            } ?? false
+        if !lookedUp { fetch(source, responder) }
+    }
+
+    /// `url` (required) and `sig`; anything else is a 400.
+    static func sourceURL(_ query: String, verifier: URLSignatureVerifier) throws(RequestError) -> SourceURL {
+        let parameters = try QueryParameters(parsing: query)
+        _ = try verifier.verify(parameters)
+        var url: String?
+        for (name, value) in parameters.pairs {
+            switch name {
+            case "url":
+                guard url == nil else { throw .duplicateParameter(name) }
+                url = value
+            case URLSignature.parameterName: continue
+            default: throw .unknownParameter(name)
+            }
+        }
+        guard let url, !url.isEmpty else { throw .missingParameter("url") }
+        guard url.utf8.count <= ThumbnailRequest.maxURLBytes, let source = try? SourceURL(url) else {
+            throw .invalidValue("url", reason: "must be an absolute http or https URL")
+        }
+        return source
+    }
+
+    private func fetch(_ url: SourceURL, _ responder: HTTPResponder) {
+        let cache = self.cache
+        fetcher.fetch(FetchRequest(url: url.string, priority: .interactive), reuse: { cache?.recentSource(url) }) {
+            [self] result in
+            switch result {
+            case .success(let source):
+                if let cache,
+                    case .store(let freshness) = policy.current.decide(source.headers, receivedAt: Timestamp.now())
+                {
+                    cache.storeSource(source, url: url, freshness: freshness)
+                }
+                probe(source, url: url, origin: "fetched", responder)
+            case .failure(let error):
+                if case .originNotFound = error { cache?.rememberNotFound(url) }
+                responder.respond(ErrorResponse(.fetch(error)).response)
+            }
+        }
+    }
+
+    /// Reads the header on a render thread and answers.
+    private func probe(_ source: FetchedSource, url: SourceURL, origin: String, _ responder: HTTPResponder) {
+        do {
+            try renderPool.submit(priority: .interactive) { [thumbnailer] in
+                let response: HTTPResponse
+                do throws(ThumbnailError) {
+                    let probe = try thumbnailer.probe(source.body)
+                    let info = Info(
+                        url: url.string, format: probe.format.rawValue, width: probe.width, height: probe.height,
+                        frames: probe.pageCount, orientation: probe.orientation, alpha: probe.hasAlpha,
+                        colourSpace: probe.colourSpace, bitsPerChannel: probe.bitsPerChannel,
+                        iccProfile: probe.hasICCProfile, bytes: source.body.count,
+                        exif: .init(make: probe.cameraMake, model: probe.cameraModel, takenAt: probe.takenAt))
+                    response = Self.json(info, origin: origin)
+                } catch {
+                    response = ErrorResponse(.thumbnail(error)).response
+                }
+                responder.respond(response)
+            }
+        } catch {
+            responder.respond(ErrorResponse(.renderQueueFull).response)
+        }
+    }
+
+    private static func json(_ info: Info, origin: String) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let body = (try? encoder.encode(info)).map { [UInt8]($0) } ?? Array("{}".utf8)
+        return HTTPResponse(
+            status: .ok,
+            headers: [
+                HTTPField(name: "Content-Type", value: "application/json"),
+                HTTPField(name: "Cache-Control", value: "no-store"),
+                HTTPField(name: "X-Source", value: origin),
+            ],
+            body: .bytes(body))
+    }
+}
