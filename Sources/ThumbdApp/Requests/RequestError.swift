@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// Why a request's parameters were refused (answered 400 naming the parameter; a signature problem 403).
-enum RequestError: Error, Hashable, Sendable {
+package enum RequestError: Error, Hashable, Sendable {
     /// A required parameter is absent (`url`, or `w or h`).
     case missingParameter(String)
     /// A parameter /thumb does not know: refused so that typos do not silently change the output.
@@ -19,7 +19,7 @@ enum RequestError: Error, Hashable, Sendable {
     case invalidSignature
 
     /// The parameter the error is about, as the client spelt it (`url`, `w`, `w or h`, ...).
-    var parameter: String {
+    package var parameter: String {
         switch self {
         case .missingParameter(let name), .unknownParameter(let name), .duplicateParameter(let name),
             .invalidValue(let name, _), .malformedQuery(let name):
@@ -29,7 +29,7 @@ enum RequestError: Error, Hashable, Sendable {
     }
 
     /// The short public reason sent in the JSON error body.
-    var publicMessage: String {
+    package var publicMessage: String {
         switch self {
         case .missingParameter(let name): "missing parameter: \(name)"
         case .unknownParameter(let name): "unknown parameter: \(Self.printable(name))"

@@ -17,7 +17,7 @@ extension ThumbnailRequest {
     ///   - rawQuery: the query string as received, without `?`.
     ///   - accept: the request's `Accept` header, for `format=auto`.
     /// - Throws: `RequestError` naming the offending parameter.
-    init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
+    package init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
         try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept)
     }
 
