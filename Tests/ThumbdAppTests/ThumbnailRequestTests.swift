@@ -168,6 +168,22 @@ import Thumbnailing
         #expect(try ThumbnailRequest(rawQuery: "url=\(encoded)&w=32", accept: nil).source.string == fits)
     }
 
+    @Test func urlLengthLimitHoldsForTheCanonicalFormToo() throws {
+        // Given a URL of exactly 8 KiB whose canonical form gains the `/` of an empty path (the canonical query of
+        // an accepted request was refused: FuzzThumbParameters' property, on an input longer than it generates)
+        let prefix = "http://example.com?"
+        let sent = prefix + String(repeating: "a", count: ThumbnailRequest.maxURLBytes - prefix.utf8.count)
+        // Then it is refused naming url, as its canonical spelling would be
+        #expect(throws: RequestError.invalidValue("url", reason: "longer than 8192 bytes")) {
+            try ThumbnailRequest(rawQuery: "url=\(sent)&w=32", accept: nil)
+        }
+        // And one byte shorter, it is accepted and so is its canonical query
+        let request = try ThumbnailRequest(rawQuery: "url=\(sent.dropLast())&w=32", accept: nil)
+        #expect(request.source.string.utf8.count == ThumbnailRequest.maxURLBytes)
+        let canonical = ThumbnailRequest.canonicalQuery(source: request.source, spec: request.spec)
+        #expect(try ThumbnailRequest(rawQuery: canonical, accept: nil).source == request.source)
+    }
+
     // MARK: - Invalid requests
 
     /// What kind of error a bad query must give, and about which parameter.
