@@ -60,7 +60,8 @@ lint:
 check-imports:
 	@scripts/check-imports.sh
 
-# libFuzzer over the HTTP request parser (fuzz/README.md); RUNS executions, default 1,000,000.
+# libFuzzer over the HTTP request parser and the /thumb parameter parser (fuzz/README.md); RUNS executions of
+# each, default 1,000,000.
 RUNS ?= 1000000
 fuzz: deps
 	fuzz/run.sh $(RUNS)

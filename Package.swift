@@ -177,8 +177,10 @@ let package = Package(
 
 // MARK: - Opt-in tools, absent from a normal build
 
-// libFuzzer target over the request parser: `fuzz/run.sh` sets THUMBD_FUZZ=1 and builds it with
-// -sanitize=fuzzer,address into its own scratch path (.build-fuzz).
+// libFuzzer targets (fuzz/README.md): `fuzz/run.sh` sets THUMBD_FUZZ=1 and builds them with
+// -sanitize=fuzzer,address into their own scratch path (.build-fuzz):
+// - FuzzRequestParser: the HTTP request parser;
+// - FuzzThumbParameters: the /thumb parameter parser and its canonical query.
 if Context.environment["THUMBD_FUZZ"] == "1" {
     package.targets.append(.target(name: "CFuzzDriver", path: "fuzz/CFuzzDriver"))
     package.targets.append(
@@ -186,6 +188,13 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
             name: "FuzzRequestParser",
             dependencies: ["HTTP1", "CFuzzDriver"],
             path: "fuzz/FuzzRequestParser",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+        ))
+    package.targets.append(
+        .executableTarget(
+            name: "FuzzThumbParameters",
+            dependencies: ["ThumbdApp", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
+            path: "fuzz/FuzzThumbParameters",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ))
 }

@@ -168,6 +168,22 @@ import Thumbnailing
         #expect(try ThumbnailRequest(rawQuery: "url=\(encoded)&w=32", accept: nil).source.string == fits)
     }
 
+    @Test func urlLengthLimitHoldsForTheCanonicalFormToo() throws {
+        // Given a URL of exactly 8 KiB whose canonical form gains the `/` of an empty path (the canonical query of
+        // an accepted request was refused: FuzzThumbParameters' property, on an input longer than it generates)
+        let prefix = "http://example.com?"
+        let sent = prefix + String(repeating: "a", count: ThumbnailRequest.maxURLBytes - prefix.utf8.count)
+        // Then it is refused naming url, as its canonical spelling would be
+        #expect(throws: RequestError.invalidValue("url", reason: "longer than 8192 bytes")) {
+            try ThumbnailRequest(rawQuery: "url=\(sent)&w=32", accept: nil)
+        }
+        // And one byte shorter, it is accepted and so is its canonical query
+        let request = try ThumbnailRequest(rawQuery: "url=\(sent.dropLast())&w=32", accept: nil)
+        #expect(request.source.string.utf8.count == ThumbnailRequest.maxURLBytes)
+        let canonical = ThumbnailRequest.canonicalQuery(source: request.source, spec: request.spec)
+        #expect(try ThumbnailRequest(rawQuery: canonical, accept: nil).source == request.source)
+    }
+
     // MARK: - Invalid requests
 
     /// What kind of error a bad query must give, and about which parameter.
@@ -258,7 +274,7 @@ import Thumbnailing
             Issue.record("accepted: \(request.spec)")
         } catch {
             #expect(Expected(error) == expected)
-            #expect(error.parameter.isEmpty || error.publicMessage.contains(error.parameter))
+            #expect(!error.parameter.isEmpty && error.publicMessage.contains(error.parameter))
         }
     }
 
@@ -277,5 +293,31 @@ import Thumbnailing
         let message = RequestError.unknownParameter(long + "\u{1}\u{7F}").publicMessage
         #expect(message == "unknown parameter: " + String(repeating: "x", count: 64))
         #expect(RequestError.unknownParameter("a\u{0}b\nc").publicMessage == "unknown parameter: abc")
+        // C1 controls are control characters too (found by fuzz/FuzzThumbParameters: `%C2%85` in a name)
+        #expect(RequestError.unknownParameter("a\u{85}b\u{9F}").publicMessage == "unknown parameter: ab")
+        #expect(throws: RequestError.unknownParameter("a\u{85}b")) {
+            try ThumbnailRequest(rawQuery: "\(Self.url)&w=32&a%C2%85b=1", accept: nil)
+        }
+        // The echo is cut by bytes, not scalars, so a name of 3- or 4-byte characters keeps every message short
+        // (found by fuzz/FuzzThumbParameters: 64 `€` gave a 211-byte message)
+        let euros = RequestError.malformedQuery(parameter: String(repeating: "€", count: 64)).publicMessage
+        #expect(euros == "malformed percent-encoding in parameter: " + String(repeating: "€", count: 21))
+        #expect(RequestError.unknownParameter(String(repeating: "😀", count: 64)).publicMessage.utf8.count <= 200)
+        // And a name with nothing printable is named in words
+        #expect(RequestError.unknownParameter("\u{1}\u{85}").publicMessage == "unknown parameter: (unprintable name)")
+    }
+
+    @Test func anEmptyNameIsNamedInWords() {
+        // Given components with nothing before `=` (found by fuzz/FuzzThumbParameters: the error named no parameter)
+        for query in ["\(Self.url)&w=32&=5", "=5&\(Self.url)&w=32", "\(Self.url)&w=32&=%zz"] {
+            do {
+                _ = try ThumbnailRequest(rawQuery: query, accept: nil)
+                Issue.record("accepted: \(query)")
+            } catch {
+                // Then the error names "(empty name)", in its parameter and in the message
+                #expect(error.parameter == "(empty name)")
+                #expect(error.publicMessage.hasSuffix(": (empty name)"), "\(error.publicMessage)")
+            }
+        }
     }
 }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
-import OriginFetch
-import Thumbnailing
+package import OriginFetch
+package import Thumbnailing
 
 /// What identifies one thumbnail: the canonical source URL and the normalised spec (which carries
 /// the negotiated set of accepted formats under `format=auto`). The key of render coalescing and of
 /// both cache tiers (through ``cacheKey``).
-struct VariantKey: Hashable, Sendable {
+package struct VariantKey: Hashable, Sendable {
     let source: SourceURL
     let spec: ThumbnailSpec
     /// The key of both cache tiers: ``description(source:spec:)`` hashed once.
@@ -22,16 +22,16 @@ struct VariantKey: Hashable, Sendable {
     var group: CacheGroup { CacheGroup(source.string) }
 
     /// Equal when the canonical descriptions are (which encode source and spec one to one).
-    static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.cacheKey == rhs.cacheKey }
+    package static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.cacheKey == rhs.cacheKey }
 
     /// Feeds the precomputed 64-bit hash only.
-    func hash(into hasher: inout Hasher) { hasher.combine(cacheKey.hash) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(cacheKey.hash) }
 
     /// `v1 w=256 h=- fit=cover g=attention q=- up=0 f=auto+webp+avif <source URL>`: every output parameter,
     /// in fixed order and spelling, then the URL last, so that no URL can imitate another key's fields.
     /// The `v1` prefix versions the scheme: a change of renderer output can move to `v2` and leave the old
     /// entries to eviction. `q=-` means the configured default quality.
-    static func description(source: SourceURL, spec: ThumbnailSpec) -> String {
+    package static func description(source: SourceURL, spec: ThumbnailSpec) -> String {
         var text = "v1 w="
         text += spec.width.map(String.init) ?? "-"
         text += " h="

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// Why a request's parameters were refused (answered 400 naming the parameter; a signature problem 403).
-enum RequestError: Error, Hashable, Sendable {
+package enum RequestError: Error, Hashable, Sendable {
     /// A required parameter is absent (`url`, or `w or h`).
     case missingParameter(String)
     /// A parameter /thumb does not know: refused so that typos do not silently change the output.
@@ -18,18 +18,19 @@ enum RequestError: Error, Hashable, Sendable {
     /// repeated). One message for all of them: the client learns nothing about why.
     case invalidSignature
 
-    /// The parameter the error is about, as the client spelt it (`url`, `w`, `w or h`, ...).
-    var parameter: String {
+    /// The parameter the error is about, as the client spelt it (`url`, `w`, `w or h`, ...); never empty: a query
+    /// component with nothing before its `=` (`&=5`) is `(empty name)`.
+    package var parameter: String {
         switch self {
         case .missingParameter(let name), .unknownParameter(let name), .duplicateParameter(let name),
             .invalidValue(let name, _), .malformedQuery(let name):
-            name
+            name.isEmpty ? Self.emptyName : name
         case .missingSignature, .invalidSignature: URLSignature.parameterName
         }
     }
 
     /// The short public reason sent in the JSON error body.
-    var publicMessage: String {
+    package var publicMessage: String {
         switch self {
         case .missingParameter(let name): "missing parameter: \(name)"
         case .unknownParameter(let name): "unknown parameter: \(Self.printable(name))"
@@ -41,8 +42,22 @@ enum RequestError: Error, Hashable, Sendable {
         }
     }
 
-    /// Client-chosen names are echoed back shortened and without control characters.
+    /// What an empty parameter name is called in errors.
+    private static let emptyName = "(empty name)"
+    /// The most of a client-chosen name echoed back, in UTF-8 bytes: every public message stays under 200 bytes.
+    private static let maxEchoedNameBytes = 64
+
+    /// Client-chosen names are echoed back without control characters (C0, DEL and C1) and cut to
+    /// `maxEchoedNameBytes` bytes of whole scalars; a name with nothing left to show is named in words.
     private static func printable(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.prefix(64).filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        guard !name.isEmpty else { return emptyName }
+        var shown = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in name.unicodeScalars where scalar.properties.generalCategory != .control {
+            bytes += UTF8.width(scalar)
+            guard bytes <= maxEchoedNameBytes else { break }
+            shown.append(scalar)
+        }
+        return shown.isEmpty ? "(unprintable name)" : String(shown)
     }
 }

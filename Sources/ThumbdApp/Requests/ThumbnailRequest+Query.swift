@@ -4,8 +4,8 @@ import Thumbnailing
 
 /// The `/thumb` query's parameters (``ThumbQueryForm``).
 ///
-/// Parameters (docs/api.md): `url` (absolute http(s), ≤ 8 KiB), `w`, `h` (1...4096, one may be
-/// omitted), `dpr` (1...4, multiplies `w` and `h`; the product must stay ≤ 4096), `fit`
+/// Parameters (docs/api.md): `url` (absolute http(s), ≤ 8 KiB decoded and canonical), `w`, `h` (1...4096, one
+/// may be omitted), `dpr` (1...4, multiplies `w` and `h`; the product must stay ≤ 4096), `fit`
 /// (`contain|cover|fill|pad`), `gravity` (for `cover` and `pad`:
 /// `centre|center|north|...|attention|entropy|fp:x,y`),
 /// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`), `sig`, and the
@@ -17,7 +17,7 @@ extension ThumbnailRequest {
     ///   - rawQuery: the query string as received, without `?`.
     ///   - accept: the request's `Accept` header, for `format=auto`.
     /// - Throws: `RequestError` naming the offending parameter.
-    init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
+    package init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
         try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept)
     }
 
@@ -45,6 +45,12 @@ extension ThumbnailRequest {
             source = try SourceURL(rawURL)
         } catch {
             throw .invalidValue("url", reason: "must be an absolute http or https URL")
+        }
+        // The canonical form can be a little longer than what was sent (`http://a?q` is `http://a/?q`); it is what
+        // the canonical query carries, so it must fit the same limit, or one spelling of a plan would be accepted
+        // and another refused.
+        guard source.string.utf8.count <= Self.maxURLBytes else {
+            throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
         }
 
         let dpr = try values[.dpr].map { text throws(RequestError) in try Self.devicePixelRatio(text) } ?? 1

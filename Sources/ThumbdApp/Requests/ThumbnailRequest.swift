@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-import OriginFetch
-import Thumbnailing
+package import OriginFetch
+package import Thumbnailing
 
 /// A validated thumbnail request, whatever URL form it came in (``URLForm``): the canonical source URL, what to
 /// make of it, and the signature if one was given. `/thumb`'s query parameters: ThumbnailRequest+Query.swift.
-struct ThumbnailRequest: Sendable {
+package struct ThumbnailRequest: Sendable {
     /// The longest `url` value accepted, in bytes (decoded).
     static let maxURLBytes = 8 * 1024
 
     /// The source in canonical form (the fetch coalescing key).
-    let source: SourceURL
+    package let source: SourceURL
     /// The thumbnail to make, not yet normalised by the thumbnailer.
-    let spec: ThumbnailSpec
+    package let spec: ThumbnailSpec
     /// The signature, when the form carries one (checked by the form's verifier, never logged).
     let signature: String?
     /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`).
