@@ -87,7 +87,17 @@ package struct ThumbdCommand: ParsableCommand {
         let levelControl = LoggingSetup.bootstrap(settings.log)
         let logger = Logger(label: "thumbd")
         for warning in resolution.warnings { logger.warning("configuration: \(warning)") }
-        try ThumbdService.run(settings: settings, logger: logger, configFile: file, levelControl: levelControl)
+        do {
+            try ThumbdService.run(settings: settings, logger: logger, configFile: file, levelControl: levelControl)
+        } catch let error as SettingsError {
+            // A preset, refused by the service's own checks as it starts.
+            var located = error
+            if located.source == nil {
+                located.source = ConfigFile.Resolution.origin(of: error.key, in: resolution.origins)
+            }
+            FileHandle.standardError.write(Data("thumbd: configuration error: \(located)\n".utf8))
+            throw ExitCode(Self.configurationErrorStatus)
+        }
     }
 
     /// The text `--check-config` prints and its exit status: the effective values of every key (0), or the
@@ -98,6 +108,14 @@ package struct ThumbdCommand: ParsableCommand {
         let file = configFile(environment: environment)
         do {
             let resolution = try file.resolve()
+            do throws(SettingsError) {
+                // What only the service can check: each preset with /thumb's parser.
+                _ = try resolution.settings.thumbQueryRules()
+            } catch {
+                var located = error
+                located.source = ConfigFile.Resolution.origin(of: error.key, in: resolution.origins)
+                throw located
+            }
             let header = """
                 # thumbd effective configuration. Sources, lowest precedence first: built-in defaults, \
                 \(file.path ?? "no config file"), THUMBD_* environment, command-line flags.

@@ -26,6 +26,9 @@ package final class ThumbdService: Sendable {
     /// Checks `sig` on /thumb against `security.signing_keys`; a reload applies new keys with
     /// `signatureVerifier.update(keys:)`, effective for the next request.
     package let signatureVerifier: URLSignatureVerifier
+    /// `/thumb`'s presets and rules; a reload replaces them with `queryRules.update(_:)`, effective for the next
+    /// request (internal: tests read them).
+    let queryRules: SharedThumbQueryRules
     private let accessLog: AccessLog
     /// Requests per 10 s, recent errors and top sources for /status.
     let activity: ActivityRecorder
@@ -41,13 +44,16 @@ package final class ThumbdService: Sendable {
 
     /// Builds every component; nothing listens until `start()`.
     /// - Parameter levelControl: the process-wide log level that a reload sets (`LoggingSetup.bootstrap`'s).
-    /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up.
+    /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up; `SettingsError` for
+    ///   a preset `/thumb`'s parser refuses.
     package init(settings: Settings, logger: Logger, levelControl: LoggingSetup.LevelControl? = nil) throws {
         let activity = ActivityRecorder()
         self.activity = activity
         self.logger = logger
         let vips = try Vips.initialize(programName: "thumbd")
         let thumbnailer = try Thumbnailer(configuration: settings.thumbnailerConfiguration, vips: vips)
+        // Checked before any thread starts: a bad preset stops the start as a configuration error.
+        queryRules = SharedThumbQueryRules(try settings.thumbQueryRules())
         fetcher = try OriginFetcher(configuration: settings.originFetcherConfiguration)
         renderPool = try WorkerPool(
             configuration: settings.renderPoolConfiguration,
@@ -63,6 +69,8 @@ package final class ThumbdService: Sendable {
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
         signatureVerifier.onUpdate { [cache] in cache.forgetAliases() }
+        // The same for new presets or rules: the rules' generation keeps outdated aliases and hot copies from hitting.
+        queryRules.onUpdate { [cache] in cache.forgetAliases() }
         let thumbnails = ThumbnailService(
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
             clientMaxAge: settings.cache.clientMaxAge, logger: logger, activity: activity)
@@ -70,14 +78,15 @@ package final class ThumbdService: Sendable {
 
         var router = Router()
         // Every URL form goes through the same front door (ThumbnailService.handle); only its parse step differs.
-        let thumbQuery = thumbnails.handler(for: ThumbQueryForm(verifier: signatureVerifier))
+        let thumbQuery = thumbnails.handler(for: ThumbQueryForm(verifier: signatureVerifier, rules: queryRules))
         router.add(.get, "/thumb", handler: thumbQuery)
         router.add(.head, "/thumb", handler: thumbQuery)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
         admin.register(in: &router)
         prefetch = PrefetchService(
-            admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, logger: logger)
+            admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, rules: queryRules,
+            logger: logger)
         prefetch.register(in: &router)
         metrics = MetricsEndpoint(
             settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
@@ -108,7 +117,8 @@ package final class ThumbdService: Sendable {
         reloader = ConfigReloader(
             components: .init(
                 server: server, fetcher: fetcher, thumbnailer: thumbnailer, renderPool: renderPool, cache: cache,
-                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, admin: admin,
+                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, queryRules: queryRules,
+                admin: admin,
                 status: status, accessLog: accessLog, levelControl: levelControl),
             settings: settings, logger: logger)
         logger.info(

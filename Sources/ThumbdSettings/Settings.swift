@@ -35,6 +35,11 @@ package struct Settings: Sendable, Equatable {
     package var log = Log()
     /// The Prometheus endpoint (`metrics.*`).
     package var metrics = Metrics()
+    /// Named sets of `/thumb` parameters (`presets:`), by name: each a query string such as
+    /// `w=400&h=300&fit=cover`, used by the `preset` parameter; the one named `default` applies to every request.
+    /// Their names and sizes are checked here; their parameters by `/thumb`'s own parser when the service loads
+    /// them (ThumbdApp, Settings+ModuleConfigurations.swift).
+    package var presets: [String: String] = [:]
 
     /// The built-in defaults, suitable for a local development run.
     package init() {}
@@ -103,6 +108,9 @@ package struct Settings: Sendable, Equatable {
         /// Budget for decoded intermediate renders kept so other sizes of a recent source skip its decode
         /// (`IntermediateCache`); 0 keeps none.
         package var intermediateCacheBytes = 128_000_000
+        /// When true, `/thumb` accepts only `url`, `preset`, `sig`, `format` and `dpr`: every other option comes
+        /// from `presets` (a closed deployment).
+        package var allowsOnlyPresets = false
 
         /// The defaults.
         package init() {}

@@ -57,6 +57,7 @@ import Thumbnailing
         (.duplicateParameter("w"), 400),
         (.invalidValue("q", reason: "must be an integer 1...100"), 400),
         (.malformedQuery(parameter: "w"), 400),
+        (.onlyPresetsAllowed("w"), 400),
         (.missingSignature, 403),
         (.invalidSignature, 403),
     ]

@@ -23,14 +23,15 @@ extension ThumbnailCache {
     }
 
     /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
-    /// signing keys of `keyGeneration`.
+    /// signing keys (and rules) of `keyGeneration`.
     func rememberAlias(_ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64) {
         aliases.insert(
             Alias(key: key, keyGeneration: keyGeneration), forKey: alias, cost: 104 + alias.variant.utf8.count,
             group: key.group)
     }
 
-    /// Forgets every alias (the signing keys changed: their entries can no longer hit, this frees their memory).
+    /// Forgets every alias (the signing keys or `/thumb`'s rules changed: their entries can no longer hit, this
+    /// frees their memory).
     func forgetAliases() {
         aliases.removeAll()
         hotSet?.invalidate()

@@ -11,6 +11,8 @@ extension ConfigReloader {
         let fetcher: OriginFetcher.Configuration
         let thumbnailer: Thumbnailer.Configuration
         let cache: ThumbnailCache.Configuration
+        /// `presets` and `image.presets_only`, each preset checked by `/thumb`'s parser.
+        let queryRules: ThumbQueryRules
 
         init(_ settings: Settings, running components: Components) throws(SettingsError) {
             var server = settings.httpServerConfiguration
@@ -53,6 +55,7 @@ extension ConfigReloader {
             } catch {
                 throw SettingsError(key: "cache", reason: "\(error)")
             }
+            queryRules = try settings.thumbQueryRules()
         }
 
         func apply(to components: Components, _ settings: Settings, previous: Settings) throws {
@@ -71,6 +74,9 @@ extension ConfigReloader {
                 components.signatureVerifier.update(keys: settings.security.signingKeys)
             }
             components.accessLog.isEnabled = settings.log.isAccessLogEnabled
+            // New presets or rules parse the next request; aliases and hot copies made under the old ones stop
+            // answering at once (the rules' generation moves, and the aliases are forgotten).
+            components.queryRules.update(queryRules)
         }
     }
 }

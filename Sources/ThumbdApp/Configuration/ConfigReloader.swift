@@ -27,6 +27,7 @@ import Thumbnailing
 /// | `cache.memory.*`, disk budgets, `negative_ttl` | `ThumbnailCache.update` | at once; disk: in write order |
 /// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |
 /// | `admin.token` | `AdminService.update(token:)` | requests afterwards |
+/// | `presets`, `image.presets_only` | `SharedThumbQueryRules.update(_:)` | the next request |
 /// | `log.level`, `log.access` | `LoggingSetup.LevelControl`, `AccessLog.isEnabled` | lines afterwards |
 ///
 /// `restart` keys (`Settings.keys`) keep their running value and are logged as needing a restart; so does
@@ -43,6 +44,8 @@ final class ConfigReloader: Sendable {
         let policy: SharedFreshnessPolicy
         let thumbnails: ThumbnailService
         let signatureVerifier: URLSignatureVerifier
+        /// `/thumb`'s presets and rules (presets, `image.presets_only`).
+        let queryRules: SharedThumbQueryRules
         let admin: AdminService
         let status: StatusService
         let accessLog: AccessLog
@@ -70,17 +73,20 @@ final class ConfigReloader: Sendable {
     /// - Returns: what changed, or nil when the file was refused.
     @discardableResult
     func reload(from file: ConfigFile, trigger: String) -> ReloadOutcome? {
-        let loaded: Settings
+        let loaded: ConfigFile.Resolution
         do {
-            loaded = try file.load()
+            loaded = try file.resolve()
         } catch {
             refuse(error, trigger: trigger)
             return nil
         }
         do {
             // Reported before the new log level applies: raising it to `warning` still shows this reload.
-            return try apply(loaded) { outcome in report(outcome, trigger: trigger) }
+            return try apply(loaded.settings) { outcome in report(outcome, trigger: trigger) }
         } catch {
+            var error = error
+            // A preset refused by the service's own checks: name where it was written.
+            if error.source == nil { error.source = ConfigFile.Resolution.origin(of: error.key, in: loaded.origins) }
             refuse(error, trigger: trigger)
             return nil
         }

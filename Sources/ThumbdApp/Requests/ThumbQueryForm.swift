@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// `/thumb?url=…&w=…&h=…[&sig=…]`: the options in the query (``ThumbnailRequest/init(parameters:accept:)``), signed
-/// with `sig` over the canonical query (``URLSignature``) when `security.signing_keys` is set.
+/// `/thumb?url=…&w=…&h=…[&preset=…][&sig=…]`: the options in the query (``ThumbnailRequest/init(parameters:accept:rules:)``)
+/// over the configured presets (``ThumbQueryRules``), signed with `sig` over the canonical query as sent
+/// (``URLSignature``, `preset` included, not what it expands to) when `security.signing_keys` is set.
 struct ThumbQueryForm: URLForm {
     let verifier: URLSignatureVerifier
+    let rules: SharedThumbQueryRules
 
-    var keyGeneration: UInt64 { verifier.keyGeneration }
+    init(verifier: URLSignatureVerifier, rules: SharedThumbQueryRules = SharedThumbQueryRules()) {
+        self.verifier = verifier
+        self.rules = rules
+    }
 
-    /// Decodes the query once, checks `sig` on it, then validates the parameters.
+    /// The keys' generation plus the rules': both only grow, so the sum moves when either does.
+    var keyGeneration: UInt64 { verifier.keyGeneration &+ rules.generation }
+
+    /// Decodes the query once, checks `sig` on it, then validates the parameters under the rules in force (read
+    /// after the signature, with their generation: what is remembered of this parse carries the generation of the
+    /// rules it used).
     func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest {
         let parameters = try QueryParameters(parsing: identity.query ?? "")
         let keyGeneration = try verifier.verify(parameters)
+        let (rules, rulesGeneration) = rules.current
         return VerifiedRequest(
-            request: try ThumbnailRequest(parameters: parameters, accept: identity.accept), keyGeneration: keyGeneration
-        )
+            request: try ThumbnailRequest(parameters: parameters, accept: identity.accept, rules: rules),
+            keyGeneration: keyGeneration &+ rulesGeneration)
     }
 }

@@ -8,35 +8,57 @@ import Thumbnailing
 /// omitted), `dpr` (1...4, multiplies `w` and `h`; the product must stay ≤ 4096), `fit`
 /// (`contain|cover|fill|pad`), `gravity` (for `cover` and `pad`:
 /// `centre|center|north|...|attention|entropy|fp:x,y`),
-/// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`), `sig`, and the
-/// pipeline's steps (ThumbnailRequest+Operations.swift).
+/// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`), `preset` (names of
+/// configured presets, Presets.swift), `sig`, and the pipeline's steps (ThumbnailRequest+Operations.swift).
 /// Unknown or repeated parameters are refused, so two spellings of one request cannot both exist.
 extension ThumbnailRequest {
     /// Parses the raw query of a `/thumb` request.
     /// - Parameters:
     ///   - rawQuery: the query string as received, without `?`.
     ///   - accept: the request's `Accept` header, for `format=auto`.
+    ///   - rules: the presets and what they allow (``ThumbQueryRules``).
     /// - Throws: `RequestError` naming the offending parameter.
-    init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
-        try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept)
+    init(rawQuery: some StringProtocol, accept: String?, rules: ThumbQueryRules = .none) throws(RequestError) {
+        try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept, rules: rules)
     }
 
     /// Validates already decoded parameters (the service decodes once, checks `sig` on them, then validates).
+    /// - Parameters:
+    ///   - rules: the presets and what they allow: the plan is the presets' parameters with the request's on top.
     /// - Throws: `RequestError` naming the offending parameter.
-    init(parameters: QueryParameters, accept: String?) throws(RequestError) {
+    init(
+        parameters: QueryParameters, accept: String?, rules: ThumbQueryRules = .none
+    ) throws(RequestError) {
         var seen = Set<String>()
         var values: [Parameter: String] = [:]
         var signature: String?
+        var presetNames: String?
         for (name, value) in parameters.pairs {
             guard seen.insert(name).inserted else { throw .duplicateParameter(name) }
-            if name == "sig" {
+            if name == URLSignature.parameterName {
                 signature = value
                 continue
             }
+            if name == "preset" {
+                presetNames = value
+                continue
+            }
             guard let parameter = Parameter(rawValue: name) else { throw .unknownParameter(name) }
+            if rules.allowsOnlyPresets && !Parameter.allowedWithPresetsOnly.contains(parameter) {
+                throw .onlyPresetsAllowed(name)
+            }
             values[parameter] = value
         }
+        if rules.allowsOnlyPresets && presetNames == nil && !rules.presets.hasDefault {
+            throw .missingParameter("preset")
+        }
+        try self.init(
+            values: try rules.presets.expand(presetNames, under: values), signature: signature, accept: accept)
+    }
 
+    /// Builds the request from the plan's parameters (the request's over its presets').
+    /// - Throws: `RequestError` naming the offending parameter.
+    init(values: [Parameter: String], signature: String?, accept: String?) throws(RequestError) {
         guard let rawURL = values[.url], !rawURL.isEmpty else { throw .missingParameter("url") }
         guard rawURL.utf8.count <= Self.maxURLBytes else {
             throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
@@ -98,12 +120,17 @@ extension ThumbnailRequest {
         self.signature = signature
     }
 
-    /// The parameters `/thumb` knows, besides `sig`.
-    enum Parameter: String, CaseIterable {
+    /// The parameters `/thumb` knows, besides `sig` and `preset`.
+    enum Parameter: String, CaseIterable, Sendable {
         case url, w, h, fit, gravity, format, q, dpr, enlarge
         // The pipeline's steps (ThumbnailRequest+Operations.swift).
         case autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
         case pixelate, padding, bg
+
+        /// What a request may still set itself under `image.presets_only` (besides `preset` and `sig`): the
+        /// source, and what the client's device decides rather than the design (the format it decodes, its pixel
+        /// ratio).
+        static let allowedWithPresetsOnly: Set<Parameter> = [.url, .format, .dpr]
     }
 
     // MARK: - Values

@@ -10,9 +10,11 @@
 /// coalescing and rendering, keyed by the ``VariantKey`` the request names (the same picture asked in two forms
 /// is one entry, one fetch and one render).
 protocol URLForm: Sendable {
-    /// The generation of the signing keys this form verifies with now (``URLSignatureVerifier/keyGeneration``).
-    /// A request remembered as verified under another generation is parsed and verified again. Read on every
-    /// request, hot ones included: keep it an atomic load.
+    /// The generation of everything besides the request that its parse depends on: the signing keys this form
+    /// verifies with (``URLSignatureVerifier/keyGeneration``) and, for `/thumb`, its presets and rules
+    /// (``SharedThumbQueryRules/generation``). A request remembered as parsed under another generation is parsed and
+    /// verified again. Read on every request, hot ones included: keep it an atomic load or two. It must change
+    /// whenever any of these does, and never come back to an earlier value.
     var keyGeneration: UInt64 { get }
 
     /// Parses the request's target, verifies its signature before validating anything else (an unsigned request
@@ -25,6 +27,6 @@ protocol URLForm: Sendable {
 /// What a ``URLForm`` made of a request: the thumbnail it names and the signing keys it was verified under.
 struct VerifiedRequest: Sendable {
     let request: ThumbnailRequest
-    /// ``URLForm/keyGeneration`` at the verification; what the alias table remembers it under.
+    /// ``URLForm/keyGeneration`` of what the parse used; what the alias table remembers it under.
     let keyGeneration: UInt64
 }
