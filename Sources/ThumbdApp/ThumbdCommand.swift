@@ -4,6 +4,7 @@ package import ArgumentParser
 import Foundation
 import Logging
 package import ThumbdSettings
+import Thumbnailing
 
 /// The `thumbd` command line: `thumbd [--config FILE] [--listen HOST:PORT] [--port N] [--cache-dir DIR]
 /// [--log-level LEVEL] [--check-config]`, and `thumbd sign ...` (``SignCommand``).
@@ -90,7 +91,7 @@ package struct ThumbdCommand: ParsableCommand {
         do {
             try ThumbdService.run(settings: settings, logger: logger, configFile: file, levelControl: levelControl)
         } catch let error as SettingsError {
-            // A preset, refused by the service's own checks as it starts.
+            // A preset or the fallback image, refused by the service's own checks as it starts.
             var located = error
             if located.source == nil {
                 located.source = ConfigFile.Resolution.origin(of: error.key, in: resolution.origins)
@@ -108,9 +109,12 @@ package struct ThumbdCommand: ParsableCommand {
         let file = configFile(environment: environment)
         do {
             let resolution = try file.resolve()
+            let thumbnailer = try Thumbnailer(
+                configuration: resolution.settings.thumbnailerConfiguration, vips: Vips.initialize())
             do throws(SettingsError) {
-                // What only the service can check: each preset with /thumb's parser.
+                // What only the service can check: each preset with /thumb's parser, the fallback image rendered.
                 _ = try resolution.settings.thumbQueryRules()
+                _ = try resolution.settings.fallbackImage(thumbnailer: thumbnailer)
             } catch {
                 var located = error
                 located.source = ConfigFile.Resolution.origin(of: error.key, in: resolution.origins)

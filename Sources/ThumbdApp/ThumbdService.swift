@@ -29,6 +29,8 @@ package final class ThumbdService: Sendable {
     /// `/thumb`'s presets and rules; a reload replaces them with `queryRules.update(_:)`, effective for the next
     /// request (internal: tests read them).
     let queryRules: SharedThumbQueryRules
+    /// The `/thumb` service (internal: tests count its fallback renders).
+    let thumbnails: ThumbnailService
     private let accessLog: AccessLog
     /// Requests per 10 s, recent errors and top sources for /status.
     let activity: ActivityRecorder
@@ -45,15 +47,16 @@ package final class ThumbdService: Sendable {
     /// Builds every component; nothing listens until `start()`.
     /// - Parameter levelControl: the process-wide log level that a reload sets (`LoggingSetup.bootstrap`'s).
     /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up; `SettingsError` for
-    ///   a preset `/thumb`'s parser refuses.
+    ///   a preset `/thumb`'s parser refuses or a fallback image that cannot be read or rendered.
     package init(settings: Settings, logger: Logger, levelControl: LoggingSetup.LevelControl? = nil) throws {
         let activity = ActivityRecorder()
         self.activity = activity
         self.logger = logger
         let vips = try Vips.initialize(programName: "thumbd")
         let thumbnailer = try Thumbnailer(configuration: settings.thumbnailerConfiguration, vips: vips)
-        // Checked before any thread starts: a bad preset stops the start as a configuration error.
+        // Checked before any thread starts: a bad preset or fallback file stops the start as a configuration error.
         queryRules = SharedThumbQueryRules(try settings.thumbQueryRules())
+        let fallbackImage = try settings.fallbackImage(thumbnailer: thumbnailer)
         fetcher = try OriginFetcher(configuration: settings.originFetcherConfiguration)
         renderPool = try WorkerPool(
             configuration: settings.renderPoolConfiguration,
@@ -73,7 +76,9 @@ package final class ThumbdService: Sendable {
         queryRules.onUpdate { [cache] in cache.forgetAliases() }
         let thumbnails = ThumbnailService(
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
-            clientMaxAge: settings.cache.clientMaxAge, logger: logger, activity: activity)
+            clientMaxAge: settings.cache.clientMaxAge, logger: logger, activity: activity,
+            fallback: try FallbackRenders(image: fallbackImage, renderPool: renderPool, thumbnailer: thumbnailer))
+        self.thumbnails = thumbnails
         accessLog = AccessLog(settings: settings.log)
 
         var router = Router()

@@ -143,6 +143,9 @@ extension Settings {
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),
             .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),
             .boolean("image.presets_only", \.image.allowsOnlyPresets, .reloadable),
+            .string("image.fallback", \.image.fallback, .reloadable),
+            .fallbackStatus("image.fallback_status", \.image.fallbackStatus, .reloadable),
+            .duration("image.fallback_ttl", \.image.fallbackTTL, .reloadable),
 
             .duration("cache.client_max_age", \.cache.clientMaxAge, .reloadable),
             .duration("cache.default_ttl", \.cache.defaultTTL, .reloadable),
@@ -278,6 +281,15 @@ extension Settings.Key {
             },
             format: { $0?.description ?? "" }
         )
+    }
+
+    /// `image.fallback_status`: `original` or a status code.
+    static func fallbackStatus(
+        _ name: String,
+        _ path: WritableKeyPath<Settings, Settings.FallbackStatus>,
+        _ reload: Settings.Reload
+    ) -> Self {
+        scalar(name, .string, path, reload, parse: Settings.FallbackStatus.init(parsing:), format: \.description)
     }
 
     /// Names with a text each: a YAML mapping in the file, `name:text;name:text` in the environment.

@@ -58,6 +58,10 @@ extension Settings {
         try check.range(\.image.maxSourcePixels, 1...(1 << 40))
         try check.range(\.image.intermediateCacheBytes, 0...(1 << 40), "0 keeps none")
         try check.range(\.image.defaultQuality, 1...100)
+        if image.fallback.utf8.contains(0) {
+            throw check.error(\.image.fallback, "must be a file path")
+        }
+        try check.duration(\.image.fallbackTTL, .zero...(.seconds(365 * 86_400)))
     }
 
     /// The longest preset name, and how many presets and bytes of parameters a configuration may hold.

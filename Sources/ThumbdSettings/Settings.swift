@@ -111,9 +111,45 @@ package struct Settings: Sendable, Equatable {
         /// When true, `/thumb` accepts only `url`, `preset`, `sig`, `format` and `dpr`: every other option comes
         /// from `presets` (a closed deployment).
         package var allowsOnlyPresets = false
+        /// An image file sent, rendered with the request's plan, instead of the error body when the source
+        /// fails (not found, not an image, origin error, timeout); empty for none.
+        package var fallback = ""
+        /// The status of an answer with the fallback image: the error's own, or a fixed one.
+        package var fallbackStatus = FallbackStatus.original
+        /// `Cache-Control: max-age` of an answer with the fallback image.
+        package var fallbackTTL: Duration = .seconds(60)
 
         /// The defaults.
         package init() {}
+    }
+
+    /// `image.fallback_status`: which status an answer with the fallback image has.
+    package enum FallbackStatus: Sendable, Equatable, CustomStringConvertible {
+        /// The status of the error it replaces (404, 413, 422, 502 or 504).
+        case original
+        /// Always this one: 200, or a code from 400 to 599.
+        case fixed(Int)
+
+        /// `original`, `200`, or a code from 400 to 599.
+        package init(parsing text: String) throws(InvalidValue) {
+            let trimmed = trimmingASCIISpaces(text[...])
+            if trimmed.lowercased() == "original" {
+                self = .original
+                return
+            }
+            guard let code = WholeNumber.parse(trimmed), code == 200 || (400...599).contains(code) else {
+                throw InvalidValue("expected original, 200 or a status code from 400 to 599, got \"\(text)\"")
+            }
+            self = .fixed(code)
+        }
+
+        /// `original` or the code.
+        package var description: String {
+            switch self {
+            case .original: "original"
+            case .fixed(let code): "\(code)"
+            }
+        }
     }
 
     /// `cache.*`: client caching headers, freshness rules and the two tiers.

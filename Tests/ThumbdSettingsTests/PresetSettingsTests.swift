@@ -117,3 +117,31 @@ import ThumbdTestSupport
         #expect(Settings.keys.first { $0.name == "presets" }?.reload == .reloadable)
     }
 }
+
+/// `image.fallback_status` and `image.fallback_ttl`: what the settings layer accepts.
+@Suite struct FallbackSettingsTests {
+    @Test(arguments: [
+        ("original", "original"), ("ORIGINAL", "original"), ("200", "200"), ("404", "404"), ("599", "599"),
+    ])
+    func statusesAccepted(text: String, shown: String) throws {
+        #expect(try Settings.FallbackStatus(parsing: text).description == shown)
+    }
+
+    @Test(arguments: ["204", "302", "399", "600", "0", "ok", ""])
+    func statusesRefused(text: String) {
+        #expect(throws: InvalidValue.self) { try Settings.FallbackStatus(parsing: text) }
+    }
+
+    @Test func theKeysReadFromAFile() throws {
+        let files = try ConfigTestFiles()
+        let path = try files.write("image:\n  fallback: /srv/missing.png\n  fallback_status: 200\n  fallback_ttl: 5m\n")
+        let settings = try ConfigFile(path: path, environment: [:]).load()
+        #expect(settings.image.fallback == "/srv/missing.png")
+        #expect(settings.image.fallbackStatus == .fixed(200))
+        #expect(settings.image.fallbackTTL == .seconds(300))
+        let bad = try files.write("image:\n  fallback_status: 302\n", named: "bad.yaml")
+        #expect(throws: SettingsError.self) { try ConfigFile(path: bad, environment: [:]).load() }
+        let long = try files.write("image:\n  fallback_ttl: 400d\n", named: "long.yaml")
+        #expect(throws: SettingsError.self) { try ConfigFile(path: long, environment: [:]).load() }
+    }
+}

@@ -13,6 +13,8 @@ extension ConfigReloader {
         let cache: ThumbnailCache.Configuration
         /// `presets` and `image.presets_only`, each preset checked by `/thumb`'s parser.
         let queryRules: ThumbQueryRules
+        /// `image.fallback*`, the file read again and checked with the new image settings (nil: none).
+        let fallback: FallbackImage?
 
         init(_ settings: Settings, running components: Components) throws(SettingsError) {
             var server = settings.httpServerConfiguration
@@ -56,6 +58,19 @@ extension ConfigReloader {
                 throw SettingsError(key: "cache", reason: "\(error)")
             }
             queryRules = try settings.thumbQueryRules()
+            let checker: Thumbnailer
+            do {
+                checker = try Thumbnailer(configuration: thumbnailer, vips: components.thumbnailer.vips)
+            } catch {
+                throw SettingsError(key: "image", reason: "\(error)")
+            }
+            fallback = try settings.fallbackImage(thumbnailer: checker)
+        }
+
+        /// Whether the fallback file's content differs from the one in force (a new file under the same path counts
+        /// as a change of `image.fallback`).
+        func fallbackContentChanged(from current: FallbackImage?) -> Bool {
+            fallback?.bytes != current?.bytes
         }
 
         func apply(to components: Components, _ settings: Settings, previous: Settings) throws {
@@ -77,6 +92,7 @@ extension ConfigReloader {
             // New presets or rules parse the next request; aliases and hot copies made under the old ones stop
             // answering at once (the rules' generation moves, and the aliases are forgotten).
             components.queryRules.update(queryRules)
+            components.thumbnails.fallback?.update(fallback)
         }
     }
 }

@@ -28,6 +28,7 @@ import Thumbnailing
 /// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |
 /// | `admin.token` | `AdminService.update(token:)` | requests afterwards |
 /// | `presets`, `image.presets_only` | `SharedThumbQueryRules.update(_:)` | the next request |
+/// | `image.fallback*` (the file read again) | `FallbackRenders.update(_:)` | answers afterwards |
 /// | `log.level`, `log.access` | `LoggingSetup.LevelControl`, `AccessLog.isEnabled` | lines afterwards |
 ///
 /// `restart` keys (`Settings.keys`) keep their running value and are logged as needing a restart; so does
@@ -85,7 +86,7 @@ final class ConfigReloader: Sendable {
             return try apply(loaded.settings) { outcome in report(outcome, trigger: trigger) }
         } catch {
             var error = error
-            // A preset refused by the service's own checks: name where it was written.
+            // A preset or the fallback file refused by the service's own checks: name where it was written.
             if error.source == nil { error.source = ConfigFile.Resolution.origin(of: error.key, in: loaded.origins) }
             refuse(error, trigger: trigger)
             return nil
@@ -110,7 +111,13 @@ final class ConfigReloader: Sendable {
             }
             try next.validate()
             let modules = try Modules(next, running: components)
-            let changed = running.changedReloadableKeys(in: next)
+            var changed = running.changedReloadableKeys(in: next)
+            if modules.fallbackContentChanged(from: components.thumbnails.fallback?.image),
+                !changed.contains("image.fallback")
+            {
+                // The same path, another file: applied and reported as a change of the key.
+                changed = Settings.keys.map(\.name).filter { changed.contains($0) || $0 == "image.fallback" }
+            }
             guard !changed.isEmpty else {
                 let outcome = ReloadOutcome(changedKeys: [], restartKeys: restartKeys)
                 beforeLevelChange(outcome)

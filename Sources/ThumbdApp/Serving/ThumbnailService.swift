@@ -30,6 +30,8 @@ final class ThumbnailService: Sendable {
     let logger: Logger
     /// Counts sampled sources for /status (nil: not counted).
     private let activity: ActivityRecorder?
+    /// `image.fallback` and its renders (nil: no fallback ever, as in tests that build a service alone).
+    let fallback: FallbackRenders?
     /// `cache.hotSet`, used without reference counting (see ``HotSet``: a hit must not write a reference count
     /// that the other loops write too; even optional chaining through `cache` retained it). `cache` keeps it
     /// alive as long as this service.
@@ -37,9 +39,10 @@ final class ThumbnailService: Sendable {
 
     init(
         coordinator: RenderCoordinator, thumbnailer: Thumbnailer, cache: ThumbnailCache?, revalidator: Revalidator?,
-        clientMaxAge: Duration, logger: Logger, activity: ActivityRecorder? = nil
+        clientMaxAge: Duration, logger: Logger, activity: ActivityRecorder? = nil, fallback: FallbackRenders? = nil
     ) {
         self.activity = activity
+        self.fallback = fallback
         self.coordinator = coordinator
         self.thumbnailer = thumbnailer
         self.cache = cache
@@ -188,15 +191,19 @@ final class ThumbnailService: Sendable {
         cache.rememberAlias(alias, key, keyGeneration: keyGeneration)
         let now = Timestamp.now()
         return serveFromLoop(key, cache, conditions, now: now, responder)
-            || answerRememberedNotFound(key.source, cache, now: now, responder)
+            || answerRememberedNotFound(key, cache, now: now, conditions, responder)
     }
 
-    /// An origin 404 for `source` remembered in memory (`cache.negative_ttl`), answered as one.
+    /// An origin 404 for `key`'s source remembered in memory (`cache.negative_ttl`), answered as one (or with the
+    /// fallback image).
     private func answerRememberedNotFound(
-        _ source: SourceURL, _ cache: ThumbnailCache, now: Timestamp, _ responder: HTTPResponder
+        _ key: VariantKey, _ cache: ThumbnailCache, now: Timestamp, _ conditions: ResponseConditions,
+        _ responder: HTTPResponder
     ) -> Bool {
-        guard let notFound = cache.notFoundHit(source, now: now) else { return false }
-        var response = ErrorResponse(FetchError.originNotFound(status: 404)).response
+        guard let notFound = cache.notFoundHit(key.source, now: now) else { return false }
+        let error = ServiceError.fetch(.originNotFound(status: 404))
+        if answerWithFallback(for: error, key: key, outcome: .hitMemory, conditions, responder) { return true }
+        var response = ErrorResponse(error).response
         Self.addCacheHeaders(
             &response, .hitMemory, age: DiskCache.Freshness(validatedAt: notFound.validatedAt).age(at: now))
         responder.respond(response)
