@@ -146,6 +146,7 @@ extension Settings {
             .string("image.fallback", \.image.fallback, .reloadable),
             .fallbackStatus("image.fallback_status", \.image.fallbackStatus, .reloadable),
             .duration("image.fallback_ttl", \.image.fallbackTTL, .reloadable),
+            .boolean("image.client_hints", \.image.readsClientHints, .reloadable),
 
             .duration("cache.client_max_age", \.cache.clientMaxAge, .reloadable),
             .duration("cache.default_ttl", \.cache.defaultTTL, .reloadable),

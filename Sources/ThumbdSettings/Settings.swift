@@ -118,6 +118,9 @@ package struct Settings: Sendable, Equatable {
         package var fallbackStatus = FallbackStatus.original
         /// `Cache-Control: max-age` of an answer with the fallback image.
         package var fallbackTTL: Duration = .seconds(60)
+        /// Whether `/thumb` asks for (`Accept-CH`) and reads the `Sec-CH-DPR`, `Sec-CH-Width` and
+        /// `Sec-CH-Viewport-Width` client hints when a request's plan gives no `dpr` or size.
+        package var readsClientHints = false
 
         /// The defaults.
         package init() {}

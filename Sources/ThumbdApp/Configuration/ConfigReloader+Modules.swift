@@ -11,7 +11,7 @@ extension ConfigReloader {
         let fetcher: OriginFetcher.Configuration
         let thumbnailer: Thumbnailer.Configuration
         let cache: ThumbnailCache.Configuration
-        /// `presets` and `image.presets_only`, each preset checked by `/thumb`'s parser.
+        /// `presets`, `image.presets_only`, `image.client_hints`, each preset checked by `/thumb`'s parser.
         let queryRules: ThumbQueryRules
         /// `image.fallback*`, the file read again and checked with the new image settings (nil: none).
         let fallback: FallbackImage?

@@ -80,12 +80,14 @@ extension Settings {
     /// `cache.*` freshness rules.
     var freshnessPolicy: FreshnessPolicy { FreshnessPolicy(cache) }
 
-    /// `presets` and `image.presets_only` for `/thumb`'s parser. Each preset goes through that
+    /// `presets`, `image.presets_only` and `image.client_hints` for `/thumb`'s parser. Each preset goes through that
     /// very parser here, so a bad one stops the start (or is refused by a reload) naming it and its parameter.
     /// - Throws: `SettingsError` for `presets.<name>`.
     func thumbQueryRules() throws(SettingsError) -> ThumbQueryRules {
         do throws(PresetError) {
-            return ThumbQueryRules(presets: try Presets(presets), allowsOnlyPresets: image.allowsOnlyPresets)
+            return ThumbQueryRules(
+                presets: try Presets(presets), allowsOnlyPresets: image.allowsOnlyPresets,
+                readsClientHints: image.readsClientHints)
         } catch {
             throw SettingsError(key: "presets.\(error.preset)", reason: error.reason)
         }

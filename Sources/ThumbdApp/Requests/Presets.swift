@@ -89,7 +89,7 @@ struct Presets: Sendable, Equatable {
         var trial = values
         trial[.url] = "https://preset.invalid/"
         if trial[.w] == nil && trial[.h] == nil { trial[.w] = "1" }
-        _ = try ThumbnailRequest(values: trial, signature: nil, accept: nil)
+        _ = try ThumbnailRequest(values: trial, signature: nil, accept: nil, hints: nil)
         return values
     }
 

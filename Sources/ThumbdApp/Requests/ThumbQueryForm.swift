@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// `/thumb?url=…&w=…&h=…[&preset=…][&sig=…]`: the options in the query (``ThumbnailRequest/init(parameters:accept:rules:)``)
+/// `/thumb?url=…&w=…&h=…[&preset=…][&sig=…]`: the options in the query (``ThumbnailRequest/init(parameters:accept:rules:hints:)``)
 /// over the configured presets (``ThumbQueryRules``), signed with `sig` over the canonical query as sent
 /// (``URLSignature``, `preset` included, not what it expands to) when `security.signing_keys` is set.
 struct ThumbQueryForm: URLForm {
@@ -15,6 +15,8 @@ struct ThumbQueryForm: URLForm {
     /// The keys' generation plus the rules': both only grow, so the sum moves when either does.
     var keyGeneration: UInt64 { verifier.keyGeneration &+ rules.generation }
 
+    var readsClientHints: Bool { rules.readsClientHints }
+
     /// Decodes the query once, checks `sig` on it, then validates the parameters under the rules in force (read
     /// after the signature, with their generation: what is remembered of this parse carries the generation of the
     /// rules it used).
@@ -22,8 +24,10 @@ struct ThumbQueryForm: URLForm {
         let parameters = try QueryParameters(parsing: identity.query ?? "")
         let keyGeneration = try verifier.verify(parameters)
         let (rules, rulesGeneration) = rules.current
+        // A request read without hints (the rules changed since) parses as one that sent none.
+        let hints = rules.readsClientHints ? identity.hints ?? ClientHints.none : nil
         return VerifiedRequest(
-            request: try ThumbnailRequest(parameters: parameters, accept: identity.accept, rules: rules),
+            request: try ThumbnailRequest(parameters: parameters, accept: identity.accept, rules: rules, hints: hints),
             keyGeneration: keyGeneration &+ rulesGeneration)
     }
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Synchronization
 
-/// What `/thumb`'s parser reads besides the request: the presets (`presets`) and whether only presets may shape a
-/// thumbnail (`image.presets_only`).
+/// What `/thumb`'s parser reads besides the request: the presets (`presets`), whether only presets may shape a
+/// thumbnail (`image.presets_only`), and whether client hints fill in `dpr` and the width (`image.client_hints`).
 /// From the configuration (Settings+ModuleConfigurations.swift); the same request can parse to another plan when
 /// they change.
 struct ThumbQueryRules: Sendable, Equatable {
@@ -10,8 +10,10 @@ struct ThumbQueryRules: Sendable, Equatable {
     /// `image.presets_only`: every parameter but ``ThumbnailRequest/Parameter/allowedWithPresetsOnly``, `preset`
     /// and `sig` is refused.
     var allowsOnlyPresets = false
+    /// `image.client_hints`.
+    var readsClientHints = false
 
-    /// No presets, every parameter allowed: `/thumb` as it was before presets.
+    /// No presets, every parameter allowed, no hints: `/thumb` as it was before presets.
     static let none = ThumbQueryRules()
 }
 
@@ -27,11 +29,14 @@ final class SharedThumbQueryRules: Sendable {
     private let state: Mutex<(rules: ThumbQueryRules, generation: UInt64)>
     /// A copy of the generation, for the hit path: one atomic load. Stored after the rules under the lock.
     private let currentGeneration = Atomic<UInt64>(0)
+    /// A copy of `rules.readsClientHints`, read by every request before any lookup (its identity depends on it).
+    private let hintsOn: Atomic<Bool>
     /// Runs after every ``update(_:)`` that changed something (the service forgets its aliases then).
     private let observers = Mutex<[@Sendable () -> Void]>([])
 
     init(_ rules: ThumbQueryRules = .none) {
         state = Mutex((rules, 0))
+        hintsOn = Atomic(rules.readsClientHints)
     }
 
     /// The rules and the generation they belong to, read together.
@@ -41,6 +46,10 @@ final class SharedThumbQueryRules: Sendable {
     @inline(__always)
     var generation: UInt64 { currentGeneration.load(ordering: .acquiring) }
 
+    /// Whether requests are read with their client hints now (lock-free).
+    @inline(__always)
+    var readsClientHints: Bool { hintsOn.load(ordering: .relaxed) }
+
     /// Replaces the rules (a reload); nothing parsed under the previous ones answers again. Nothing happens when
     /// `rules` equal the ones in force. Any thread.
     func update(_ rules: ThumbQueryRules) {
@@ -48,6 +57,7 @@ final class SharedThumbQueryRules: Sendable {
             guard state.rules != rules else { return false }
             state.rules = rules
             state.generation &+= 1
+            hintsOn.store(rules.readsClientHints, ordering: .relaxed)
             currentGeneration.store(state.generation, ordering: .releasing)
             return true
         }

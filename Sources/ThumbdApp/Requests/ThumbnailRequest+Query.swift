@@ -25,9 +25,11 @@ extension ThumbnailRequest {
     /// Validates already decoded parameters (the service decodes once, checks `sig` on them, then validates).
     /// - Parameters:
     ///   - rules: the presets and what they allow: the plan is the presets' parameters with the request's on top.
+    ///   - hints: the request's client hints when `image.client_hints` is on (nil: off); they fill in `dpr` and the
+    ///     width the plan leaves out.
     /// - Throws: `RequestError` naming the offending parameter.
     init(
-        parameters: QueryParameters, accept: String?, rules: ThumbQueryRules = .none
+        parameters: QueryParameters, accept: String?, rules: ThumbQueryRules = .none, hints: ClientHints? = nil
     ) throws(RequestError) {
         var seen = Set<String>()
         var values: [Parameter: String] = [:]
@@ -53,12 +55,16 @@ extension ThumbnailRequest {
             throw .missingParameter("preset")
         }
         try self.init(
-            values: try rules.presets.expand(presetNames, under: values), signature: signature, accept: accept)
+            values: try rules.presets.expand(presetNames, under: values), signature: signature, accept: accept,
+            hints: hints)
     }
 
-    /// Builds the request from the plan's parameters (the request's over its presets').
+    /// Builds the request from the plan's parameters (the request's over its presets'), with `hints` filling in
+    /// `dpr` and the width the plan leaves out.
     /// - Throws: `RequestError` naming the offending parameter.
-    init(values: [Parameter: String], signature: String?, accept: String?) throws(RequestError) {
+    init(
+        values: [Parameter: String], signature: String?, accept: String?, hints: ClientHints?
+    ) throws(RequestError) {
         guard let rawURL = values[.url], !rawURL.isEmpty else { throw .missingParameter("url") }
         guard rawURL.utf8.count <= Self.maxURLBytes else {
             throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
@@ -69,9 +75,27 @@ extension ThumbnailRequest {
             throw .invalidValue("url", reason: "must be an absolute http or https URL")
         }
 
-        let dpr = try values[.dpr].map { text throws(RequestError) in try Self.devicePixelRatio(text) } ?? 1
-        let width = try values[.w].map { text throws(RequestError) in try Self.dimension(text, name: "w", dpr: dpr) }
+        var hintsUsed: ClientHints.Used = []
+        let dpr: Double
+        if let text = values[.dpr] {
+            dpr = try Self.devicePixelRatio(text)
+        } else if let hints {
+            hintsUsed.insert(.dpr)
+            dpr = Self.hintedDevicePixelRatio(hints.devicePixelRatio ?? 1, values)
+        } else {
+            dpr = 1
+        }
+        var width = try values[.w].map { text throws(RequestError) in try Self.dimension(text, name: "w", dpr: dpr) }
         let height = try values[.h].map { text throws(RequestError) in try Self.dimension(text, name: "h", dpr: dpr) }
+        if width == nil, height == nil, let hints {
+            // Sec-CH-Width is in physical pixels already; the viewport's width is in CSS pixels.
+            hintsUsed.insert(.width)
+            width = hints.physicalWidth
+            if width == nil {
+                hintsUsed.insert(.viewportWidth)
+                width = hints.viewportPixels(dpr: dpr)
+            }
+        }
         guard width != nil || height != nil else { throw .missingParameter("w or h") }
 
         let fit =
@@ -118,6 +142,7 @@ extension ThumbnailRequest {
             throw .invalidValue(Self.parameterName(forSpecField: error.field), reason: error.reason)
         }
         self.signature = signature
+        self.hintsUsed = hintsUsed
     }
 
     /// The parameters `/thumb` knows, besides `sig` and `preset`.
@@ -152,6 +177,20 @@ extension ThumbnailRequest {
             throw .invalidValue(name, reason: "\(name) × dpr must be at most \(ThumbnailSpec.maxDimension)")
         }
         return scaled
+    }
+
+    /// A `Sec-CH-DPR` value lowered (to 2 decimals, not below 1) so that `w`, `h` and each side of `padding` times
+    /// it stay within their limits: a hint never makes a request fail (the plan's own values are checked as usual).
+    private static func hintedDevicePixelRatio(_ hinted: Double, _ values: [Parameter: String]) -> Double {
+        func ceiling(_ limit: Int, _ largest: Int?) -> Double {
+            guard let largest, largest > 0 else { return .infinity }
+            return (Double(limit) / Double(largest) * 100).rounded(.down) / 100
+        }
+        let side = [values[.w], values[.h]].compactMap { $0.flatMap(integer) }.max()
+        let padding = values[.padding]?.split(separator: ",").compactMap { integer(String($0)) }.max()
+        let ratio = min(
+            hinted, ceiling(ThumbnailSpec.maxDimension, side), ceiling(ThumbnailSpec.Operations.maxPadding, padding))
+        return max(ratio, 1)
     }
 
     /// A plain decimal 1...4 with at most 2 fraction digits (`1`, `1.5`, `2.25`).

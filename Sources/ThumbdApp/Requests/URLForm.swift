@@ -17,11 +17,20 @@ protocol URLForm: Sendable {
     /// whenever any of these does, and never come back to an earlier value.
     var keyGeneration: UInt64 { get }
 
+    /// Whether the form reads the request's client hints now (`image.client_hints`): they are then part of the
+    /// request's identity (``RequestIdentity/hints``). Read on every request before any lookup.
+    var readsClientHints: Bool { get }
+
     /// Parses the request's target, verifies its signature before validating anything else (an unsigned request
     /// learns nothing about its options), then validates its options.
     /// - Returns: the request and the generation of the keys that verified it.
     /// - Throws: `RequestError`: 400 naming the option, 403 for a missing or invalid signature.
     func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest
+}
+
+extension URLForm {
+    /// A form reads no client hints unless it says so.
+    var readsClientHints: Bool { false }
 }
 
 /// What a ``URLForm`` made of a request: the thumbnail it names and the signing keys it was verified under.

@@ -34,8 +34,8 @@ extension ThumbnailService {
     }
 
     /// The fallback `rendered` in place of `error`: its status (the error's, or the configured one), its own
-    /// `Cache-Control`, `X-Cache: FALLBACK`, `X-Thumbd-Fallback: <status> <reason>`, and `Vary` as a thumbnail of
-    /// this plan has. No `ETag`: it is not the representation of the URL, only a stand-in.
+    /// `Cache-Control`, `X-Cache: FALLBACK`, `X-Thumbd-Fallback: <status> <reason>`, and `Vary` (and `Accept-CH`) as a
+    /// thumbnail of this plan has. No `ETag`: it is not the representation of the URL, only a stand-in.
     static func fallbackResponse(
         _ rendered: FallbackRenders.Rendered, replacing error: ErrorResponse, _ conditions: ResponseConditions
     ) -> HTTPResponse {
@@ -46,7 +46,7 @@ extension ThumbnailService {
             HTTPField(name: "X-Thumbd-Fallback", value: "\(error.status.code) \(error.publicMessage)"),
             HTTPField(name: "Age", value: "0"),
         ]
-        if conditions.variesOnAccept { headers.append(HTTPField(name: "Vary", value: "Accept")) }
+        headers += ClientHints.responseFields(variesOnAccept: conditions.variesOnAccept, used: conditions.clientHints)
         return HTTPResponse(
             status: rendered.image.status ?? error.status, headers: headers, body: .bytes(rendered.variant.bytes),
             accessLogNote: CacheOutcome.fallback.rawValue)

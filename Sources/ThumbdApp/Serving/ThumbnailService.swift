@@ -77,33 +77,50 @@ final class ThumbnailService: Sendable {
         let isConditional = request.hasField("if-none-match")
         // Taken before any memory lookup: a table that missed a removal meanwhile empties itself at its next use.
         let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
+        // With client hints read (`image.client_hints`), they are part of the request's identity: the same URL from
+        // a screen of another pixel ratio is another thumbnail. Without, the identity is made after the hot copy.
+        let hintedIdentity = form.readsClientHints ? RequestIdentity(request, hints: ClientHints(request)) : nil
         // 1. This loop's hot copy, found by the request's own bytes.
         if let hotTable, !isConditional,
-            answerFromHotCopy(request, hotTable, keyGeneration: keyGeneration, now: now, responder)
+            answerFromHotCopy(request, hintedIdentity, hotTable, keyGeneration: keyGeneration, now: now, responder)
         {
             return
         }
         // 2. A known alias: the request's identity names a variant, without parsing or verifying.
-        let identity = RequestIdentity(request)
+        let identity = hintedIdentity ?? RequestIdentity(request)
         // (`cache.map` would retain the cache, shared by the loops.)
-        let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.accept)
-        let knownKey = alias.flatMap { cache?.aliasHit($0, keyGeneration: keyGeneration) }
+        let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.variation)
+        let knownKey: VariantKey?
+        // The hints the known request's plan consulted; nil when hints are not read.
+        var knownHints: ClientHints.Used?
+        if hintedIdentity == nil {
+            knownKey = alias.flatMap { cache?.aliasHit($0, keyGeneration: keyGeneration) }
+        } else {
+            let hit = alias.flatMap { cache?.aliasHitWithHints($0, keyGeneration: keyGeneration) }
+            knownKey = hit?.0
+            knownHints = hit?.1 ?? []
+        }
         if let knownKey, let alias {
             activity?.noteSource(knownKey.source)
             let hotTable = isConditional ? nil : hotTable
             if answerKnownRequest(
-                knownKey, alias: alias, request, hotTable: hotTable, keyGeneration: keyGeneration, now: now, responder)
+                knownKey, alias: alias, request, hintedIdentity, hintsUsed: knownHints, hotTable: hotTable,
+                keyGeneration: keyGeneration, now: now, responder)
             {
                 return
             }
         }
         // 3. The form's parse and verify.
-        guard let (key, verifiedGeneration) = parseAndVerify(identity, form: form, responder) else { return }
+        guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
+        let key = parsed.key
         if knownKey == nil { activity?.noteSource(key.source) }
-        let conditions = Self.conditions(request, key)
+        let hintsUsed = hintedIdentity == nil ? nil : parsed.hintsUsed
+        let conditions = Self.conditions(request, key, hints: hintsUsed)
         // 4. Memory (or a held-open blob), or a remembered origin 404; the alias is remembered first.
         if let alias,
-            answerFromMemory(key, remembering: alias, keyGeneration: verifiedGeneration, conditions, responder)
+            answerFromMemory(
+                key, remembering: alias, keyGeneration: parsed.keyGeneration, hintsUsed: hintsUsed ?? [], conditions,
+                responder)
         {
             return
         }
@@ -113,15 +130,22 @@ final class ThumbnailService: Sendable {
     }
 
     /// This loop's copy of a fresh memory hit for these very request bytes (``HotSet``): the hot path, touching
-    /// nothing that another loop writes.
+    /// nothing that another loop writes. A request read with its client hints (`hintedIdentity`) is found by its
+    /// target and its `Accept` and hints (``RequestIdentity/variation``).
     @inline(__always)
     private func answerFromHotCopy(
-        _ request: HTTPRequest, _ hotTable: HotSetTable, keyGeneration: UInt64, now: Timestamp,
-        _ responder: HTTPResponder
+        _ request: HTTPRequest, _ hintedIdentity: RequestIdentity?, _ hotTable: HotSetTable, keyGeneration: UInt64,
+        now: Timestamp, _ responder: HTTPResponder
     ) -> Bool {
         var hotEntry: HotSetTable.Entry?
-        _ = request.withRawTarget(andOnlyValueOf: "accept") {
-            hotEntry = hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
+        if let hintedIdentity {
+            hotEntry = hintedIdentity.withHotSetKeyBytes {
+                hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
+            }
+        } else {
+            _ = request.withRawTarget(andOnlyValueOf: "accept") {
+                hotEntry = hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
+            }
         }
         guard let entry = hotEntry, entry.isFresh(at: now) else { return false }
         hotTable.countHit()
@@ -131,24 +155,30 @@ final class ThumbnailService: Sendable {
         return true
     }
 
-    /// A request seen before (and verified under the current signing keys), whose alias names `key`: answered from
-    /// memory (copied into this loop's hot set when fresh) or a held-open blob, without parsing or verifying.
-    /// Returns false when neither has it: the request is then parsed like a new one.
+    /// A request seen before (and verified under the current signing keys and rules), whose alias names `key`:
+    /// answered from memory (copied into this loop's hot set when fresh) or a held-open blob, without parsing or
+    /// verifying. Returns false when neither has it: the request is then parsed like a new one.
     private func answerKnownRequest(
-        _ key: VariantKey, alias: CacheKey, _ request: HTTPRequest, hotTable: HotSetTable?, keyGeneration: UInt64,
-        now: Timestamp, _ responder: HTTPResponder
+        _ key: VariantKey, alias: CacheKey, _ request: HTTPRequest, _ hintedIdentity: RequestIdentity?,
+        hintsUsed: ClientHints.Used?, hotTable: HotSetTable?, keyGeneration: UInt64, now: Timestamp,
+        _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        let conditions = Self.conditions(request, key)
+        let conditions = Self.conditions(request, key, hints: hintsUsed)
         if let variant = cache.memoryHit(key) {
             if let hotTable, let freshness = variant.freshness, freshness.state(at: now) == .fresh {
-                // (A request with `Accept` on several lines gets no copy: its bytes are not its identity.)
-                _ = request.withRawTarget(andOnlyValueOf: "accept") { target, accept in
+                let insert = { (target: UnsafeRawBufferPointer, accept: UnsafeRawBufferPointer?) in
                     hotTable.insert(
                         HotSetKey(target: target, accept: accept), alias: alias, key: key,
                         keyGeneration: keyGeneration, variant: variant, freshness: freshness,
-                        cacheControl: cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
-                        now: now)
+                        cacheControl: self.cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
+                        clientHints: conditions.clientHints, now: now)
+                }
+                if let hintedIdentity {
+                    hintedIdentity.withHotSetKeyBytes(insert)
+                } else {
+                    // (A request with `Accept` on several lines gets no copy: its bytes are not its identity.)
+                    _ = request.withRawTarget(andOnlyValueOf: "accept", insert)
                 }
             }
             serveCached(
@@ -162,16 +192,18 @@ final class ThumbnailService: Sendable {
         return false
     }
 
-    /// The form's one step (``URLForm/thumbnailRequest(for:)``): the variant the request names, normalised, and
-    /// the generation of the keys that verified it; or nil once the refusal (400, 403) is answered.
+    /// The form's one step (``URLForm/thumbnailRequest(for:)``): the variant the request names, normalised, the
+    /// generation of the keys (and rules) it was parsed under, and the client hints its plan consulted; or nil once
+    /// the refusal (400, 403) is answered.
     private func parseAndVerify(
         _ identity: RequestIdentity, form: some URLForm, _ responder: HTTPResponder
-    ) -> (VariantKey, keyGeneration: UInt64)? {
+    ) -> (key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used)? {
         do {
             let verified = try form.thumbnailRequest(for: identity)
             let request = verified.request
             return (
-                VariantKey(source: request.source, spec: thumbnailer.normalized(request.spec)), verified.keyGeneration
+                VariantKey(source: request.source, spec: thumbnailer.normalized(request.spec)), verified.keyGeneration,
+                request.hintsUsed
             )
         } catch {
             var response = ErrorResponse(error).response
@@ -181,14 +213,15 @@ final class ThumbnailService: Sendable {
         }
     }
 
-    /// Remembers what `alias` parsed to (under the keys of `keyGeneration`), then answers from what the loop
-    /// reaches without a hop: the memory tier, a held-open blob (memory tier off), or a remembered origin 404.
+    /// Remembers what `alias` parsed to (under the keys of `keyGeneration`, with the client hints it consulted),
+    /// then answers from what the loop reaches without a hop: the memory tier, a held-open blob (memory tier off),
+    /// or a remembered origin 404.
     private func answerFromMemory(
-        _ key: VariantKey, remembering alias: CacheKey, keyGeneration: UInt64, _ conditions: ResponseConditions,
-        _ responder: HTTPResponder
+        _ key: VariantKey, remembering alias: CacheKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used,
+        _ conditions: ResponseConditions, _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        cache.rememberAlias(alias, key, keyGeneration: keyGeneration)
+        cache.rememberAlias(alias, key, keyGeneration: keyGeneration, hintsUsed: hintsUsed)
         let now = Timestamp.now()
         return serveFromLoop(key, cache, conditions, now: now, responder)
             || answerRememberedNotFound(key, cache, now: now, conditions, responder)
