@@ -143,6 +143,30 @@ extension Integration {
             #expect(try card.image().height == 30)
         }
 
+        @Test func thumbdWithABadPresetExits78NamingThePresetItsLineAndTheParameter() async throws {
+            // Given a configuration file whose card preset has a typo
+            let directory = try TempDirectory(prefix: "thumbd-bad-preset")
+            let path = directory.appending("thumbd.yaml")
+            try Data("presets:\n  good: \"w=10\"\n  card: \"w=40&wdth=30\"\n".utf8).write(
+                to: URL(fileURLWithPath: path))
+            let executable = try ChildProcess.builtExecutable(named: "thumbd")
+
+            // When thumbd is started on it
+            let output = try await blocking {
+                let child = try ChildProcess(
+                    executable: executable,
+                    arguments: ["--config", path, "--port", "0", "--cache-dir", directory.appending("cache")],
+                    inheritsEnvironment: false)
+                return (child.wait(timeout: .seconds(30)), child.standardError)
+            }
+
+            // Then it does not start: exit 78 and one line naming the preset, where it is written, and why
+            #expect(output.0 == .exited(ThumbdCommand.configurationErrorStatus))
+            #expect(
+                output.1.contains("thumbd: configuration error: presets.card (\(path):3): unknown parameter: wdth"),
+                "\(output.1)")
+        }
+
         @Test func theSignatureCoversTheQueryAsSentWithItsPresetName() async throws {
             // Given signed URLs and two presets
             let key = "integration-signing-key-0123456789abcdef"

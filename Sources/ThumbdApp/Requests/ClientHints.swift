@@ -91,7 +91,8 @@ struct ClientHints: Sendable, Equatable {
         let item = text.split(separator: ",", omittingEmptySubsequences: false).last.map { String($0).trimmingSpaces }
         guard let item, !item.isEmpty, item.utf8.count <= 12 else { return nil }
         let parts = item.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        let isDecimal = parts.allSatisfy { part in !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        let isDecimal = parts.allSatisfy { part in
+            !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
         }
         guard isDecimal else { return nil }
         return Double(item)
