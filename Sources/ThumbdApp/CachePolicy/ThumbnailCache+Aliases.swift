@@ -24,7 +24,9 @@ extension ThumbnailCache {
     }
 
     /// ``aliasHit(_:keyGeneration:)`` with the client hints the parse consulted (requests read with their hints).
-    func aliasHitWithHints(_ alias: CacheKey, keyGeneration: UInt64) -> (VariantKey, ClientHints.Used)? {
+    func aliasHitWithHints(
+        _ alias: CacheKey, keyGeneration: UInt64
+    ) -> (key: VariantKey, hintsUsed: ClientHints.Used)? {
         guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
         return (entry.key, entry.hintsUsed)
     }

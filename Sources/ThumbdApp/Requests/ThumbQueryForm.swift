@@ -17,6 +17,13 @@ struct ThumbQueryForm: URLForm {
 
     var readsClientHints: Bool { rules.readsClientHints }
 
+    /// Both from one load of the rules' generation, which carries the hints flag in its lowest bit.
+    @inline(__always)
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) {
+        let rulesGeneration = rules.generation
+        return (verifier.keyGeneration &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
+    }
+
     /// Decodes the query once, checks `sig` on it, then validates the parameters under the rules in force (read
     /// after the signature, with their generation: what is remembered of this parse carries the generation of the
     /// rules it used).

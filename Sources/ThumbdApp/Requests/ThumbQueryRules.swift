@@ -20,24 +20,35 @@ struct ThumbQueryRules: Sendable, Equatable {
 /// The ``ThumbQueryRules`` in force, replaced on a configuration reload, with a *generation* like the signing
 /// keys' (``URLSignatureVerifier``): what was parsed under other rules (the alias table's entries, each loop's hot
 /// set) must not answer once the rules change, since the same target may now mean another plan (`preset=card`
-/// after `card` changed, any request after `default` changed) or be refused (`image.presets_only`).
+/// after `card` changed, any request after `default` changed) or be refused (`image.presets_only`), or the hints
+/// may now be part of its identity (`image.client_hints`).
 ///
 /// ``ThumbQueryForm`` adds this generation to the signing keys' one in its `keyGeneration`: both only grow, so the
 /// sum changes whenever either does. ``update(_:)`` stores the rules and bumps the generation under one lock, and
-/// a parse reads both together, so a parse reports the generation of the rules it used.
+/// a parse reads both together, so a parse reports the generation of the rules it used. The generation is a count
+/// of updates times two, plus one when the rules read client hints: every request learns both from one atomic
+/// load (``readsClientHints(_:)``), and it still grows with every update.
 final class SharedThumbQueryRules: Sendable {
     private let state: Mutex<(rules: ThumbQueryRules, generation: UInt64)>
     /// A copy of the generation, for the hit path: one atomic load. Stored after the rules under the lock.
-    private let currentGeneration = Atomic<UInt64>(0)
-    /// A copy of `rules.readsClientHints`, read by every request before any lookup (its identity depends on it).
-    private let hintsOn: Atomic<Bool>
+    private let currentGeneration: Atomic<UInt64>
     /// Runs after every ``update(_:)`` that changed something (the service forgets its aliases then).
     private let observers = Mutex<[@Sendable () -> Void]>([])
 
     init(_ rules: ThumbQueryRules = .none) {
-        state = Mutex((rules, 0))
-        hintsOn = Atomic(rules.readsClientHints)
+        let generation = Self.generation(updates: 0, rules)
+        state = Mutex((rules, generation))
+        currentGeneration = Atomic(generation)
     }
+
+    /// `updates` × 2, + 1 when `rules` read client hints.
+    private static func generation(updates: UInt64, _ rules: ThumbQueryRules) -> UInt64 {
+        updates &* 2 &+ (rules.readsClientHints ? 1 : 0)
+    }
+
+    /// Whether the rules of `generation` read client hints.
+    @inline(__always)
+    static func readsClientHints(_ generation: UInt64) -> Bool { generation & 1 == 1 }
 
     /// The rules and the generation they belong to, read together.
     var current: (rules: ThumbQueryRules, generation: UInt64) { state.withLock { $0 } }
@@ -47,8 +58,7 @@ final class SharedThumbQueryRules: Sendable {
     var generation: UInt64 { currentGeneration.load(ordering: .acquiring) }
 
     /// Whether requests are read with their client hints now (lock-free).
-    @inline(__always)
-    var readsClientHints: Bool { hintsOn.load(ordering: .relaxed) }
+    var readsClientHints: Bool { Self.readsClientHints(generation) }
 
     /// Replaces the rules (a reload); nothing parsed under the previous ones answers again. Nothing happens when
     /// `rules` equal the ones in force. Any thread.
@@ -56,8 +66,7 @@ final class SharedThumbQueryRules: Sendable {
         let changed = state.withLock { state -> Bool in
             guard state.rules != rules else { return false }
             state.rules = rules
-            state.generation &+= 1
-            hintsOn.store(rules.readsClientHints, ordering: .relaxed)
+            state.generation = Self.generation(updates: state.generation / 2 &+ 1, rules)
             currentGeneration.store(state.generation, ordering: .releasing)
             return true
         }

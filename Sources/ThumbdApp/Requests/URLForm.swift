@@ -18,8 +18,12 @@ protocol URLForm: Sendable {
     var keyGeneration: UInt64 { get }
 
     /// Whether the form reads the request's client hints now (`image.client_hints`): they are then part of the
-    /// request's identity (``RequestIdentity/hints``). Read on every request before any lookup.
+    /// request's identity (``RequestIdentity/hints``).
     var readsClientHints: Bool { get }
+
+    /// ``keyGeneration`` and ``readsClientHints`` as one read, the first thing every request asks, hot ones included
+    /// (the hit path with hints off must cost what it did before hints: keep it the loads of ``keyGeneration``).
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) { get }
 
     /// Parses the request's target, verifies its signature before validating anything else (an unsigned request
     /// learns nothing about its options), then validates its options.
@@ -31,6 +35,8 @@ protocol URLForm: Sendable {
 extension URLForm {
     /// A form reads no client hints unless it says so.
     var readsClientHints: Bool { false }
+
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) { (keyGeneration, readsClientHints) }
 }
 
 /// What a ``URLForm`` made of a request: the thumbnail it names and the signing keys it was verified under.

@@ -70,51 +70,90 @@ final class ThumbnailService: Sendable {
 
     // MARK: - The steps
 
+    /// What the parse step made of a request: its variant, the generation of the keys and rules it was parsed under,
+    /// and the client hints its plan consulted.
+    typealias ParsedRequest = (key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used)
+
     /// Answers one request of `form`, on its event loop: the first step that can answer does.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder, form: some URLForm) {
-        let keyGeneration = form.keyGeneration
+        let (keyGeneration, readsClientHints) = form.frontDoorState
+        // Client hints read (`image.client_hints`): the same steps, with the hints in the request's identity. Without
+        // them (the default), what follows is the hit path as it was before hints existed.
+        if readsClientHints { return handleReadingHints(request, responder, form: form, keyGeneration: keyGeneration) }
         let now = Timestamp.now()
         let isConditional = request.hasField("if-none-match")
         // Taken before any memory lookup: a table that missed a removal meanwhile empties itself at its next use.
         let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
-        // With client hints read (`image.client_hints`), they are part of the request's identity: the same URL from
-        // a screen of another pixel ratio is another thumbnail. Without, the identity is made after the hot copy.
-        let hintedIdentity = form.readsClientHints ? RequestIdentity(request, hints: ClientHints(request)) : nil
         // 1. This loop's hot copy, found by the request's own bytes.
         if let hotTable, !isConditional,
-            answerFromHotCopy(request, hintedIdentity, hotTable, keyGeneration: keyGeneration, now: now, responder)
+            answerFromHotCopy(request, hotTable, keyGeneration: keyGeneration, now: now, responder)
         {
             return
         }
         // 2. A known alias: the request's identity names a variant, without parsing or verifying.
-        let identity = hintedIdentity ?? RequestIdentity(request)
+        let identity = RequestIdentity(request)
         // (`cache.map` would retain the cache, shared by the loops.)
-        let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.variation)
-        let knownKey: VariantKey?
-        // The hints the known request's plan consulted; nil when hints are not read.
-        var knownHints: ClientHints.Used?
-        if hintedIdentity == nil {
-            knownKey = alias.flatMap { cache?.aliasHit($0, keyGeneration: keyGeneration) }
-        } else {
-            let hit = alias.flatMap { cache?.aliasHitWithHints($0, keyGeneration: keyGeneration) }
-            knownKey = hit?.0
-            knownHints = hit?.1 ?? []
-        }
+        let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.accept)
+        let knownKey = alias.flatMap { cache?.aliasHit($0, keyGeneration: keyGeneration) }
         if let knownKey, let alias {
             activity?.noteSource(knownKey.source)
             let hotTable = isConditional ? nil : hotTable
             if answerKnownRequest(
-                knownKey, alias: alias, request, hintedIdentity, hintsUsed: knownHints, hotTable: hotTable,
-                keyGeneration: keyGeneration, now: now, responder)
+                knownKey, alias: alias, request, nil, hintsUsed: nil, hotTable: hotTable, keyGeneration: keyGeneration,
+                now: now, responder)
             {
                 return
             }
         }
-        // 3. The form's parse and verify.
+        // 3. The form's parse and verify, then 4-6.
         guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
+        if knownKey == nil { activity?.noteSource(parsed.key.source) }
+        answerParsed(parsed, alias: alias, request, hintsUsed: nil, responder)
+    }
+
+    /// ``handle(_:_:form:)`` for a request read with its client hints: they are part of its identity (the same URL
+    /// from a screen of another pixel ratio is another thumbnail) in this loop's hot set and the alias table, and
+    /// the answer names the hints its plan consulted (`Vary`) and asks for them (`Accept-CH`).
+    @inline(never)
+    private func handleReadingHints(
+        _ request: HTTPRequest, _ responder: HTTPResponder, form: some URLForm, keyGeneration: UInt64
+    ) {
+        let now = Timestamp.now()
+        let isConditional = request.hasField("if-none-match")
+        let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
+        let identity = RequestIdentity(request, hints: ClientHints(request))
+        // 1. This loop's hot copy, found by the target and a text of the `Accept` and the hints.
+        if let hotTable, !isConditional,
+            answerFromHotCopy(identity, hotTable, keyGeneration: keyGeneration, now: now, responder)
+        {
+            return
+        }
+        // 2. A known alias, with the hints its parse consulted.
+        let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.variation)
+        let known = alias.flatMap { cache?.aliasHitWithHints($0, keyGeneration: keyGeneration) }
+        if let known, let alias {
+            activity?.noteSource(known.key.source)
+            if answerKnownRequest(
+                known.key, alias: alias, request, identity, hintsUsed: known.hintsUsed,
+                hotTable: isConditional ? nil : hotTable, keyGeneration: keyGeneration, now: now, responder)
+            {
+                return
+            }
+        }
+        // 3. The form's parse and verify, then 4-6.
+        guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
+        if known == nil { activity?.noteSource(parsed.key.source) }
+        answerParsed(parsed, alias: alias, request, hintsUsed: parsed.hintsUsed, responder)
+    }
+
+    /// Steps 4-6 for a request its form parsed: memory (or a held-open blob) or a remembered origin 404, the alias
+    /// remembered first; then disk, then render, for a format this process can write. `hintsUsed` is nil when
+    /// client hints are not read.
+    private func answerParsed(
+        _ parsed: ParsedRequest, alias: CacheKey?, _ request: HTTPRequest, hintsUsed: ClientHints.Used?,
+        _ responder: HTTPResponder
+    ) {
         let key = parsed.key
-        if knownKey == nil { activity?.noteSource(key.source) }
-        let hintsUsed = hintedIdentity == nil ? nil : parsed.hintsUsed
         let conditions = Self.conditions(request, key, hints: hintsUsed)
         // 4. Memory (or a held-open blob), or a remembered origin 404; the alias is remembered first.
         if let alias,
@@ -129,23 +168,33 @@ final class ThumbnailService: Sendable {
         lookUpDiskThenRender(key, conditions, responder)
     }
 
+    /// ``answerFromHotCopy(_:_:keyGeneration:now:_:)`` for a request read with its client hints, found by its
+    /// target and the text of its `Accept` and hints (``RequestIdentity/variation``).
+    private func answerFromHotCopy(
+        _ identity: RequestIdentity, _ hotTable: HotSetTable, keyGeneration: UInt64, now: Timestamp,
+        _ responder: HTTPResponder
+    ) -> Bool {
+        let hotEntry = identity.withHotSetKeyBytes {
+            hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
+        }
+        guard let entry = hotEntry, entry.isFresh(at: now) else { return false }
+        hotTable.countHit()
+        hotSet?._withUnsafeGuaranteedRef { $0.touchIfDue(entry, now: now) }
+        activity?.noteSource(entry.key.source)
+        responder.respond(entry.response(at: now))
+        return true
+    }
+
     /// This loop's copy of a fresh memory hit for these very request bytes (``HotSet``): the hot path, touching
-    /// nothing that another loop writes. A request read with its client hints (`hintedIdentity`) is found by its
-    /// target and its `Accept` and hints (``RequestIdentity/variation``).
+    /// nothing that another loop writes.
     @inline(__always)
     private func answerFromHotCopy(
-        _ request: HTTPRequest, _ hintedIdentity: RequestIdentity?, _ hotTable: HotSetTable, keyGeneration: UInt64,
-        now: Timestamp, _ responder: HTTPResponder
+        _ request: HTTPRequest, _ hotTable: HotSetTable, keyGeneration: UInt64, now: Timestamp,
+        _ responder: HTTPResponder
     ) -> Bool {
         var hotEntry: HotSetTable.Entry?
-        if let hintedIdentity {
-            hotEntry = hintedIdentity.withHotSetKeyBytes {
-                hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
-            }
-        } else {
-            _ = request.withRawTarget(andOnlyValueOf: "accept") {
-                hotEntry = hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
-            }
+        _ = request.withRawTarget(andOnlyValueOf: "accept") {
+            hotEntry = hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
         }
         guard let entry = hotEntry, entry.isFresh(at: now) else { return false }
         hotTable.countHit()
@@ -197,7 +246,7 @@ final class ThumbnailService: Sendable {
     /// the refusal (400, 403) is answered.
     private func parseAndVerify(
         _ identity: RequestIdentity, form: some URLForm, _ responder: HTTPResponder
-    ) -> (key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used)? {
+    ) -> ParsedRequest? {
         do {
             let verified = try form.thumbnailRequest(for: identity)
             let request = verified.request
