@@ -4,6 +4,7 @@ package import ArgumentParser
 import Foundation
 import Logging
 package import ThumbdSettings
+import Thumbnailing
 
 /// The `thumbd` command line: `thumbd [--config FILE] [--listen HOST:PORT] [--port N] [--cache-dir DIR]
 /// [--log-level LEVEL] [--check-config]`, and `thumbd sign ...` (``SignCommand``).
@@ -87,7 +88,17 @@ package struct ThumbdCommand: ParsableCommand {
         let levelControl = LoggingSetup.bootstrap(settings.log)
         let logger = Logger(label: "thumbd")
         for warning in resolution.warnings { logger.warning("configuration: \(warning)") }
-        try ThumbdService.run(settings: settings, logger: logger, configFile: file, levelControl: levelControl)
+        do {
+            try ThumbdService.run(settings: settings, logger: logger, configFile: file, levelControl: levelControl)
+        } catch let error as SettingsError {
+            // A preset or the fallback image, refused by the service's own checks as it starts.
+            var located = error
+            if located.source == nil {
+                located.source = ConfigFile.Resolution.origin(of: error.key, in: resolution.origins)
+            }
+            FileHandle.standardError.write(Data("thumbd: configuration error: \(located)\n".utf8))
+            throw ExitCode(Self.configurationErrorStatus)
+        }
     }
 
     /// The text `--check-config` prints and its exit status: the effective values of every key (0), or the
@@ -98,6 +109,17 @@ package struct ThumbdCommand: ParsableCommand {
         let file = configFile(environment: environment)
         do {
             let resolution = try file.resolve()
+            let thumbnailer = try Thumbnailer(
+                configuration: resolution.settings.thumbnailerConfiguration, vips: Vips.initialize())
+            do throws(SettingsError) {
+                // What only the service can check: each preset with /thumb's parser, the fallback image rendered.
+                _ = try resolution.settings.thumbQueryRules()
+                _ = try resolution.settings.fallbackImage(thumbnailer: thumbnailer)
+            } catch {
+                var located = error
+                located.source = ConfigFile.Resolution.origin(of: error.key, in: resolution.origins)
+                throw located
+            }
             let header = """
                 # thumbd effective configuration. Sources, lowest precedence first: built-in defaults, \
                 \(file.path ?? "no config file"), THUMBD_* environment, command-line flags.

@@ -26,6 +26,11 @@ package final class ThumbdService: Sendable {
     /// Checks `sig` on /thumb against `security.signing_keys`; a reload applies new keys with
     /// `signatureVerifier.update(keys:)`, effective for the next request.
     package let signatureVerifier: URLSignatureVerifier
+    /// `/thumb`'s presets and rules; a reload replaces them with `queryRules.update(_:)`, effective for the next
+    /// request (internal: tests read them).
+    let queryRules: SharedThumbQueryRules
+    /// The `/thumb` service (internal: tests count its fallback renders).
+    let thumbnails: ThumbnailService
     private let accessLog: AccessLog
     /// Requests per 10 s, recent errors and top sources for /status.
     let activity: ActivityRecorder
@@ -41,13 +46,17 @@ package final class ThumbdService: Sendable {
 
     /// Builds every component; nothing listens until `start()`.
     /// - Parameter levelControl: the process-wide log level that a reload sets (`LoggingSetup.bootstrap`'s).
-    /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up.
+    /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up; `SettingsError` for
+    ///   a preset `/thumb`'s parser refuses or a fallback image that cannot be read or rendered.
     package init(settings: Settings, logger: Logger, levelControl: LoggingSetup.LevelControl? = nil) throws {
         let activity = ActivityRecorder()
         self.activity = activity
         self.logger = logger
         let vips = try Vips.initialize(programName: "thumbd")
         let thumbnailer = try Thumbnailer(configuration: settings.thumbnailerConfiguration, vips: vips)
+        // Checked before any thread starts: a bad preset or fallback file stops the start as a configuration error.
+        queryRules = SharedThumbQueryRules(try settings.thumbQueryRules())
+        let fallbackImage = try settings.fallbackImage(thumbnailer: thumbnailer)
         fetcher = try OriginFetcher(configuration: settings.originFetcherConfiguration)
         renderPool = try WorkerPool(
             configuration: settings.renderPoolConfiguration,
@@ -56,6 +65,11 @@ package final class ThumbdService: Sendable {
         let policy = SharedFreshnessPolicy(settings.freshnessPolicy)
         let watermarks = try WatermarkSource.load(
             settings.image.watermarks, thumbnailer: thumbnailer, fetcher: fetcher, cache: cache, policy: policy)
+        // A preset's wm= must name a watermark that exists (a reload that adds such a preset gets 400s instead).
+        if let missing = queryRules.current.rules.presets.watermarkNames.subtracting(watermarks.names).sorted().first {
+            throw SettingsError(
+                key: "presets", reason: "a preset names watermark \"\(missing)\", not in image.watermarks")
+        }
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             intermediates: try IntermediateCache(maxBytes: settings.image.intermediateCacheBytes),
@@ -66,14 +80,19 @@ package final class ThumbdService: Sendable {
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
         signatureVerifier.onUpdate { [cache] in cache.forgetAliases() }
+        // The same for new presets or rules: the rules' generation keeps outdated aliases and hot copies from hitting.
+        queryRules.onUpdate { [cache] in cache.forgetAliases() }
         let thumbnails = ThumbnailService(
             coordinator: coordinator, thumbnailer: thumbnailer, cache: cache, revalidator: revalidator,
-            clientMaxAge: settings.cache.clientMaxAge, logger: logger, activity: activity)
+            clientMaxAge: settings.cache.clientMaxAge, logger: logger, activity: activity,
+            fallback: try FallbackRenders(image: fallbackImage, renderPool: renderPool, thumbnailer: thumbnailer))
+        self.thumbnails = thumbnails
         accessLog = AccessLog(settings: settings.log)
 
         var router = Router()
         // Every URL form goes through the same front door (ThumbnailService.handle); only its parse step differs.
-        let thumbQuery = thumbnails.handler(for: ThumbQueryForm(verifier: signatureVerifier, watermarks: watermarks))
+        let thumbQuery = thumbnails.handler(
+            for: ThumbQueryForm(verifier: signatureVerifier, rules: queryRules, watermarks: watermarks))
         router.add(.get, "/thumb", handler: thumbQuery)
         router.add(.head, "/thumb", handler: thumbQuery)
         InfoService(
@@ -84,7 +103,8 @@ package final class ThumbdService: Sendable {
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
         admin.register(in: &router)
         prefetch = PrefetchService(
-            admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, logger: logger)
+            admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, rules: queryRules,
+            logger: logger)
         prefetch.register(in: &router)
         metrics = MetricsEndpoint(
             settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
@@ -115,7 +135,8 @@ package final class ThumbdService: Sendable {
         reloader = ConfigReloader(
             components: .init(
                 server: server, fetcher: fetcher, thumbnailer: thumbnailer, renderPool: renderPool, cache: cache,
-                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, admin: admin,
+                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, queryRules: queryRules,
+                admin: admin,
                 status: status, accessLog: accessLog, levelControl: levelControl),
             settings: settings, logger: logger)
         logger.info(

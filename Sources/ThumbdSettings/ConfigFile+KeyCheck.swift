@@ -11,6 +11,10 @@ extension ConfigFile {
         var nullKeys: Set<String> = []
         /// True when the file has no document at all (empty, or only comments): defaults apply.
         var isEmpty = false
+        /// The entries of each mapping key (`presets`), as written.
+        var mappings: [String: [String: String]] = [:]
+        /// Line of each mapping entry (`presets.card`).
+        var entryLines: [String: Int] = [:]
     }
 
     /// Walks the YAML tree and refuses anything that is not a known key with a value of the right shape.
@@ -73,7 +77,7 @@ extension ConfigFile {
                 throw SettingsError(key: name, source: source, reason: "is set twice")
             }
             if let key = keys[name] {
-                try checkValue(value, of: key, source: source, into: &shape)
+                try checkValue(value, of: key, source: source, path: path, into: &shape)
                 shape.lines[name] = line ?? 0
             } else if sections.contains(name) {
                 if value.null != nil { continue }  // `admin:` with nothing under it
@@ -99,16 +103,36 @@ extension ConfigFile {
         _ value: Node,
         of key: Settings.Key,
         source: String,
+        path: String,
         into shape: inout FileShape
     ) throws(SettingsError) {
         if value.null != nil, value.scalar?.style == .plain {
             switch key.kind {
-            case .list, .string, .address:
+            case .list, .string, .address, .mapping:
                 shape.nullKeys.insert(key.name)
                 return
             default:
                 throw SettingsError(key: key.name, source: source, reason: "has no value; give one or remove the line")
             }
+        }
+        if key.kind == .mapping {
+            guard let mapping = value.mapping else {
+                throw SettingsError(
+                    key: key.name, source: source, reason: "expected a mapping of names to values (name: \"text\")")
+            }
+            var entries: [String: String] = [:]
+            for (nameNode, textNode) in mapping {
+                guard let name = nameNode.scalar?.string, let text = textNode.scalar?.string, textNode.null == nil
+                else {
+                    throw SettingsError(
+                        key: key.name, source: nameNode.mark.map { "\(path):\($0.line)" } ?? source,
+                        reason: "each entry must be a name and one text value (name: \"text\")")
+                }
+                entries[name] = text
+                shape.entryLines[key.name + "." + name] = nameNode.mark?.line
+            }
+            shape.mappings[key.name] = entries
+            return
         }
         switch (key.kind.isList, value) {
         case (true, .sequence(let items)):

@@ -86,6 +86,17 @@ package struct ConfigFile: Sendable {
         package var origins: [String: String]
         /// Problems that do not stop the start but deserve a warning in the log (unknown `THUMBD_*` variables).
         package var warnings: [String] = []
+
+        /// Where the value named `key` came from: its own origin, else that of the key it is part of
+        /// (`presets.card` set through `THUMBD_PRESETS`); nil for a default.
+        package static func origin(of key: String, in origins: [String: String]) -> String? {
+            var name = Substring(key)
+            while true {
+                if let origin = origins[String(name)] { return origin }
+                guard let dot = name.lastIndex(of: ".") else { return nil }
+                name = name[..<dot]
+            }
+        }
     }
 
     /// Like `load()`, and also says where each value came from (for `--check-config`).
@@ -108,6 +119,9 @@ package struct ConfigFile: Sendable {
                     throw SettingsError(key: key.name, source: origin, reason: error.reason)
                 }
                 origins[key.name] = origin
+                for (entry, entryOrigin) in layer.entryOrigins where entry.hasPrefix(key.name + ".") {
+                    origins[entry] = entryOrigin
+                }
                 break
             }
         }
@@ -126,7 +140,7 @@ package struct ConfigFile: Sendable {
             try settings.validate()
         } catch {
             var error = error
-            error.source = origins[error.key]
+            error.source = Resolution.origin(of: error.key, in: origins)
             throw error
         }
         return Resolution(settings: settings, origins: origins, warnings: warnings)
@@ -141,12 +155,24 @@ package struct ConfigFile: Sendable {
         let keyPrefix: [String]
         /// Keys written with no value in YAML (`allowed_hosts:`), which mean empty.
         let nullKeys: Set<String>
+        /// The file's mappings (`presets:`), read from its YAML tree; nil for a layer that spells a mapping as
+        /// text (the environment: `name:text;name:text`).
+        var mappings: [String: [String: String]]? = nil
+        /// Where each entry of a mapping was written (`presets.card` → `thumbd.yaml:42`), for errors about one entry.
+        var entryOrigins: [String: String] = [:]
         let origin: (Settings.Key) -> String
 
         /// The key's text in this layer, or nil if the layer does not set it.
         func value(of key: Settings.Key) throws(SettingsError) -> Settings.Value? {
             if nullKeys.contains(key.name) {
-                return key.kind.isList ? .list([]) : .scalar("")
+                switch key.kind {
+                case .list: return .list([])
+                case .mapping: return .mapping([:])
+                default: return .scalar("")
+                }
+            }
+            if key.kind == .mapping, let mappings {
+                return mappings[key.name].map { .mapping($0) }
             }
             let absoluteKey = AbsoluteConfigKey(keyPrefix + key.components)
             let content: ConfigContent?
@@ -158,6 +184,12 @@ package struct ConfigFile: Sendable {
             }
             switch content {
             case .none: return nil
+            case .string(let text) where key.kind == .mapping:
+                do throws(InvalidValue) {
+                    return .mapping(try Settings.Value.mapping(parsingEnvironment: text))
+                } catch {
+                    throw SettingsError(key: key.name, source: origin(key), reason: error.reason)
+                }
             case .string(let text): return .scalar(text)
             // Comma-separated lists from the environment come back with empty items for "" or "a,,b".
             case .stringArray(let items): return .list(items.filter { !$0.isEmpty })
@@ -223,7 +255,10 @@ package struct ConfigFile: Sendable {
         } catch {
             throw SettingsError(key: path, reason: "cannot be read as configuration: \(error)")
         }
-        return Layer(snapshot: snapshot, keyPrefix: [], nullKeys: shape.nullKeys) { key in
+        return Layer(
+            snapshot: snapshot, keyPrefix: [], nullKeys: shape.nullKeys, mappings: shape.mappings,
+            entryOrigins: shape.entryLines.mapValues { "\(path):\($0)" }
+        ) { key in
             shape.lines[key.name].map { "\(path):\($0)" } ?? path
         }
     }

@@ -57,6 +57,8 @@ extension Settings {
         case address
         /// A list (a YAML sequence, or comma-separated in an environment variable).
         case list
+        /// Names with a text each (a YAML mapping, or `name:text;name:text` in an environment variable).
+        case mapping
 
         /// Whether the value is a list.
         package var isList: Bool { self == .list }
@@ -70,10 +72,11 @@ extension Settings {
         case restart
     }
 
-    /// The raw text of a value: one scalar, or the items of a list.
+    /// The raw text of a value: one scalar, the items of a list, or the entries of a mapping.
     enum Value: Equatable {
         case scalar(String)
         case list([String])
+        case mapping([String: String])
 
         /// YAML text for `--check-config`: plain when safe, else double-quoted; lists in flow style.
         func yamlText(masked: Bool, isFreeText: Bool) -> String {
@@ -84,7 +87,30 @@ extension Settings {
             case .list(let items):
                 let shown = items.map { masked ? "\"<redacted>\"" : YAMLText.scalar($0, isFreeText: true) }
                 return "[" + shown.joined(separator: ", ") + "]"
+            case .mapping(let entries):
+                let shown = entries.sorted { $0.key < $1.key }.map { name, text in
+                    YAMLText.scalar(name, isFreeText: true) + ": "
+                        + (masked ? "\"<redacted>\"" : YAMLText.scalar(text, isFreeText: true))
+                }
+                return "{" + shown.joined(separator: ", ") + "}"
             }
+        }
+
+        /// The entries of an environment variable's mapping: `name:text` pairs separated by `;`
+        /// (`card:w=400&h=300;thumb:w=100`); empty text is no entry. No `/thumb` parameter value contains `;`.
+        static func mapping(parsingEnvironment text: String) throws(InvalidValue) -> [String: String] {
+            var entries: [String: String] = [:]
+            for item in text.split(separator: ";", omittingEmptySubsequences: true) {
+                let item = trimmingASCIISpaces(item)
+                if item.isEmpty { continue }
+                guard let colon = item.firstIndex(of: ":") else {
+                    throw InvalidValue("expected name:value pairs separated by ';', got \"\(item)\"")
+                }
+                let name = String(trimmingASCIISpaces(item[..<colon]))
+                guard entries[name] == nil else { throw InvalidValue("\(name) is set twice") }
+                entries[name] = String(trimmingASCIISpaces(item[item.index(after: colon)...]))
+            }
+            return entries
         }
     }
 
@@ -118,6 +144,11 @@ extension Settings {
             .integer("image.default_quality", \.image.defaultQuality, .reloadable),
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),
             .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),
+            .boolean("image.presets_only", \.image.allowsOnlyPresets, .reloadable),
+            .string("image.fallback", \.image.fallback, .reloadable),
+            .fallbackStatus("image.fallback_status", \.image.fallbackStatus, .reloadable),
+            .duration("image.fallback_ttl", \.image.fallbackTTL, .reloadable),
+            .boolean("image.client_hints", \.image.readsClientHints, .reloadable),
 
             .duration("cache.client_max_age", \.cache.clientMaxAge, .reloadable),
             .duration("cache.default_ttl", \.cache.defaultTTL, .reloadable),
@@ -140,6 +171,8 @@ extension Settings {
             .boolean("log.access", \.log.isAccessLogEnabled, .reloadable),
 
             .optionalAddress("metrics.listen", \.metrics.listen, .restart),
+
+            .mapping("presets", \.presets, .reloadable),
         ]
     }
 
@@ -250,6 +283,35 @@ extension Settings.Key {
                 text.isEmpty ? nil : try Settings.ListenAddress(parsing: text)
             },
             format: { $0?.description ?? "" }
+        )
+    }
+
+    /// `image.fallback_status`: `original` or a status code.
+    static func fallbackStatus(
+        _ name: String,
+        _ path: WritableKeyPath<Settings, Settings.FallbackStatus>,
+        _ reload: Settings.Reload
+    ) -> Self {
+        scalar(name, .string, path, reload, parse: Settings.FallbackStatus.init(parsing:), format: \.description)
+    }
+
+    /// Names with a text each: a YAML mapping in the file, `name:text;name:text` in the environment.
+    static func mapping(
+        _ name: String,
+        _ path: WritableKeyPath<Settings, [String: String]>,
+        _ reload: Settings.Reload
+    ) -> Self {
+        Self(
+            name: name,
+            kind: .mapping,
+            reload: reload,
+            isSecret: false,
+            keyPath: path,
+            apply: { (settings, value) throws(InvalidValue) in
+                guard case .mapping(let entries) = value else { throw InvalidValue("expected a mapping of names") }
+                settings[keyPath: path] = entries
+            },
+            render: { .mapping($0[keyPath: path]) }
         )
     }
 

@@ -15,6 +15,7 @@ extension Settings {
         try validateImage(check)
         try validateCache(check)
         try validateSecrets(check)
+        try validatePresets(check)
         try check.address(\.metrics.listen)
         if let metrics = metrics.listen, metrics == server.listen, metrics.port != 0 {
             throw check.error(\.metrics.listen, "is the same as server.listen; leave it empty to serve /metrics there")
@@ -62,6 +63,43 @@ extension Settings {
         }
         try check.range(\.image.intermediateCacheBytes, 0...(1 << 40), "0 keeps none")
         try check.range(\.image.defaultQuality, 1...100)
+        if image.fallback.utf8.contains(0) {
+            throw check.error(\.image.fallback, "must be a file path")
+        }
+        try check.duration(\.image.fallbackTTL, .zero...(.seconds(365 * 86_400)))
+    }
+
+    /// The longest preset name, and how many presets and bytes of parameters a configuration may hold.
+    package static let presetLimits = (nameBytes: 64, count: 1000, textBytes: 4096)
+
+    /// Names and sizes of `presets`; their parameters are checked by `/thumb`'s parser when they are loaded.
+    private func validatePresets(_ check: Check) throws(SettingsError) {
+        guard presets.count <= Self.presetLimits.count else {
+            throw check.error(\.presets, "at most \(Self.presetLimits.count) presets, got \(presets.count)")
+        }
+        for (name, text) in presets.sorted(by: { $0.key < $1.key }) {
+            let isWord = name.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            }
+            guard isWord, (1...Self.presetLimits.nameBytes).contains(name.utf8.count) else {
+                throw SettingsError(
+                    key: "presets",
+                    reason: "a preset's name must be 1 to \(Self.presetLimits.nameBytes) letters, digits, '-' or '_', "
+                        + "got \"\(name)\"")
+            }
+            guard !text.isEmpty, text.utf8.count <= Self.presetLimits.textBytes,
+                text.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+            else {
+                throw SettingsError(
+                    key: "presets.\(name)",
+                    reason: "must be /thumb parameters such as w=400&h=300&fit=cover: 1 to "
+                        + "\(Self.presetLimits.textBytes) printable characters without spaces (percent-encode them)")
+            }
+        }
+        if image.allowsOnlyPresets && presets.isEmpty {
+            throw check.error(\.image.allowsOnlyPresets, "needs at least one preset under presets:")
+        }
     }
 
     private func validateCache(_ check: Check) throws(SettingsError) {

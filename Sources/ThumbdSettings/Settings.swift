@@ -35,6 +35,11 @@ package struct Settings: Sendable, Equatable {
     package var log = Log()
     /// The Prometheus endpoint (`metrics.*`).
     package var metrics = Metrics()
+    /// Named sets of `/thumb` parameters (`presets:`), by name: each a query string such as
+    /// `w=400&h=300&fit=cover`, used by the `preset` parameter; the one named `default` applies to every request.
+    /// Their names and sizes are checked here; their parameters by `/thumb`'s own parser when the service loads
+    /// them (ThumbdApp, Settings+ModuleConfigurations.swift).
+    package var presets: [String: String] = [:]
 
     /// The built-in defaults, suitable for a local development run.
     package init() {}
@@ -108,9 +113,51 @@ package struct Settings: Sendable, Equatable {
         /// Budget for decoded intermediate renders kept so other sizes of a recent source skip its decode
         /// (`IntermediateCache`); 0 keeps none.
         package var intermediateCacheBytes = 128_000_000
+        /// When true, `/thumb` accepts only `url`, `preset`, `sig`, `format` and `dpr`: every other option comes
+        /// from `presets` (a closed deployment).
+        package var allowsOnlyPresets = false
+        /// An image file sent, rendered with the request's plan, instead of the error body when the source
+        /// fails (not found, not an image, origin error, timeout); empty for none.
+        package var fallback = ""
+        /// The status of an answer with the fallback image: the error's own, or a fixed one.
+        package var fallbackStatus = FallbackStatus.original
+        /// `Cache-Control: max-age` of an answer with the fallback image.
+        package var fallbackTTL: Duration = .seconds(60)
+        /// Whether `/thumb` asks for (`Accept-CH`) and reads the `Sec-CH-DPR`, `Sec-CH-Width` and
+        /// `Sec-CH-Viewport-Width` client hints when a request's plan gives no `dpr` or size.
+        package var readsClientHints = false
 
         /// The defaults.
         package init() {}
+    }
+
+    /// `image.fallback_status`: which status an answer with the fallback image has.
+    package enum FallbackStatus: Sendable, Equatable, CustomStringConvertible {
+        /// The status of the error it replaces (404, 413, 422, 502 or 504).
+        case original
+        /// Always this one: 200, or a code from 400 to 599.
+        case fixed(Int)
+
+        /// `original`, `200`, or a code from 400 to 599.
+        package init(parsing text: String) throws(InvalidValue) {
+            let trimmed = trimmingASCIISpaces(text[...])
+            if trimmed.lowercased() == "original" {
+                self = .original
+                return
+            }
+            guard let code = WholeNumber.parse(trimmed), code == 200 || (400...599).contains(code) else {
+                throw InvalidValue("expected original, 200 or a status code from 400 to 599, got \"\(text)\"")
+            }
+            self = .fixed(code)
+        }
+
+        /// `original` or the code.
+        package var description: String {
+            switch self {
+            case .original: "original"
+            case .fixed(let code): "\(code)"
+            }
+        }
     }
 
     /// `cache.*`: client caching headers, freshness rules and the two tiers.

@@ -60,6 +60,7 @@ import Thumbnailing
         (.duplicateParameter("w"), 400),
         (.invalidValue("q", reason: "must be an integer 1...100"), 400),
         (.malformedQuery(parameter: "w"), 400),
+        (.onlyPresetsAllowed("w"), 400),
         (.missingSignature, 403),
         (.invalidSignature, 403),
     ]
@@ -69,6 +70,12 @@ import Thumbnailing
         + thumbnailErrors.map { (.thumbnail($0.error), $0.status) }
         + requestErrors.map { (.request($0.error), $0.status) }
         + [(.renderQueueFull, 503), (.shuttingDown, 503)]
+        // A watermark URL's failures are the watermark's: refused 403, too large 413, cancelled 503, else 502.
+        + [
+            (.watermark(.addressForbidden(address: secret, range: .loopback)), 403),
+            (.watermark(.tooLarge(limit: 1)), 413), (.watermark(.cancelled), 503),
+            (.watermark(.originNotFound(status: 404)), 502), (.watermark(.timedOut(detail: secret)), 502),
+        ]
 
     @Test func everyFetchErrorKindIsListed() {
         #expect(Set(Self.fetchErrors.map(\.error.kind)) == Set(FetchError.Kind.allCases))

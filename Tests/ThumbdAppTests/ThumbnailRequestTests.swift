@@ -189,6 +189,7 @@ import Thumbnailing
     /// What kind of error a bad query must give, and about which parameter.
     enum Expected: Sendable, Equatable {
         case missing(String), unknown(String), duplicate(String), invalid(String), malformed(String)
+        case onlyPresets(String)
         /// The signature errors come from the verifier, never from parsing.
         case signature
 
@@ -199,6 +200,7 @@ import Thumbnailing
             case .duplicateParameter(let name): self = .duplicate(name)
             case .invalidValue(let name, _): self = .invalid(name)
             case .malformedQuery(let name): self = .malformed(name)
+            case .onlyPresetsAllowed(let name): self = .onlyPresets(name)
             case .missingSignature, .invalidSignature: self = .signature
             }
         }

@@ -14,4 +14,6 @@ enum CacheOutcome: String, Sendable {
     case stale = "STALE"
     /// Expired past `stale_if_error`; the origin confirmed it (304) while this request waited.
     case revalidated = "REVALIDATED"
+    /// The source failed, and the fallback image (`image.fallback`) was sent instead of the error.
+    case fallback = "FALLBACK"
 }

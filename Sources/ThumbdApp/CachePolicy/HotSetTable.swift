@@ -17,7 +17,7 @@ final class HotSetTable: @unchecked Sendable {
         /// Signing keys under which the request was verified.
         let keyGeneration: UInt64
         /// The answer but its `Age`: `Content-Type`, `ETag`, `Cache-Control`, `X-Cache: HIT-MEMORY` (and
-        /// `Vary: Accept` under `format=auto`) serialised, and the thumbnail, both this thread's copies. Copying
+        /// `Vary: Accept` under `format=auto`; `Accept-CH` and the hints in `Vary` with client hints) serialised, and the thumbnail, both this thread's copies. Copying
         /// it costs a few retains; making a response (an initializer in another module) copies every field
         /// once more.
         let template: HTTPResponse
@@ -124,7 +124,8 @@ final class HotSetTable: @unchecked Sendable {
     /// Skipped when the copy is too big; a full table is emptied first.
     func insert(
         _ requestKey: HotSetKey, alias: CacheKey, key: VariantKey, keyGeneration: UInt64, variant: RenderedVariant,
-        freshness: DiskCache.Freshness, cacheControl: String, variesOnAccept: Bool, now: Timestamp
+        freshness: DiskCache.Freshness, cacheControl: String, variesOnAccept: Bool,
+        clientHints: ClientHints.Used? = nil, now: Timestamp
     ) {
         // (The entry's own `size` adds a few dozen bytes of lines to this estimate.)
         let estimate = variant.bytes.count + variant.preparedFields.bytes.count + 160
@@ -133,7 +134,7 @@ final class HotSetTable: @unchecked Sendable {
             HTTPField(name: "Cache-Control", value: cacheControl),
             HTTPField(name: "X-Cache", value: CacheOutcome.hitMemory.rawValue),
         ]
-        if variesOnAccept { lines.append(HTTPField(name: "Vary", value: "Accept")) }
+        lines += ClientHints.responseFields(variesOnAccept: variesOnAccept, used: clientHints)
         let entry = Entry(
             requestKey: requestKey, alias: alias, key: key, keyGeneration: keyGeneration,
             fields: PreparedFields(variant.preparedFields, then: lines), body: Self.copy(variant.bytes),

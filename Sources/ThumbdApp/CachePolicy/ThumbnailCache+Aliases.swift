@@ -4,8 +4,9 @@ import Caching
 /// The alias table: what a request seen before parsed to, so that it skips parsing and verifying.
 extension ThumbnailCache {
     /// The key of a request as received (its ``RequestIdentity``), for ``aliasHit(_:keyGeneration:)``: the raw
-    /// target, path and query, and the `Accept` value (which decides the format under `format=auto`). A newline
-    /// cannot occur in a request line, so the pair is unambiguous.
+    /// target, path and query, and the `Accept` value (which decides the format under `format=auto`), or with
+    /// client hints read, ``RequestIdentity/variation``. A newline cannot occur in a request line, so the pair is
+    /// unambiguous.
     static func aliasKey(target: String, accept: String?) -> CacheKey {
         CacheKey(accept.map { target + "\n" + $0 } ?? target)
     }
@@ -22,15 +23,24 @@ extension ThumbnailCache {
         return entry.key
     }
 
-    /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
-    /// signing keys of `keyGeneration`.
-    func rememberAlias(_ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64) {
-        aliases.insert(
-            Alias(key: key, keyGeneration: keyGeneration), forKey: alias, cost: 104 + alias.variant.utf8.count,
-            group: key.group)
+    /// ``aliasHit(_:keyGeneration:)`` with the client hints the parse consulted (requests read with their hints).
+    func aliasHitWithHints(
+        _ alias: CacheKey, keyGeneration: UInt64
+    ) -> (key: VariantKey, hintsUsed: ClientHints.Used)? {
+        guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
+        return (entry.key, entry.hintsUsed)
     }
 
-    /// Forgets every alias (the signing keys changed: their entries can no longer hit, this frees their memory).
+    /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
+    /// signing keys (and rules) of `keyGeneration`, with the client hints its parse consulted.
+    func rememberAlias(_ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = []) {
+        aliases.insert(
+            Alias(key: key, keyGeneration: keyGeneration, hintsUsed: hintsUsed), forKey: alias,
+            cost: 104 + alias.variant.utf8.count, group: key.group)
+    }
+
+    /// Forgets every alias (the signing keys or `/thumb`'s rules changed: their entries can no longer hit, this
+    /// frees their memory).
     func forgetAliases() {
         aliases.removeAll()
         hotSet?.invalidate()

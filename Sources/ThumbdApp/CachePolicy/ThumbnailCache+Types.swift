@@ -15,16 +15,19 @@ extension ThumbnailCache {
         case miss
     }
 
-    /// What a raw request parsed to, and the generation of the signing keys that verified it.
+    /// What a raw request parsed to, and the generation of the signing keys (and rules) it was parsed under.
     /// A class, not a struct: a hit then retains one object shared by the event loops instead of each string
     /// of the key.
     final class Alias: Sendable {
         let key: VariantKey
         let keyGeneration: UInt64
+        /// The client hints the parse consulted (the answer's `Vary`); empty when hints are off.
+        let hintsUsed: ClientHints.Used
 
-        init(key: VariantKey, keyGeneration: UInt64) {
+        init(key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = []) {
             self.key = key
             self.keyGeneration = keyGeneration
+            self.hintsUsed = hintsUsed
         }
     }
 

@@ -11,6 +11,10 @@ extension ConfigReloader {
         let fetcher: OriginFetcher.Configuration
         let thumbnailer: Thumbnailer.Configuration
         let cache: ThumbnailCache.Configuration
+        /// `presets`, `image.presets_only`, `image.client_hints`, each preset checked by `/thumb`'s parser.
+        let queryRules: ThumbQueryRules
+        /// `image.fallback*`, the file read again and checked with the new image settings (nil: none).
+        let fallback: FallbackImage?
 
         init(_ settings: Settings, running components: Components) throws(SettingsError) {
             var server = settings.httpServerConfiguration
@@ -53,6 +57,20 @@ extension ConfigReloader {
             } catch {
                 throw SettingsError(key: "cache", reason: "\(error)")
             }
+            queryRules = try settings.thumbQueryRules()
+            let checker: Thumbnailer
+            do {
+                checker = try Thumbnailer(configuration: thumbnailer, vips: components.thumbnailer.vips)
+            } catch {
+                throw SettingsError(key: "image", reason: "\(error)")
+            }
+            fallback = try settings.fallbackImage(thumbnailer: checker)
+        }
+
+        /// Whether the fallback file's content differs from the one in force (a new file under the same path counts
+        /// as a change of `image.fallback`).
+        func fallbackContentChanged(from current: FallbackImage?) -> Bool {
+            fallback?.bytes != current?.bytes
         }
 
         func apply(to components: Components, _ settings: Settings, previous: Settings) throws {
@@ -71,6 +89,10 @@ extension ConfigReloader {
                 components.signatureVerifier.update(keys: settings.security.signingKeys)
             }
             components.accessLog.isEnabled = settings.log.isAccessLogEnabled
+            // New presets or rules parse the next request; aliases and hot copies made under the old ones stop
+            // answering at once (the rules' generation moves, and the aliases are forgotten).
+            components.queryRules.update(queryRules)
+            components.thumbnails.fallback?.update(fallback)
         }
     }
 }

@@ -27,6 +27,8 @@ import Thumbnailing
 /// | `cache.memory.*`, disk budgets, `negative_ttl` | `ThumbnailCache.update` | at once; disk: in write order |
 /// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |
 /// | `admin.token` | `AdminService.update(token:)` | requests afterwards |
+/// | `presets`, `image.presets_only`, `image.client_hints` | `SharedThumbQueryRules.update(_:)` | the next request |
+/// | `image.fallback*` (the file read again) | `FallbackRenders.update(_:)` | answers afterwards |
 /// | `log.level`, `log.access` | `LoggingSetup.LevelControl`, `AccessLog.isEnabled` | lines afterwards |
 ///
 /// `restart` keys (`Settings.keys`) keep their running value and are logged as needing a restart; so does
@@ -43,6 +45,8 @@ final class ConfigReloader: Sendable {
         let policy: SharedFreshnessPolicy
         let thumbnails: ThumbnailService
         let signatureVerifier: URLSignatureVerifier
+        /// `/thumb`'s presets and rules (presets, `image.presets_only`, `image.client_hints`).
+        let queryRules: SharedThumbQueryRules
         let admin: AdminService
         let status: StatusService
         let accessLog: AccessLog
@@ -70,17 +74,20 @@ final class ConfigReloader: Sendable {
     /// - Returns: what changed, or nil when the file was refused.
     @discardableResult
     func reload(from file: ConfigFile, trigger: String) -> ReloadOutcome? {
-        let loaded: Settings
+        let loaded: ConfigFile.Resolution
         do {
-            loaded = try file.load()
+            loaded = try file.resolve()
         } catch {
             refuse(error, trigger: trigger)
             return nil
         }
         do {
             // Reported before the new log level applies: raising it to `warning` still shows this reload.
-            return try apply(loaded) { outcome in report(outcome, trigger: trigger) }
+            return try apply(loaded.settings) { outcome in report(outcome, trigger: trigger) }
         } catch {
+            var error = error
+            // A preset or the fallback file refused by the service's own checks: name where it was written.
+            if error.source == nil { error.source = ConfigFile.Resolution.origin(of: error.key, in: loaded.origins) }
             refuse(error, trigger: trigger)
             return nil
         }
@@ -104,7 +111,13 @@ final class ConfigReloader: Sendable {
             }
             try next.validate()
             let modules = try Modules(next, running: components)
-            let changed = running.changedReloadableKeys(in: next)
+            var changed = running.changedReloadableKeys(in: next)
+            if modules.fallbackContentChanged(from: components.thumbnails.fallback?.image),
+                !changed.contains("image.fallback")
+            {
+                // The same path, another file: applied and reported as a change of the key.
+                changed = Settings.keys.map(\.name).filter { changed.contains($0) || $0 == "image.fallback" }
+            }
             guard !changed.isEmpty else {
                 let outcome = ReloadOutcome(changedKeys: [], restartKeys: restartKeys)
                 beforeLevelChange(outcome)

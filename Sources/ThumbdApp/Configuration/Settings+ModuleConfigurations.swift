@@ -80,4 +80,36 @@ extension Settings {
 
     /// `cache.*` freshness rules.
     var freshnessPolicy: FreshnessPolicy { FreshnessPolicy(cache) }
+
+    /// `presets`, `image.presets_only` and `image.client_hints` for `/thumb`'s parser. Each preset goes through that
+    /// very parser here, so a bad one stops the start (or is refused by a reload) naming it and its parameter.
+    /// - Throws: `SettingsError` for `presets.<name>`.
+    func thumbQueryRules() throws(SettingsError) -> ThumbQueryRules {
+        do throws(PresetError) {
+            return ThumbQueryRules(
+                presets: try Presets(presets), allowsOnlyPresets: image.allowsOnlyPresets,
+                readsClientHints: image.readsClientHints)
+        } catch {
+            throw SettingsError(key: "presets.\(error.preset)", reason: error.reason)
+        }
+    }
+
+    /// `image.fallback*`: the fallback image, read and rendered once with `thumbnailer` to check it; nil when
+    /// `image.fallback` is empty. Blocking (reads the file, renders): the main thread at start or reload.
+    /// - Throws: `SettingsError` for `image.fallback` when the file cannot be read or rendered.
+    func fallbackImage(thumbnailer: Thumbnailer) throws(SettingsError) -> FallbackImage? {
+        guard !image.fallback.isEmpty else { return nil }
+        let status: Int? =
+            switch image.fallbackStatus {
+            case .original: nil
+            case .fixed(let code): code
+            }
+        do throws(FallbackImage.LoadError) {
+            return try FallbackImage(
+                path: image.fallback, status: status, ttl: image.fallbackTTL, maxBytes: fetch.maxSourceBytes,
+                thumbnailer: thumbnailer)
+        } catch {
+            throw SettingsError(key: "image.fallback", reason: error.description)
+        }
+    }
 }

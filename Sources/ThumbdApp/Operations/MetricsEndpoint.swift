@@ -33,6 +33,7 @@ final class MetricsEndpoint: Sendable {
             (CacheOutcome.hitMemory.rawValue, "hit_memory"), (CacheOutcome.hitDisk.rawValue, "hit_disk"),
             (CacheOutcome.miss.rawValue, "miss"), (CacheOutcome.coalesced.rawValue, "coalesced"),
             (CacheOutcome.stale.rawValue, "stale"), (CacheOutcome.revalidated.rawValue, "revalidated"),
+            (CacheOutcome.fallback.rawValue, "fallback"),
         ])
     private let process = ProcessMetrics()
     let fetcher: OriginFetcher

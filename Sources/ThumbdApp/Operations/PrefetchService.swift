@@ -63,12 +63,15 @@ final class PrefetchService: Sendable {
     private let thumbnailer: Thumbnailer
     private let limits: Limits
     private let logger: Logger
+    /// `/thumb`'s presets and rules: an item is read as the `/thumb` query it spells would be.
+    private let rules: SharedThumbQueryRules
     private let state = Mutex(State())
 
     init(
         admin: AdminService, coordinator: RenderCoordinator, cache: ThumbnailCache?, thumbnailer: Thumbnailer,
-        limits: Limits = Limits(), logger: Logger
+        rules: SharedThumbQueryRules = SharedThumbQueryRules(), limits: Limits = Limits(), logger: Logger
     ) {
+        self.rules = rules
         self.admin = admin
         self.coordinator = coordinator
         self.cache = cache
@@ -122,11 +125,14 @@ final class PrefetchService: Sendable {
         }
         // Items without `format` negotiate it from this request's Accept, as /thumb does.
         let accept = request.listValue(of: "accept")
+        // Presets (`preset`, the `default` one) and `image.presets_only` as for /thumb; no client hints.
+        let rules = self.rules.current.rules
         var keys: [VariantKey] = []
         keys.reserveCapacity(body.items.count)
         for (index, item) in body.items.enumerated() {
             do {
-                let parsed = try ThumbnailRequest(rawQuery: PrefetchBody.query(of: item), accept: accept)
+                let parsed = try ThumbnailRequest(
+                    rawQuery: PrefetchBody.query(of: item), accept: accept, rules: rules)
                 let key = VariantKey(source: parsed.source, spec: thumbnailer.normalized(parsed.spec))
                 _ = try thumbnailer.outputFormats(for: key.spec.format)
                 keys.append(key)

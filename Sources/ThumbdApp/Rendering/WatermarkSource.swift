@@ -59,6 +59,14 @@ final class WatermarkSource: Sendable {
         return WatermarkSource(named: named, fetcher: fetcher, cache: cache, policy: policy)
     }
 
+    /// A source that knows `name` (with no bytes): for checking a preset's other parameters.
+    static func standIn(named name: String) -> WatermarkSource {
+        WatermarkSource(named: [name: Named(bytes: [], digest: 0)], fetcher: nil, cache: nil, policy: nil)
+    }
+
+    /// The names of the configured watermarks.
+    var names: Set<String> { Set(named.keys) }
+
     /// The digest of the named watermark, `nil` when there is none by that name (the parser's check).
     func digest(named name: String) -> UInt64? { named[name]?.digest }
 

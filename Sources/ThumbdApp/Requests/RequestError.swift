@@ -12,6 +12,8 @@ package enum RequestError: Error, Hashable, Sendable {
     case invalidValue(String, reason: String)
     /// A broken percent-escape or a value that is not UTF-8.
     case malformedQuery(parameter: String)
+    /// `image.presets_only` is on and the request sets a parameter that only presets may set.
+    case onlyPresetsAllowed(String)
     /// Signing is on (`security.signing_keys`) and the request has no `sig`, or an empty one.
     case missingSignature
     /// `sig` does not verify under any current key (wrong key, tampered parameters, malformed, padded,
@@ -23,7 +25,7 @@ package enum RequestError: Error, Hashable, Sendable {
     package var parameter: String {
         switch self {
         case .missingParameter(let name), .unknownParameter(let name), .duplicateParameter(let name),
-            .invalidValue(let name, _), .malformedQuery(let name):
+            .invalidValue(let name, _), .malformedQuery(let name), .onlyPresetsAllowed(let name):
             name.isEmpty ? Self.emptyName : name
         case .missingSignature, .invalidSignature: URLSignature.parameterName
         }
@@ -37,6 +39,7 @@ package enum RequestError: Error, Hashable, Sendable {
         case .duplicateParameter(let name): "duplicate parameter: \(Self.printable(name))"
         case .invalidValue(let name, let reason): "invalid \(name): \(reason)"
         case .malformedQuery(let name): "malformed percent-encoding in parameter: \(Self.printable(name))"
+        case .onlyPresetsAllowed(let name): "parameter not allowed: \(name) (only presets may set it here)"
         case .missingSignature: "missing signature"
         case .invalidSignature: "invalid signature"
         }

@@ -1,21 +1,47 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// `/thumb?url=…&w=…&h=…[&sig=…]`: the options in the query (``ThumbnailRequest/init(parameters:accept:)``), signed
-/// with `sig` over the canonical query (``URLSignature``) when `security.signing_keys` is set.
+/// `/thumb?url=…&w=…&h=…[&preset=…][&sig=…]`: the options in the query (``ThumbnailRequest/init(parameters:accept:rules:hints:)``)
+/// over the configured presets (``ThumbQueryRules``), signed with `sig` over the canonical query as sent
+/// (``URLSignature``, `preset` included, not what it expands to) when `security.signing_keys` is set.
 struct ThumbQueryForm: URLForm {
     let verifier: URLSignatureVerifier
-    /// The named watermarks `wm=` may use (their digests go into the key).
-    var watermarks = WatermarkSource.none
+    let rules: SharedThumbQueryRules
+    /// The named watermarks `wm=` may use (their digests go into the key; fixed for the process's life).
+    let watermarks: WatermarkSource
 
-    var keyGeneration: UInt64 { verifier.keyGeneration }
+    init(
+        verifier: URLSignatureVerifier, rules: SharedThumbQueryRules = SharedThumbQueryRules(),
+        watermarks: WatermarkSource = .none
+    ) {
+        self.verifier = verifier
+        self.rules = rules
+        self.watermarks = watermarks
+    }
 
-    /// Decodes the query once, checks `sig` on it, then validates the parameters.
+    /// The keys' generation plus the rules': both only grow, so the sum moves when either does.
+    var keyGeneration: UInt64 { verifier.keyGeneration &+ rules.generation }
+
+    var readsClientHints: Bool { rules.readsClientHints }
+
+    /// Both from one load of the rules' generation, which carries the hints flag in its lowest bit.
+    @inline(__always)
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) {
+        let rulesGeneration = rules.generation
+        return (verifier.keyGeneration &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
+    }
+
+    /// Decodes the query once, checks `sig` on it, then validates the parameters under the rules in force (read
+    /// after the signature, with their generation: what is remembered of this parse carries the generation of the
+    /// rules it used).
     func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest {
         let parameters = try QueryParameters(parsing: identity.query ?? "")
         let keyGeneration = try verifier.verify(parameters)
+        let (rules, rulesGeneration) = rules.current
+        // A request read without hints (the rules changed since) parses as one that sent none.
+        let hints = rules.readsClientHints ? identity.hints ?? ClientHints.none : nil
         return VerifiedRequest(
-            request: try ThumbnailRequest(parameters: parameters, accept: identity.accept, watermarks: watermarks),
-            keyGeneration: keyGeneration
-        )
+            request: try ThumbnailRequest(
+                parameters: parameters, accept: identity.accept, rules: rules, hints: hints, watermarks: watermarks),
+            keyGeneration: keyGeneration &+ rulesGeneration)
     }
 }

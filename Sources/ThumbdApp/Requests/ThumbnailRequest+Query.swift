@@ -8,35 +8,71 @@ import Thumbnailing
 /// may be omitted), `dpr` (1...4, multiplies `w` and `h`; the product must stay ≤ 4096), `fit`
 /// (`contain|cover|fill|pad`), `gravity` (for `cover` and `pad`:
 /// `centre|center|north|...|attention|entropy|fp:x,y`),
-/// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`), `sig`, and the
-/// pipeline's steps (ThumbnailRequest+Operations.swift).
+/// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`), `preset` (names of
+/// configured presets, Presets.swift), `sig`, and the pipeline's steps (ThumbnailRequest+Operations.swift).
 /// Unknown or repeated parameters are refused, so two spellings of one request cannot both exist.
 extension ThumbnailRequest {
     /// Parses the raw query of a `/thumb` request.
     /// - Parameters:
     ///   - rawQuery: the query string as received, without `?`.
     ///   - accept: the request's `Accept` header, for `format=auto`.
+    ///   - rules: the presets and what they allow (``ThumbQueryRules``).
     /// - Throws: `RequestError` naming the offending parameter.
     package init(rawQuery: some StringProtocol, accept: String?) throws(RequestError) {
         try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept)
     }
 
+    /// As ``init(rawQuery:accept:)``, under `rules`.
+    init(rawQuery: some StringProtocol, accept: String?, rules: ThumbQueryRules) throws(RequestError) {
+        try self.init(parameters: try QueryParameters(parsing: rawQuery), accept: accept, rules: rules)
+    }
+
     /// Validates already decoded parameters (the service decodes once, checks `sig` on them, then validates).
+    /// - Parameters:
+    ///   - rules: the presets and what they allow: the plan is the presets' parameters with the request's on top.
+    ///   - hints: the request's client hints when `image.client_hints` is on (nil: off); they fill in `dpr` and the
+    ///     width the plan leaves out.
     /// - Throws: `RequestError` naming the offending parameter.
-    init(parameters: QueryParameters, accept: String?, watermarks: WatermarkSource = .none) throws(RequestError) {
+    ///   - watermarks: the named watermarks `wm=` may use (their digests go into the key).
+    init(
+        parameters: QueryParameters, accept: String?, rules: ThumbQueryRules = .none, hints: ClientHints? = nil,
+        watermarks: WatermarkSource = .none
+    ) throws(RequestError) {
         var seen = Set<String>()
         var values: [Parameter: String] = [:]
         var signature: String?
+        var presetNames: String?
         for (name, value) in parameters.pairs {
             guard seen.insert(name).inserted else { throw .duplicateParameter(name) }
-            if name == "sig" {
+            if name == URLSignature.parameterName {
                 signature = value
                 continue
             }
+            if name == "preset" {
+                presetNames = value
+                continue
+            }
             guard let parameter = Parameter(rawValue: name) else { throw .unknownParameter(name) }
+            if rules.allowsOnlyPresets && !Parameter.allowedWithPresetsOnly.contains(parameter) {
+                throw .onlyPresetsAllowed(name)
+            }
             values[parameter] = value
         }
+        if rules.allowsOnlyPresets && presetNames == nil && !rules.presets.hasDefault {
+            throw .missingParameter("preset")
+        }
+        try self.init(
+            values: try rules.presets.expand(presetNames, under: values), signature: signature, accept: accept,
+            hints: hints, watermarks: watermarks)
+    }
 
+    /// Builds the request from the plan's parameters (the request's over its presets'), with `hints` filling in
+    /// `dpr` and the width the plan leaves out.
+    /// - Throws: `RequestError` naming the offending parameter.
+    init(
+        values: [Parameter: String], signature: String?, accept: String?, hints: ClientHints?,
+        watermarks: WatermarkSource = .none
+    ) throws(RequestError) {
         guard let rawURL = values[.url], !rawURL.isEmpty else { throw .missingParameter("url") }
         guard rawURL.utf8.count <= Self.maxURLBytes else {
             throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
@@ -53,9 +89,27 @@ extension ThumbnailRequest {
             throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
         }
 
-        let dpr = try values[.dpr].map { text throws(RequestError) in try Self.devicePixelRatio(text) } ?? 1
-        let width = try values[.w].map { text throws(RequestError) in try Self.dimension(text, name: "w", dpr: dpr) }
+        var hintsUsed: ClientHints.Used = []
+        let dpr: Double
+        if let text = values[.dpr] {
+            dpr = try Self.devicePixelRatio(text)
+        } else if let hints {
+            hintsUsed.insert(.dpr)
+            dpr = Self.hintedDevicePixelRatio(hints.devicePixelRatio ?? 1, values)
+        } else {
+            dpr = 1
+        }
+        var width = try values[.w].map { text throws(RequestError) in try Self.dimension(text, name: "w", dpr: dpr) }
         let height = try values[.h].map { text throws(RequestError) in try Self.dimension(text, name: "h", dpr: dpr) }
+        if width == nil, height == nil, let hints {
+            // Sec-CH-Width is in physical pixels already; the viewport's width is in CSS pixels.
+            hintsUsed.insert(.width)
+            width = hints.physicalWidth
+            if width == nil {
+                hintsUsed.insert(.viewportWidth)
+                width = hints.viewportPixels(dpr: dpr)
+            }
+        }
         guard width != nil || height != nil else { throw .missingParameter("w or h") }
 
         let fit =
@@ -103,16 +157,22 @@ extension ThumbnailRequest {
             throw .invalidValue(Self.parameterName(forSpecField: error.field), reason: error.reason)
         }
         self.signature = signature
+        self.hintsUsed = hintsUsed
     }
 
-    /// The parameters `/thumb` knows, besides `sig`.
-    enum Parameter: String, CaseIterable {
+    /// The parameters `/thumb` knows, besides `sig` and `preset`.
+    enum Parameter: String, CaseIterable, Sendable {
         case url, w, h, fit, gravity, format, q, dpr, enlarge
         // The pipeline's steps (ThumbnailRequest+Operations.swift).
         case animated, autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
         case pixelate, padding, bg
         case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
         case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
+
+        /// What a request may still set itself under `image.presets_only` (besides `preset` and `sig`): the
+        /// source, and what the client's device decides rather than the design (the format it decodes, its pixel
+        /// ratio).
+        static let allowedWithPresetsOnly: Set<Parameter> = [.url, .format, .dpr]
     }
 
     // MARK: - Values
@@ -134,6 +194,20 @@ extension ThumbnailRequest {
             throw .invalidValue(name, reason: "\(name) × dpr must be at most \(ThumbnailSpec.maxDimension)")
         }
         return scaled
+    }
+
+    /// A `Sec-CH-DPR` value lowered (to 2 decimals, not below 1) so that `w`, `h` and each side of `padding` times
+    /// it stay within their limits: a hint never makes a request fail (the plan's own values are checked as usual).
+    private static func hintedDevicePixelRatio(_ hinted: Double, _ values: [Parameter: String]) -> Double {
+        func ceiling(_ limit: Int, _ largest: Int?) -> Double {
+            guard let largest, largest > 0 else { return .infinity }
+            return (Double(limit) / Double(largest) * 100).rounded(.down) / 100
+        }
+        let side = [values[.w], values[.h]].compactMap { $0.flatMap(integer) }.max()
+        let padding = values[.padding]?.split(separator: ",").compactMap { integer(String($0)) }.max()
+        let ratio = min(
+            hinted, ceiling(ThumbnailSpec.maxDimension, side), ceiling(ThumbnailSpec.Operations.maxPadding, padding))
+        return max(ratio, 1)
     }
 
     /// A plain decimal 1...4 with at most 2 fraction digits (`1`, `1.5`, `2.25`).

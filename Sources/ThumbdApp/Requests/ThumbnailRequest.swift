@@ -14,6 +14,9 @@ package struct ThumbnailRequest: Sendable {
     package let spec: ThumbnailSpec
     /// The signature, when the form carries one (checked by the form's verifier, never logged).
     let signature: String?
+    /// The client hints the plan consulted because it lacked `dpr` or a size (empty when hints are off): the
+    /// answer's `Vary` names them.
+    var hintsUsed: ClientHints.Used = []
     /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`).
     var variesOnAccept: Bool { spec.format.isAuto }
 }

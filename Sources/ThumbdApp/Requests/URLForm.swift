@@ -10,10 +10,20 @@
 /// coalescing and rendering, keyed by the ``VariantKey`` the request names (the same picture asked in two forms
 /// is one entry, one fetch and one render).
 protocol URLForm: Sendable {
-    /// The generation of the signing keys this form verifies with now (``URLSignatureVerifier/keyGeneration``).
-    /// A request remembered as verified under another generation is parsed and verified again. Read on every
-    /// request, hot ones included: keep it an atomic load.
+    /// The generation of everything besides the request that its parse depends on: the signing keys this form
+    /// verifies with (``URLSignatureVerifier/keyGeneration``) and, for `/thumb`, its presets and rules
+    /// (``SharedThumbQueryRules/generation``). A request remembered as parsed under another generation is parsed and
+    /// verified again. Read on every request, hot ones included: keep it an atomic load or two. It must change
+    /// whenever any of these does, and never come back to an earlier value.
     var keyGeneration: UInt64 { get }
+
+    /// Whether the form reads the request's client hints now (`image.client_hints`): they are then part of the
+    /// request's identity (``RequestIdentity/hints``).
+    var readsClientHints: Bool { get }
+
+    /// ``keyGeneration`` and ``readsClientHints`` as one read, the first thing every request asks, hot ones included
+    /// (the hit path with hints off must cost what it did before hints: keep it the loads of ``keyGeneration``).
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) { get }
 
     /// Parses the request's target, verifies its signature before validating anything else (an unsigned request
     /// learns nothing about its options), then validates its options.
@@ -22,9 +32,16 @@ protocol URLForm: Sendable {
     func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest
 }
 
+extension URLForm {
+    /// A form reads no client hints unless it says so.
+    var readsClientHints: Bool { false }
+
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) { (keyGeneration, readsClientHints) }
+}
+
 /// What a ``URLForm`` made of a request: the thumbnail it names and the signing keys it was verified under.
 struct VerifiedRequest: Sendable {
     let request: ThumbnailRequest
-    /// ``URLForm/keyGeneration`` at the verification; what the alias table remembers it under.
+    /// ``URLForm/keyGeneration`` of what the parse used; what the alias table remembers it under.
     let keyGeneration: UInt64
 }

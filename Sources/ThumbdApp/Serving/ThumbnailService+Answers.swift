@@ -106,6 +106,7 @@ extension ThumbnailService {
                 metadata: [
                     "status": "\(errorResponse.status.code)", "source": "\(key.source)", "error": "\(error)",
                 ])
+            if answerWithFallback(for: error, key: key, outcome: outcome, conditions, responder) { return }
             var response = errorResponse.response
             Self.addCacheHeaders(&response, outcome, age: 0)
             responder.respond(response)

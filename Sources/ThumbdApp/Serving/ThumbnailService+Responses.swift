@@ -9,14 +9,18 @@ extension ThumbnailService {
     struct ResponseConditions: Sendable {
         let ifNoneMatch: String?
         let variesOnAccept: Bool
+        /// The client hints the plan consulted (named in `Vary`, with `Accept-CH` sent); nil when hints are not read.
+        var clientHints: ClientHints.Used? = nil
     }
 
     /// What the request asks of the answer beyond the thumbnail (its answer varies on `Accept` when the format
-    /// is negotiated).
-    static func conditions(_ request: HTTPRequest, _ key: VariantKey) -> ResponseConditions {
+    /// is negotiated, and on the client hints its plan consulted).
+    static func conditions(
+        _ request: HTTPRequest, _ key: VariantKey, hints: ClientHints.Used? = nil
+    ) -> ResponseConditions {
         ResponseConditions(
-            ifNoneMatch: request.listValue(of: "if-none-match"), variesOnAccept: key.spec.format.isAuto
-        )
+            ifNoneMatch: request.listValue(of: "if-none-match"), variesOnAccept: key.spec.format.isAuto,
+            clientHints: hints)
     }
 
     /// 200 with the thumbnail, or 304 when `If-None-Match` names its ETag.
@@ -25,7 +29,7 @@ extension ThumbnailService {
         _ conditions: ResponseConditions
     ) -> HTTPResponse {
         let cacheControl = variant.isStorable ? cacheControl.withLock { $0 } : "no-store"
-        guard conditions.ifNoneMatch == nil else {
+        guard conditions.ifNoneMatch == nil, conditions.clientHints == nil else {
             return Self.thumbnailResponse(
                 etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
                 cacheControl: cacheControl, conditions: conditions)
@@ -61,7 +65,7 @@ extension ThumbnailService {
             HTTPField(name: "X-Cache", value: outcome.rawValue),
             HTTPField(name: "Age", value: String(age)),
         ]
-        if conditions.variesOnAccept { headers.append(HTTPField(name: "Vary", value: "Accept")) }
+        headers += ClientHints.responseFields(variesOnAccept: conditions.variesOnAccept, used: conditions.clientHints)
         if let ifNoneMatch = conditions.ifNoneMatch, EntityTag.matches(ifNoneMatch, etag: etag) {
             return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
         }

@@ -30,6 +30,8 @@ final class ThumbnailService: Sendable {
     let logger: Logger
     /// Counts sampled sources for /status (nil: not counted).
     private let activity: ActivityRecorder?
+    /// `image.fallback` and its renders (nil: no fallback ever, as in tests that build a service alone).
+    let fallback: FallbackRenders?
     /// `cache.hotSet`, used without reference counting (see ``HotSet``: a hit must not write a reference count
     /// that the other loops write too; even optional chaining through `cache` retained it). `cache` keeps it
     /// alive as long as this service.
@@ -37,9 +39,10 @@ final class ThumbnailService: Sendable {
 
     init(
         coordinator: RenderCoordinator, thumbnailer: Thumbnailer, cache: ThumbnailCache?, revalidator: Revalidator?,
-        clientMaxAge: Duration, logger: Logger, activity: ActivityRecorder? = nil
+        clientMaxAge: Duration, logger: Logger, activity: ActivityRecorder? = nil, fallback: FallbackRenders? = nil
     ) {
         self.activity = activity
+        self.fallback = fallback
         self.coordinator = coordinator
         self.thumbnailer = thumbnailer
         self.cache = cache
@@ -67,9 +70,16 @@ final class ThumbnailService: Sendable {
 
     // MARK: - The steps
 
+    /// What the parse step made of a request: its variant, the generation of the keys and rules it was parsed under,
+    /// and the client hints its plan consulted.
+    typealias ParsedRequest = (key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used)
+
     /// Answers one request of `form`, on its event loop: the first step that can answer does.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder, form: some URLForm) {
-        let keyGeneration = form.keyGeneration
+        let (keyGeneration, readsClientHints) = form.frontDoorState
+        // Client hints read (`image.client_hints`): the same steps, with the hints in the request's identity. Without
+        // them (the default), what follows is the hit path as it was before hints existed.
+        if readsClientHints { return handleReadingHints(request, responder, form: form, keyGeneration: keyGeneration) }
         let now = Timestamp.now()
         let isConditional = request.hasField("if-none-match")
         // Taken before any memory lookup: a table that missed a removal meanwhile empties itself at its next use.
@@ -89,24 +99,90 @@ final class ThumbnailService: Sendable {
             activity?.noteSource(knownKey.source)
             let hotTable = isConditional ? nil : hotTable
             if answerKnownRequest(
-                knownKey, alias: alias, request, hotTable: hotTable, keyGeneration: keyGeneration, now: now, responder)
+                knownKey, alias: alias, request, nil, hintsUsed: nil, hotTable: hotTable, keyGeneration: keyGeneration,
+                now: now, responder)
             {
                 return
             }
         }
-        // 3. The form's parse and verify.
-        guard let (key, verifiedGeneration) = parseAndVerify(identity, form: form, responder) else { return }
-        if knownKey == nil { activity?.noteSource(key.source) }
-        let conditions = Self.conditions(request, key)
+        // 3. The form's parse and verify, then 4-6.
+        guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
+        if knownKey == nil { activity?.noteSource(parsed.key.source) }
+        answerParsed(parsed, alias: alias, request, hintsUsed: nil, responder)
+    }
+
+    /// ``handle(_:_:form:)`` for a request read with its client hints: they are part of its identity (the same URL
+    /// from a screen of another pixel ratio is another thumbnail) in this loop's hot set and the alias table, and
+    /// the answer names the hints its plan consulted (`Vary`) and asks for them (`Accept-CH`).
+    @inline(never)
+    private func handleReadingHints(
+        _ request: HTTPRequest, _ responder: HTTPResponder, form: some URLForm, keyGeneration: UInt64
+    ) {
+        let now = Timestamp.now()
+        let isConditional = request.hasField("if-none-match")
+        let hotTable = hotSet?._withUnsafeGuaranteedRef { $0.table() }
+        let identity = RequestIdentity(request, hints: ClientHints(request))
+        // 1. This loop's hot copy, found by the target and a text of the `Accept` and the hints.
+        if let hotTable, !isConditional,
+            answerFromHotCopy(identity, hotTable, keyGeneration: keyGeneration, now: now, responder)
+        {
+            return
+        }
+        // 2. A known alias, with the hints its parse consulted.
+        let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.variation)
+        let known = alias.flatMap { cache?.aliasHitWithHints($0, keyGeneration: keyGeneration) }
+        if let known, let alias {
+            activity?.noteSource(known.key.source)
+            if answerKnownRequest(
+                known.key, alias: alias, request, identity, hintsUsed: known.hintsUsed,
+                hotTable: isConditional ? nil : hotTable, keyGeneration: keyGeneration, now: now, responder)
+            {
+                return
+            }
+        }
+        // 3. The form's parse and verify, then 4-6.
+        guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
+        if known == nil { activity?.noteSource(parsed.key.source) }
+        answerParsed(parsed, alias: alias, request, hintsUsed: parsed.hintsUsed, responder)
+    }
+
+    /// Steps 4-6 for a request its form parsed: memory (or a held-open blob) or a remembered origin 404, the alias
+    /// remembered first; then disk, then render, for a format this process can write. `hintsUsed` is nil when
+    /// client hints are not read.
+    private func answerParsed(
+        _ parsed: ParsedRequest, alias: CacheKey?, _ request: HTTPRequest, hintsUsed: ClientHints.Used?,
+        _ responder: HTTPResponder
+    ) {
+        let key = parsed.key
+        let conditions = Self.conditions(request, key, hints: hintsUsed)
         // 4. Memory (or a held-open blob), or a remembered origin 404; the alias is remembered first.
         if let alias,
-            answerFromMemory(key, remembering: alias, keyGeneration: verifiedGeneration, conditions, responder)
+            answerFromMemory(
+                key, remembering: alias, keyGeneration: parsed.keyGeneration, hintsUsed: hintsUsed ?? [], conditions,
+                responder)
         {
             return
         }
         // 5. Disk, then 6. render: for a format this process can write.
         guard acceptsOutputFormat(key, responder) else { return }
         lookUpDiskThenRender(key, conditions, responder)
+    }
+
+    /// ``answerFromHotCopy(_:_:keyGeneration:now:_:)`` for a request read with its client hints, found by its
+    /// target and the text of its `Accept` and hints (``RequestIdentity/variation``).
+    private func answerFromHotCopy(
+        _ identity: RequestIdentity, _ hotTable: HotSetTable, keyGeneration: UInt64, now: Timestamp,
+        _ responder: HTTPResponder
+    ) -> Bool {
+        let hotEntry = identity.withHotSetKeyBytes {
+            hotTable.entry(target: $0, accept: $1, keyGeneration: keyGeneration)
+        }
+        guard let entry = hotEntry, entry.isFresh(at: now) else { return false }
+        hotTable.countHit()
+        hotSet?._withUnsafeGuaranteedRef { $0.touchIfDue(entry, now: now) }
+        activity?.noteSource(entry.key.source)
+        responder.respond(entry.response(at: now))
+        return true
     }
 
     /// This loop's copy of a fresh memory hit for these very request bytes (``HotSet``): the hot path, touching
@@ -128,24 +204,30 @@ final class ThumbnailService: Sendable {
         return true
     }
 
-    /// A request seen before (and verified under the current signing keys), whose alias names `key`: answered from
-    /// memory (copied into this loop's hot set when fresh) or a held-open blob, without parsing or verifying.
-    /// Returns false when neither has it: the request is then parsed like a new one.
+    /// A request seen before (and verified under the current signing keys and rules), whose alias names `key`:
+    /// answered from memory (copied into this loop's hot set when fresh) or a held-open blob, without parsing or
+    /// verifying. Returns false when neither has it: the request is then parsed like a new one.
     private func answerKnownRequest(
-        _ key: VariantKey, alias: CacheKey, _ request: HTTPRequest, hotTable: HotSetTable?, keyGeneration: UInt64,
-        now: Timestamp, _ responder: HTTPResponder
+        _ key: VariantKey, alias: CacheKey, _ request: HTTPRequest, _ hintedIdentity: RequestIdentity?,
+        hintsUsed: ClientHints.Used?, hotTable: HotSetTable?, keyGeneration: UInt64, now: Timestamp,
+        _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        let conditions = Self.conditions(request, key)
+        let conditions = Self.conditions(request, key, hints: hintsUsed)
         if let variant = cache.memoryHit(key) {
             if let hotTable, let freshness = variant.freshness, freshness.state(at: now) == .fresh {
-                // (A request with `Accept` on several lines gets no copy: its bytes are not its identity.)
-                _ = request.withRawTarget(andOnlyValueOf: "accept") { target, accept in
+                let insert = { (target: UnsafeRawBufferPointer, accept: UnsafeRawBufferPointer?) in
                     hotTable.insert(
                         HotSetKey(target: target, accept: accept), alias: alias, key: key,
                         keyGeneration: keyGeneration, variant: variant, freshness: freshness,
-                        cacheControl: cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
-                        now: now)
+                        cacheControl: self.cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
+                        clientHints: conditions.clientHints, now: now)
+                }
+                if let hintedIdentity {
+                    hintedIdentity.withHotSetKeyBytes(insert)
+                } else {
+                    // (A request with `Accept` on several lines gets no copy: its bytes are not its identity.)
+                    _ = request.withRawTarget(andOnlyValueOf: "accept", insert)
                 }
             }
             serveCached(
@@ -159,16 +241,18 @@ final class ThumbnailService: Sendable {
         return false
     }
 
-    /// The form's one step (``URLForm/thumbnailRequest(for:)``): the variant the request names, normalised, and
-    /// the generation of the keys that verified it; or nil once the refusal (400, 403) is answered.
+    /// The form's one step (``URLForm/thumbnailRequest(for:)``): the variant the request names, normalised, the
+    /// generation of the keys (and rules) it was parsed under, and the client hints its plan consulted; or nil once
+    /// the refusal (400, 403) is answered.
     private func parseAndVerify(
         _ identity: RequestIdentity, form: some URLForm, _ responder: HTTPResponder
-    ) -> (VariantKey, keyGeneration: UInt64)? {
+    ) -> ParsedRequest? {
         do {
             let verified = try form.thumbnailRequest(for: identity)
             let request = verified.request
             return (
-                VariantKey(source: request.source, spec: thumbnailer.normalized(request.spec)), verified.keyGeneration
+                VariantKey(source: request.source, spec: thumbnailer.normalized(request.spec)), verified.keyGeneration,
+                request.hintsUsed
             )
         } catch {
             var response = ErrorResponse(error).response
@@ -178,25 +262,30 @@ final class ThumbnailService: Sendable {
         }
     }
 
-    /// Remembers what `alias` parsed to (under the keys of `keyGeneration`), then answers from what the loop
-    /// reaches without a hop: the memory tier, a held-open blob (memory tier off), or a remembered origin 404.
+    /// Remembers what `alias` parsed to (under the keys of `keyGeneration`, with the client hints it consulted),
+    /// then answers from what the loop reaches without a hop: the memory tier, a held-open blob (memory tier off),
+    /// or a remembered origin 404.
     private func answerFromMemory(
-        _ key: VariantKey, remembering alias: CacheKey, keyGeneration: UInt64, _ conditions: ResponseConditions,
-        _ responder: HTTPResponder
+        _ key: VariantKey, remembering alias: CacheKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used,
+        _ conditions: ResponseConditions, _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        cache.rememberAlias(alias, key, keyGeneration: keyGeneration)
+        cache.rememberAlias(alias, key, keyGeneration: keyGeneration, hintsUsed: hintsUsed)
         let now = Timestamp.now()
         return serveFromLoop(key, cache, conditions, now: now, responder)
-            || answerRememberedNotFound(key.source, cache, now: now, responder)
+            || answerRememberedNotFound(key, cache, now: now, conditions, responder)
     }
 
-    /// An origin 404 for `source` remembered in memory (`cache.negative_ttl`), answered as one.
+    /// An origin 404 for `key`'s source remembered in memory (`cache.negative_ttl`), answered as one (or with the
+    /// fallback image).
     private func answerRememberedNotFound(
-        _ source: SourceURL, _ cache: ThumbnailCache, now: Timestamp, _ responder: HTTPResponder
+        _ key: VariantKey, _ cache: ThumbnailCache, now: Timestamp, _ conditions: ResponseConditions,
+        _ responder: HTTPResponder
     ) -> Bool {
-        guard let notFound = cache.notFoundHit(source, now: now) else { return false }
-        var response = ErrorResponse(FetchError.originNotFound(status: 404)).response
+        guard let notFound = cache.notFoundHit(key.source, now: now) else { return false }
+        let error = ServiceError.fetch(.originNotFound(status: 404))
+        if answerWithFallback(for: error, key: key, outcome: .hitMemory, conditions, responder) { return true }
+        var response = ErrorResponse(error).response
         Self.addCacheHeaders(
             &response, .hitMemory, age: DiskCache.Freshness(validatedAt: notFound.validatedAt).age(at: now))
         responder.respond(response)
