@@ -545,6 +545,7 @@ print("| target | round | thumbnails/s | CPU ms per thumbnail | p50 ms | p99 ms 
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 rates = {t: {} for t in order}
 cpu = {t: {} for t in order}
+unfair = {t: set() for t in order}   # rounds still noisy (or with an idle thumbor worker) after the repeats
 problems = []
 for t in order:
     for rnd in sorted(by[t]):
@@ -555,9 +556,12 @@ for t in order:
             problems.append(f"{t} round {rnd}: {ok} ok {note}")
         if foreign > noisy_share:
             note = (note + "; " if note else "") + "noisy"
+            unfair[t].add(rnd)
         busiest = r.get("busiest_worker_share")
         if busiest:
             note = (note + "; " if note else "") + f"busiest worker {busiest:.0%}" + (" (one idle)" if busiest > 0.8 else "")
+            if busiest > 0.8:
+                unfair[t].add(rnd)
         fmt = lambda v: "–" if v is None else f"{v:,.1f}"
         gets = (str(r.get("origin_gets", "–")), str(r.get("mark_gets", "–")))
         print(f"| {labels[t]} | {rnd} | {rate:,.1f} | {cpu_ms:.1f} | {fmt(p50)} | {fmt(p99)} | {ok} | {gets[0]} "
@@ -572,15 +576,19 @@ print()
 def ratio(a, b, goal, name):
     if a not in rates or b not in rates:
         return
-    common = sorted(set(rates[a]) & set(rates[b]))
-    per = [rates[a][k] / rates[b][k] for k in common if rates[b][k] > 0]
+    common = sorted(k for k in set(rates[a]) & set(rates[b]) if rates[b][k] > 0)
+    per = [rates[a][k] / rates[b][k] for k in common]
     if not per:
         return
-    m = median(per)
+    # The median over the rounds in which neither run was noisy or had an idle thumbor worker, when there are any.
+    fair = [rates[a][k] / rates[b][k] for k in common if k not in unfair[a] | unfair[b]]
+    left_out = [k for k in common if k in unfair[a] | unfair[b]]
+    m = median(fair or per)
     of_medians = median(rates[a].values()) / max(median(rates[b].values()), 1e-9)
     cpu_ratio = median(cpu[b].values()) / max(median(cpu[a].values()), 1e-9)
     verdict = "" if goal is None else f" (target >= {goal}x: {'met' if m >= goal else 'NOT met'})"
-    print(f"{name}: per round {', '.join(f'{x:.2f}x' for x in per)}; median {m:.2f}x{verdict}; "
+    scope = "" if not left_out or not fair else f" of rounds {', '.join(str(k) for k in common if k not in left_out)} (not {', '.join(map(str, left_out))}: noisy or an idle worker)"
+    print(f"{name}: per round {', '.join(f'{x:.2f}x' for x in per)}; median{scope} {m:.2f}x{verdict}; "
           f"ratio of the medians {of_medians:.2f}x; CPU per thumbnail {b} / {a}: {cpu_ratio:.2f}x")
 
 ratio("thumbd", "thumbor", 3.0, "thumbd / thumbor thumbnails/s")
