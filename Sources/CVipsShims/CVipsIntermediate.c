@@ -88,8 +88,9 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
         double limit = band_scale(bands[i], info.upright_width, info.upright_height) / VIPS_MAX(1.0, margin);
         if (hscale <= limit && vscale <= limit && (*band == 0 || bands[i] < *band)) *band = bands[i];
     }
-    if (*band == 0 && thumbd_needs_region(p)) {
-        // This job's own intermediate: just large enough (with the margin), never above the source.
+    if (*band == 0 && p.trim) {
+        // A trim needs decoded pixels before the resize: this job's own intermediate, just large enough (with
+        // the margin), never above the source. (A crop without a trim renders directly, resampled once.)
         int longest = VIPS_MAX(info.upright_width, info.upright_height);
         double needed = ceil(longest * VIPS_MAX(hscale, vscale) * VIPS_MAX(1.0, margin));
         *band = (int)VIPS_MAX(1.0, VIPS_MIN((double)longest, needed));

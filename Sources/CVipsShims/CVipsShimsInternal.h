@@ -70,6 +70,9 @@ ThumbdOrientation thumbd_orientation_inverse(ThumbdOrientation o);
 // The whole orientation a job applies to the stored picture: EXIF (when p.auto_orient), then p's rotate/mirror.
 ThumbdOrientation thumbd_orientation_of_job(ThumbdVipsThumbnailParams p, int exif);
 
+// The rectangle `r` of a picture turned by `o` (width x height once turned), in the picture as stored.
+ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, double height);
+
 // Steps (CVipsSteps.c): 0 on success, -1 on failure; *image (transfer full in and out) stays the caller's.
 int thumbd_step_orient(VipsImage **image, ThumbdOrientation o);
 // The trim frame of `image` (whole image when p.trim is off or everything is background); image unchanged.

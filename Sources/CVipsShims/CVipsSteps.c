@@ -45,6 +45,29 @@ ThumbdOrientation thumbd_orientation_of_job(ThumbdVipsThumbnailParams p, int exi
     return thumbd_orientation_then(stored, (ThumbdOrientation){p.rotate, p.mirror ? 1 : 0});
 }
 
+ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, double height) {
+    // Undo `o`: its inverse is a rotation, then perhaps a mirror, applied to the rectangle and its picture.
+    ThumbdOrientation back = thumbd_orientation_inverse(o);
+    double w = width, h = height, swap;
+    switch (back.rotate) {
+    case 90:  // (x, y) -> (h - y, x) in an h x w picture
+        r = (ThumbdRect){h - r.top - r.height, r.left, r.height, r.width};
+        swap = w, w = h, h = swap;
+        break;
+    case 180:
+        r = (ThumbdRect){w - r.left - r.width, h - r.top - r.height, r.width, r.height};
+        break;
+    case 270:  // (x, y) -> (y, w - x) in an h x w picture
+        r = (ThumbdRect){r.top, w - r.left - r.width, r.height, r.width};
+        swap = w, w = h, h = swap;
+        break;
+    default:
+        break;
+    }
+    if (back.mirror) r.left = w - r.left - r.width;
+    return r;
+}
+
 int thumbd_step_orient(VipsImage **image, ThumbdOrientation o) {
     if (o.rotate) {
         VipsAngle angle = o.rotate == 90 ? VIPS_ANGLE_D90 : o.rotate == 180 ? VIPS_ANGLE_D180 : VIPS_ANGLE_D270;

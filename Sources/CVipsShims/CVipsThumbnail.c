@@ -138,16 +138,36 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
     if (thumbd_renders_animation(p, info)) return thumbd_vips_animation(buffer, length, p, info, result);
-    if (thumbd_needs_region(p)) {
-        // A crop or a trim works on decoded pixels before the resize: thumbd_vips_plan sends those jobs
-        // through an intermediate, never here.
-        vips_error("thumbd", "a plan with a crop or a trim renders from an intermediate");
+    if (p.trim) {
+        // A trim works on decoded pixels before the resize: thumbd_vips_plan sends those jobs through an
+        // intermediate, never here.
+        vips_error("thumbd", "a plan with a trim renders from an intermediate");
         return thumbd_vips_fail(NULL, THUMBD_VIPS_STEP_THUMBNAIL, result);
     }
 
     // 3. The lazy shrink-on-load pipeline, sized in stored orientation (we rotate afterwards).
     step = THUMBD_VIPS_STEP_THUMBNAIL;
     ResizeTarget target = thumbd_vips_resize_target(p, info.upright_width, info.upright_height);
+    ThumbdRect region = {0, 0, 0, 0};
+    if (p.crop_unit != THUMBD_VIPS_CROP_NONE) {
+        // A crop, resampled once: the whole picture is resized to the scale the region needs, and only the
+        // region's pixels are computed (the lazy pipeline is cut before it is decoded).
+        ThumbdRect whole = {0, 0, info.upright_width, info.upright_height};
+        if (!thumbd_crop_rect(p, whole, 1, 1, &region)) {
+            vips_error("thumbd", "the crop region lies outside the %dx%d picture", info.upright_width,
+                       info.upright_height);
+            return thumbd_vips_fail(NULL, THUMBD_VIPS_STEP_REGION, result);
+        }
+        double hscale = 1, vscale = 1;
+        thumbd_box_scale(p, VIPS_MAX(1, (int)rint(region.width)), VIPS_MAX(1, (int)rint(region.height)), &hscale,
+                         &vscale);
+        target = (ResizeTarget){VIPS_MAX(1, (int)rint(info.upright_width * hscale)),
+                                VIPS_MAX(1, (int)rint(info.upright_height * vscale)), VIPS_SIZE_FORCE};
+        double kx = (double)target.width / info.upright_width, ky = (double)target.height / info.upright_height;
+        region = thumbd_stored_rect((ThumbdRect){region.left * kx, region.top * ky, region.width * kx,
+                                                 region.height * ky},
+                                    info.job, target.width, target.height);
+    }
     if (info.swap) {
         int w = target.width;
         target.width = target.height;
@@ -156,6 +176,13 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     // Keeping the profile keeps the pixels in its colour space: no conversion to sRGB.
     if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc && !p.keep_icc ? "srgb" : NULL))
         goto failed;
+    if (p.crop_unit != THUMBD_VIPS_CROP_NONE) {
+        int left = VIPS_CLIP(0, (int)rint(region.left), image->Xsize - 1);
+        int top = VIPS_CLIP(0, (int)rint(region.top), image->Ysize - 1);
+        int right = VIPS_CLIP(left + 1, (int)rint(region.left + region.width), image->Xsize);
+        int bottom = VIPS_CLIP(top + 1, (int)rint(region.top + region.height), image->Ysize);
+        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, right - left, bottom - top, NULL));
+    }
 
     // 4. Decode and shrink: the only place source pixels are read.
     step = THUMBD_VIPS_STEP_DECODE;

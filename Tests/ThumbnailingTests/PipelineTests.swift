@@ -124,6 +124,42 @@ import Thumbnailing
             image.mismatch(in: [(x: 10, y: 16, colour: Fixtures.blue), (x: 38, y: 16, colour: Fixtures.red)]) == nil)
     }
 
+    @Test(arguments: 1...8, [[512], []])
+    func aCropIsInTheTurnedPictureOnBothPaths(_ orientation: Int, _ bands: [Int]) throws {
+        // Given each EXIF orientation turned 90° and flipped top-bottom (yellow, green / blue, red), then its
+        // top-right quarter (green), through a 512 px band and directly (the region cut before decoding)
+        let thumbnailer = try TestThumbnailer.make { $0.intermediateBands = bands }
+        let spec = try Self.plan(24, 32) {
+            $0.orientation = Self.turn(90, v: true)
+            $0.crop = .pixels(left: 24, top: 0, width: 24, height: 32)
+        }
+        let image = try DecodedImage(
+            decoding: try thumbnailer.render(Fixtures.bytes("orientation-\(orientation).jpg"), spec: spec).bytes)
+        // Then only green is left, edge to edge
+        #expect(image.width == 24 && image.height == 32)
+        let probes = [(3, 3), (20, 3), (3, 28), (20, 28)].map { (x: $0.0, y: $0.1, colour: Fixtures.green) }
+        #expect(image.mismatch(in: probes, tolerance: 32) == nil, "orientation \(orientation), bands \(bands)")
+    }
+
+    @Test func aDirectCropKeepsOneCell() throws {
+        // Without bands the crop renders directly: the middle cell of the grid, then a corner cell as fractions
+        let thumbnailer = try TestThumbnailer.make { $0.intermediateBands = [] }
+        for (crop, cell) in [
+            (ThumbnailSpec.Crop.pixels(left: 100, top: 100, width: 100, height: 100), Fixtures.grid[1][1]),
+            (
+                .fractions(
+                    left: Self.decimal("0.6667"), top: .zero, width: Self.decimal("0.3333"),
+                    height: Self.decimal("0.3333")), Fixtures.grid[0][2]
+            ),
+        ] {
+            let spec = try Self.plan(50, 50) { $0.crop = crop }
+            let image = try DecodedImage(decoding: try thumbnailer.render(Fixtures.bytes("grid.png"), spec: spec).bytes)
+            #expect(image.width == 50 && image.height == 50)
+            let probes = [(2, 2), (47, 2), (2, 47), (47, 47)].map { (x: $0.0, y: $0.1, colour: cell) }
+            #expect(image.mismatch(in: probes, tolerance: 12) == nil, "\(crop)")
+        }
+    }
+
     @Test func cropOverhangIsDroppedAndACropOutsideFails() throws {
         // A region hanging over the right edge keeps what is inside: the right column of cells
         let overhang = try Self.plan(100, nil) { $0.crop = .pixels(left: 200, top: 0, width: 500, height: 300) }
@@ -137,7 +173,7 @@ import Thumbnailing
         }
     }
 
-    @Test func aCropUsesACachedBandWhenItIsLargeEnoughAndItsOwnIntermediateOtherwise() throws {
+    @Test func aCropUsesACachedBandWhenItIsLargeEnoughAndRendersDirectlyOtherwise() throws {
         // Given 64 px bands, and the grid's middle cell (100 px) cropped into a 50 px box: 0.5 of the source's
         // scale, more than a 64 px band holds
         let thumbnailer = try TestThumbnailer.make { $0.intermediateBands = [64] }
@@ -148,7 +184,7 @@ import Thumbnailing
             asked.append(band)
             return try make()
         }
-        // Then the render made its own intermediate and never offered it to the cache
+        // Then the render went direct (resampled once), asking the cache for nothing
         #expect(asked.isEmpty)
         #expect(thumbnail.width == 50)
         // And a crop a 64 px band can serve (the whole width into 16 px) asks the cache for that band
