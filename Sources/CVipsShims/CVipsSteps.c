@@ -154,6 +154,24 @@ int thumbd_step_trim(VipsImage *image, ThumbdVipsThumbnailParams p, ThumbdRect *
 
 // MARK: - Cover crop
 
+// The edges a compass gravity places against (none on an axis: centred on it).
+typedef struct ThumbdCompass {
+    int west, east, north, south;
+} ThumbdCompass;
+
+static ThumbdCompass compass(ThumbdVipsGravity g) {
+    return (ThumbdCompass){
+        .west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
+                g == THUMBD_VIPS_GRAVITY_SOUTH_WEST,
+        .east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                g == THUMBD_VIPS_GRAVITY_SOUTH_EAST,
+        .north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                 g == THUMBD_VIPS_GRAVITY_NORTH_WEST,
+        .south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
+                 g == THUMBD_VIPS_GRAVITY_SOUTH_WEST,
+    };
+}
+
 static int crop_offset(int free_space, int gravity_low, int gravity_high) {
     if (gravity_low) return 0;
     if (gravity_high) return free_space;
@@ -185,16 +203,9 @@ int thumbd_step_cover_crop(VipsImage **image, ThumbdVipsThumbnailParams p) {
         left = focal_offset(current->Xsize, crop_width, p.focal_x);
         top = focal_offset(current->Ysize, crop_height, p.focal_y);
     } else {
-        int west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
-                   g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
-        int east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-                   g == THUMBD_VIPS_GRAVITY_SOUTH_EAST;
-        int north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-                    g == THUMBD_VIPS_GRAVITY_NORTH_WEST;
-        int south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
-                    g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
-        left = crop_offset(current->Xsize - crop_width, west, east);
-        top = crop_offset(current->Ysize - crop_height, north, south);
+        ThumbdCompass c = compass(g);
+        left = crop_offset(current->Xsize - crop_width, c.west, c.east);
+        top = crop_offset(current->Ysize - crop_height, c.north, c.south);
     }
     THUMBD_REPLACE(*image, vips_extract_area(in, &thumbd_next, left, top, crop_width, crop_height, NULL));
     return 0;
@@ -371,16 +382,9 @@ int thumbd_step_pad(VipsImage **image, ThumbdVipsThumbnailParams p) {
     if (p.fit != THUMBD_VIPS_FIT_PAD) return 0;
     int width = VIPS_MAX(p.width, (*image)->Xsize), height = VIPS_MAX(p.height, (*image)->Ysize);
     ThumbdVipsGravity g = p.gravity;
-    int west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
-               g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
-    int east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-               g == THUMBD_VIPS_GRAVITY_SOUTH_EAST;
-    int north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-                g == THUMBD_VIPS_GRAVITY_NORTH_WEST;
-    int south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
-                g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
-    int left = crop_offset(width - (*image)->Xsize, west, east);
-    int top = crop_offset(height - (*image)->Ysize, north, south);
+    ThumbdCompass c = compass(g);
+    int left = crop_offset(width - (*image)->Xsize, c.west, c.east);
+    int top = crop_offset(height - (*image)->Ysize, c.north, c.south);
     return embed(image, p, left, top, width, height);
 }
 
@@ -478,18 +482,12 @@ int thumbd_step_watermark(VipsImage **image, ThumbdVipsThumbnailParams p) {
         THUMBD_REPLACE(mark, vips_extract_area(in, &thumbd_next, 0, 0, width, height, NULL));
     } else {
         ThumbdVipsGravity g = p.watermark_gravity;
-        int west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
-                   g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
-        int east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-                   g == THUMBD_VIPS_GRAVITY_SOUTH_EAST;
-        int north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
-                    g == THUMBD_VIPS_GRAVITY_NORTH_WEST;
-        int south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
-                    g == THUMBD_VIPS_GRAVITY_SOUTH_WEST;
+        ThumbdCompass c = compass(g);
         // Offsets move the mark inward from the edges it is placed against (a shift right/down at the centre).
-        x = west ? p.watermark_x : east ? width - mark->Xsize - p.watermark_x : (width - mark->Xsize) / 2 + p.watermark_x;
-        y = north ? p.watermark_y
-                  : south ? height - mark->Ysize - p.watermark_y : (height - mark->Ysize) / 2 + p.watermark_y;
+        x = c.west ? p.watermark_x
+                   : c.east ? width - mark->Xsize - p.watermark_x : (width - mark->Xsize) / 2 + p.watermark_x;
+        y = c.north ? p.watermark_y
+                    : c.south ? height - mark->Ysize - p.watermark_y : (height - mark->Ysize) / 2 + p.watermark_y;
     }
     if ((*image)->Bands < 3) THUMBD_REPLACE(*image, vips_colourspace(in, &thumbd_next, VIPS_INTERPRETATION_sRGB, NULL));
     THUMBD_REPLACE(*image, vips_composite2(in, mark, &thumbd_next, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL));
