@@ -4,10 +4,11 @@
 // Pipeline, and the step reported when each part fails:
 //   1. find loader, check the allowed formats, read the header ............... UNRECOGNISED / REFUSED / HEADER
 //   2. width x height against max_source_pixels, before any decoding ........ PIXEL_LIMIT
-//   3. vips_thumbnail_buffer (shrink-on-load, fail_on=error, no_rotate) ...... THUMBNAIL (builds a lazy pipeline)
+//   3. vips_thumbnail_buffer (shrink-on-load, fail_on=error, no_rotate) ...... THUMBNAIL (builds a lazy pipeline;
+//      a crop's region is cut from it here, so only its pixels are computed)
 //   4. vips_image_copy_memory: decode + shrink happen here ................... DECODE
 //   5. orient, 8-bit, cover crop, effects, canvas, flatten (CVipsSteps.c) .... THUMBNAIL / CANVAS_LIMIT
-//   6. encode with metadata stripped ......................................... SAVE
+//   6. metadata step and encode (CVipsEncode.c) ............................... SAVE
 // Rotation and cropping are done here rather than by vips_thumbnail (no_rotate, no crop) so that every pixel
 // decode happens in step 4: vips_thumbnail would otherwise decode inside its own build when it rotates or
 // smart-crops, and a truncated file would then be reported as a pipeline failure instead of a decode failure.

@@ -240,8 +240,11 @@ int thumbd_vips_can_save_avif(void);
 const char *thumbd_vips_version(void);
 
 /// One thumbnail job: find the loader, read the header, refuse it above max_source_pixels, build the
-/// shrink-on-load pipeline (vips_thumbnail_buffer, fail_on=error), decode, rotate upright, crop, convert to
-/// 8-bit sRGB (or grey), strip metadata, encode. Returns when the output is complete.
+/// shrink-on-load pipeline (vips_thumbnail_buffer, fail_on=error; a crop cut from it before decoding), decode,
+/// orient, run the plan's steps (CVipsSteps.c), convert to 8-bit sRGB (or grey), keep only the metadata the
+/// plan keeps, encode. An animation with format_animated set goes through CVipsAnimation.c instead; a plan
+/// with a trim is refused here (thumbd_vips_plan sends it through an intermediate). Returns when the output
+/// is complete.
 /// - buffer: (transfer none) the encoded source, borrowed: libvips does not copy it, so it must stay valid
 ///   until this function returns (it does not outlive the call). May be NULL when length is 0.
 /// - result: (out caller-allocates) zeroed by this function, then filled; free its pointers with
