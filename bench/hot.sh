@@ -97,17 +97,7 @@ function done(summary, latency, requests)
 end
 LUA
 
-if [ -n "${THUMBD_BIN:-}" ]; then
-  thumbd_bin="$THUMBD_BIN"
-  thumbd_rev="given binary"
-else
-  echo "== release build"
-  if ! swift build -c release --product thumbd > "$out/build.log" 2>&1; then tail -20 "$out/build.log" >&2; exit 1; fi
-  grep -v "prohibited flag" "$out/build.log" | tail -1
-  thumbd_bin="$(swift build -c release --product thumbd --show-bin-path)/thumbd"
-  thumbd_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo +changes)"
-fi
-[ -x "$thumbd_bin" ] || { echo "no thumbd binary at $thumbd_bin" >&2; exit 1; }
+thumbd_release_build "$out"
 baseline_bin="${BASELINE_BIN:-}"
 [ -z "$baseline_bin" ] || [ -x "$baseline_bin" ] || { echo "no baseline binary at $baseline_bin" >&2; exit 1; }
 

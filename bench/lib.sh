@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Shared by the benchmark drivers (bench/http.sh, bench/hot.sh): source it after `set -euo pipefail`.
+# Shared by the benchmark drivers (bench/http.sh, hot.sh, prefetch.sh, filters.sh): source it after `set -euo pipefail`.
 
 # NICE=-10 (default when root) runs the servers and wrk at a higher priority than everything else, so other
 # work on a shared machine disturbs the comparison less; every target gets the same priority.
@@ -14,3 +14,19 @@ busy() { awk '/^cpu /{print $2 + $3 + $4 + $9}' /proc/stat; }
 irqs() { awk '/^cpu /{print $7 + $8}' /proc/stat; }
 hz=$(getconf CLK_TCK)
 cpus=$(nproc)
+
+# The thumbd binary to measure: $THUMBD_BIN as given, else a release build of this checkout (its log in
+# $1/build.log). Sets thumbd_bin and thumbd_rev (the commit, `+changes` when Sources or Package.swift differ).
+thumbd_release_build() {
+  if [ -n "${THUMBD_BIN:-}" ]; then
+    thumbd_bin="$THUMBD_BIN"
+    thumbd_rev="given binary"
+  else
+    echo "== release build"
+    if ! swift build -c release --product thumbd > "$1/build.log" 2>&1; then tail -20 "$1/build.log" >&2; exit 1; fi
+    grep -v "prohibited flag" "$1/build.log" | tail -1
+    thumbd_bin="$(swift build -c release --product thumbd --show-bin-path)/thumbd"
+    thumbd_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo +changes)"
+  fi
+  [ -x "$thumbd_bin" ] || { echo "no thumbd binary at $thumbd_bin" >&2; exit 1; }
+}

@@ -37,14 +37,7 @@ mkdir -p "$out"/{lists,thumbd/cache,peers/run/origin/tmp}
 ln -s "$peers/corpus" "$out/peers/corpus"
 sed 's/127\.0\.0\.1:18001/127.0.0.1:18051/' "$peers/conf/origin.conf" > "$out/peers/origin.conf"
 
-if [ -n "${THUMBD_BIN:-}" ]; then
-  thumbd_bin="$THUMBD_BIN"; thumbd_rev="given binary"
-else
-  echo "== release build"
-  if ! swift build -c release --product thumbd > "$out/build.log" 2>&1; then tail -20 "$out/build.log" >&2; exit 1; fi
-  thumbd_bin="$(swift build -c release --product thumbd --show-bin-path)/thumbd"
-  thumbd_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo +changes)"
-fi
+thumbd_release_build "$out"
 thumbd_env=(THUMBD_FETCH_ALLOW_PRIVATE_NETWORKS=true THUMBD_LOG_ACCESS=false THUMBD_ADMIN_TOKEN="$token")
 thumbd_args=(--listen 127.0.0.1:18053 --cache-dir "$root/$out/thumbd/cache")
 {
