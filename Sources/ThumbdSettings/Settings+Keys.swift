@@ -166,6 +166,17 @@ extension Settings {
             .string("admin.token", \.admin.token, .reloadable, isSecret: true),
             .list("security.signing_keys", \.security.signingKeys, isSecret: true, parse: { $0 }),
 
+            .boolean("thumbor.enabled", \.thumbor.isEnabled, .restart),
+            .string("thumbor.prefix", \.thumbor.prefix, .restart),
+            .list("thumbor.security_keys", \.thumbor.securityKeys, isSecret: true, parse: { $0 }),
+            .boolean("thumbor.allow_unsafe", \.thumbor.allowsUnsafe, .reloadable),
+
+            .boolean("imgproxy.enabled", \.imgproxy.isEnabled, .restart),
+            .string("imgproxy.prefix", \.imgproxy.prefix, .restart),
+            .list("imgproxy.keys", \.imgproxy.keys, isSecret: true, parse: { $0 }),
+            .list("imgproxy.salts", \.imgproxy.salts, isSecret: true, parse: { $0 }),
+            .integer("imgproxy.signature_size", \.imgproxy.signatureSize, .reloadable),
+
             .choice("log.level", \.log.level, .reloadable),
             .choice("log.format", \.log.format, .restart),
             .boolean("log.access", \.log.isAccessLogEnabled, .reloadable),

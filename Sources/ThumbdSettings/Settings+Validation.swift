@@ -16,6 +16,7 @@ extension Settings {
         try validateCache(check)
         try validateSecrets(check)
         try validatePresets(check)
+        try validateURLForms(check)
         try check.address(\.metrics.listen)
         if let metrics = metrics.listen, metrics == server.listen, metrics.port != 0 {
             throw check.error(\.metrics.listen, "is the same as server.listen; leave it empty to serve /metrics there")
@@ -159,6 +160,43 @@ extension Settings {
         if Set(security.signingKeys).count != security.signingKeys.count {
             throw check.error(\.security.signingKeys, "lists the same key twice")
         }
+    }
+
+    /// thumbor's and imgproxy's forms: where they are mounted, and keys they can verify with.
+    private func validateURLForms(_ check: Check) throws(SettingsError) {
+        func checkPrefix(_ path: KeyPath<Settings, String>) throws(SettingsError) {
+            let prefix = self[keyPath: path]
+            guard prefix.hasPrefix("/"), prefix.hasSuffix("/"), !prefix.contains("//") || prefix == "/",
+                prefix.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "?") })
+            else {
+                throw check.error(path, "must be a path that starts and ends with / (\"/\" or \"/thumbor/\")")
+            }
+        }
+        try checkPrefix(\.thumbor.prefix)
+        try checkPrefix(\.imgproxy.prefix)
+        if thumbor.isEnabled && imgproxy.isEnabled && thumbor.prefix == imgproxy.prefix {
+            throw check.error(
+                \.imgproxy.prefix,
+                "is thumbor.prefix too: the two forms cannot be told apart at one prefix (give each its own)")
+        }
+        if thumbor.securityKeys.contains(where: \.isEmpty) {
+            throw check.error(\.thumbor.securityKeys, "has an empty key")
+        }
+        if thumbor.isEnabled && thumbor.securityKeys.isEmpty && !thumbor.allowsUnsafe {
+            throw check.error(
+                \.thumbor.securityKeys, "is empty and thumbor.allow_unsafe is false: no thumbor URL could be answered")
+        }
+        for (path, values) in [(\Settings.imgproxy.keys, imgproxy.keys), (\Settings.imgproxy.salts, imgproxy.salts)] {
+            for (index, value) in values.enumerated() {
+                guard !value.isEmpty, value.utf8.count.isMultiple(of: 2),
+                    value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) })
+                else { throw check.error(path, "item \(index + 1) must be hexadecimal (an even number of digits)") }
+            }
+        }
+        if imgproxy.keys.count != imgproxy.salts.count {
+            throw check.error(\.imgproxy.salts, "must have one salt for each of imgproxy.keys")
+        }
+        try check.range(\.imgproxy.signatureSize, 1...32)
     }
 
     /// Range checks that name the key of the property they check.

@@ -31,6 +31,10 @@ package struct Settings: Sendable, Equatable {
     package var admin = Admin()
     /// URL signing (`security.*`).
     package var security = Security()
+    /// thumbor's URL form (`thumbor.*`).
+    package var thumbor = Thumbor()
+    /// imgproxy's URL form (`imgproxy.*`).
+    package var imgproxy = Imgproxy()
     /// Diagnostic and access logging (`log.*`).
     package var log = Log()
     /// The Prometheus endpoint (`metrics.*`).
@@ -229,6 +233,40 @@ package struct Settings: Sendable, Equatable {
 
         /// Whether /thumb requires `sig=`.
         package var requiresSignature: Bool { !signingKeys.isEmpty }
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `thumbor.*`: thumbor's URL form (`/<signature|unsafe>/[options/]<image>`), off by default.
+    package struct Thumbor: Sendable, Equatable {
+        /// Whether the form is mounted.
+        package var isEnabled = false
+        /// The path prefix it is mounted at (`/` is thumbor's own layout; the existing routes keep precedence).
+        package var prefix = "/thumbor/"
+        /// thumbor's `SECURITY_KEY`s (the UTF-8 bytes of each string are HMAC-SHA1 keys), newest first: any
+        /// verifies.
+        package var securityKeys: [String] = []
+        /// Whether `unsafe/` URLs (no signature) are accepted (thumbor's `ALLOW_UNSAFE_URL`).
+        package var allowsUnsafe = false
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `imgproxy.*`: imgproxy's URL form (`/<signature>/<options>/<source>`), off by default.
+    package struct Imgproxy: Sendable, Equatable {
+        /// Whether the form is mounted.
+        package var isEnabled = false
+        /// The path prefix it is mounted at (`/` is imgproxy's own layout; the existing routes keep precedence).
+        package var prefix = "/imgproxy/"
+        /// imgproxy's `IMGPROXY_KEY`s, hexadecimal, paired in order with ``salts``. Empty: unsigned URLs
+        /// (any signature segment is accepted and ignored, as imgproxy does).
+        package var keys: [String] = []
+        /// imgproxy's `IMGPROXY_SALT`s, hexadecimal, one per key.
+        package var salts: [String] = []
+        /// How many bytes of the HMAC-SHA256 the signature carries (imgproxy's `IMGPROXY_SIGNATURE_SIZE`, 1...32).
+        package var signatureSize = 32
 
         /// The defaults.
         package init() {}

@@ -12,6 +12,11 @@ package enum RequestError: Error, Hashable, Sendable {
     case invalidValue(String, reason: String)
     /// A broken percent-escape or a value that is not UTF-8.
     case malformedQuery(parameter: String)
+    /// An option of a foreign URL form (thumbor's, imgproxy's) that thumbd cannot honour: refused, never dropped
+    /// (docs/compatibility.md lists them).
+    case unsupportedOption(String)
+    /// A path of a foreign URL form that its grammar does not allow (what is wrong, in a few words).
+    case malformedPath(String)
     /// `image.presets_only` is on and the request sets a parameter that only presets may set.
     case onlyPresetsAllowed(String)
     /// Signing is on (`security.signing_keys`) and the request has no `sig`, or an empty one.
@@ -25,8 +30,10 @@ package enum RequestError: Error, Hashable, Sendable {
     package var parameter: String {
         switch self {
         case .missingParameter(let name), .unknownParameter(let name), .duplicateParameter(let name),
-            .invalidValue(let name, _), .malformedQuery(let name), .onlyPresetsAllowed(let name):
+            .invalidValue(let name, _), .malformedQuery(let name), .onlyPresetsAllowed(let name),
+            .unsupportedOption(let name):
             name.isEmpty ? Self.emptyName : name
+        case .malformedPath: "path"
         case .missingSignature, .invalidSignature: URLSignature.parameterName
         }
     }
@@ -39,6 +46,8 @@ package enum RequestError: Error, Hashable, Sendable {
         case .duplicateParameter(let name): "duplicate parameter: \(Self.printable(name))"
         case .invalidValue(let name, let reason): "invalid \(name): \(reason)"
         case .malformedQuery(let name): "malformed percent-encoding in parameter: \(Self.printable(name))"
+        case .unsupportedOption(let name): "unsupported option: \(Self.printable(name))"
+        case .malformedPath(let reason): "malformed path: \(reason)"
         case .onlyPresetsAllowed(let name): "parameter not allowed: \(name) (only presets may set it here)"
         case .missingSignature: "missing signature"
         case .invalidSignature: "invalid signature"

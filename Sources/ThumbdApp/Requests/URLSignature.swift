@@ -100,6 +100,9 @@ package enum URLSignature {
         let key: SymmetricKey
 
         init(_ secret: String) { key = URLSignature.symmetricKey(secret) }
+
+        /// A key of raw bytes (imgproxy's keys are hexadecimal text).
+        init(bytes: [UInt8]) { key = SymmetricKey(data: bytes) }
     }
 
     // MARK: - base64url (RFC 4648 §5)

@@ -41,7 +41,7 @@ extension ErrorResponse {
     init(_ error: RequestError) {
         switch error {
         case .missingParameter, .unknownParameter, .duplicateParameter, .invalidValue, .malformedQuery,
-            .onlyPresetsAllowed:
+            .onlyPresetsAllowed, .unsupportedOption, .malformedPath:
             self.init(status: Self.badRequest, publicMessage: error.publicMessage, logLevel: .debug)
         case .missingSignature, .invalidSignature:
             self.init(status: Self.forbidden, publicMessage: error.publicMessage, logLevel: .info)
