@@ -29,6 +29,8 @@ package final class ThumbdService: Sendable {
     /// `/thumb`'s presets and rules; a reload replaces them with `queryRules.update(_:)`, effective for the next
     /// request (internal: tests read them).
     let queryRules: SharedThumbQueryRules
+    /// The keys of thumbor's and imgproxy's forms (`thumbor.*`, `imgproxy.*`), reloadable.
+    let dialectKeys: DialectKeys
     /// The `/thumb` service (internal: tests count its fallback renders).
     let thumbnails: ThumbnailService
     private let accessLog: AccessLog
@@ -112,6 +114,22 @@ package final class ThumbdService: Sendable {
         health.register(in: &router)
         metrics.register(in: &router)
 
+        // thumbor's and imgproxy's forms, each at its prefix, after every other route (those keep precedence: exact
+        // paths win, and prefixes are tried in the order added, the longer of the two forms' first).
+        let dialectKeys = DialectKeys(DialectKeys.Values(settings))
+        dialectKeys.onUpdate { [cache] in cache.forgetAliases() }
+        self.dialectKeys = dialectKeys
+        var forms: [(prefix: String, handler: HTTPHandler)] = []
+        if settings.thumbor.isEnabled {
+            let form = ThumborForm(
+                prefix: settings.thumbor.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
+            forms.append((settings.thumbor.prefix, thumbnails.handler(for: form)))
+        }
+        for (prefix, handler) in forms.sorted(by: { $0.prefix.count > $1.prefix.count }) {
+            router.add(.get, prefix: prefix, handler: handler)
+            router.add(.head, prefix: prefix, handler: handler)
+        }
+
         let status = StatusService(
             token: settings.admin.token, verifier: signatureVerifier, cache: cache, fetcher: fetcher,
             coordinator: coordinator, renderPool: renderPool, activity: activity)
@@ -121,7 +139,13 @@ package final class ThumbdService: Sendable {
         // response here (a few ns each; the path of a /thumb request is a small string, stored inline without an
         // allocation). `log.access` (reloadable) decides only whether a line is written.
         let accessLog = self.accessLog
+        let redaction = PathSignatureRedaction(
+            (settings.thumbor.isEnabled ? [.init(prefix: settings.thumbor.prefix, infoBeforeSignature: false)] : [])
+                + (settings.imgproxy.isEnabled
+                    ? [.init(prefix: settings.imgproxy.prefix, infoBeforeSignature: true)] : []))
         let accessLogHook: @Sendable (AccessLogRecord) -> Void = { record in
+            var record = record
+            if redaction.isActive { record.path = redaction.redacted(record.path, note: record.note) }
             activity.record(record)
             guard accessLog.isEnabled else { return }
             accessLog.record(
@@ -135,7 +159,8 @@ package final class ThumbdService: Sendable {
         reloader = ConfigReloader(
             components: .init(
                 server: server, fetcher: fetcher, thumbnailer: thumbnailer, renderPool: renderPool, cache: cache,
-                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, queryRules: queryRules,
+                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, dialectKeys: dialectKeys,
+                queryRules: queryRules,
                 admin: admin,
                 status: status, accessLog: accessLog, levelControl: levelControl),
             settings: settings, logger: logger)

@@ -179,8 +179,9 @@ extension Settings {
                 \.imgproxy.prefix,
                 "is thumbor.prefix too: the two forms cannot be told apart at one prefix (give each its own)")
         }
-        if thumbor.securityKeys.contains(where: \.isEmpty) {
-            throw check.error(\.thumbor.securityKeys, "has an empty key")
+        for (index, key) in thumbor.securityKeys.enumerated()
+        where key.isEmpty || !key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            throw check.error(\.thumbor.securityKeys, "item \(index + 1) must be printable characters without spaces")
         }
         if thumbor.isEnabled && thumbor.securityKeys.isEmpty && !thumbor.allowsUnsafe {
             throw check.error(

@@ -54,7 +54,8 @@ import Thumbnailing
         let server: HTTPServer
         let pathForm = WidthPathForm(parses: Counter())
 
-        init() throws {
+        /// - Parameter mount: adds more routes (another URL form) beside `/thumb` and `/w/`.
+        init(mount: (inout Router, ThumbnailService) -> Void = { _, _ in }) throws {
             origin = try LoopbackOrigin(host: "127.0.0.2")
             var fetching = OriginFetcher.Configuration()
             fetching.allowedNetworks = [IPNetwork("127.0.0.2/32")!]
@@ -75,6 +76,7 @@ import Thumbnailing
             var router = Router()
             router.add(.get, "/thumb", handler: service.handler(for: ThumbQueryForm(verifier: .init(keys: []))))
             router.add(.get, prefix: "/w/", handler: service.handler(for: pathForm))
+            mount(&router, service)
             var serving = HTTPServer.Configuration()
             serving.host = "127.0.0.1"
             serving.port = 0

@@ -27,6 +27,7 @@ import Thumbnailing
 /// | `cache.memory.*`, disk budgets, `negative_ttl` | `ThumbnailCache.update` | at once; disk: in write order |
 /// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |
 /// | `admin.token` | `AdminService.update(token:)` | requests afterwards |
+/// | `thumbor.security_keys`, `.allow_unsafe`, `imgproxy.keys`, `.salts`, `.signature_size` | `DialectKeys.update(_:)` | the next request |
 /// | `presets`, `image.presets_only`, `image.client_hints` | `SharedThumbQueryRules.update(_:)` | the next request |
 /// | `image.fallback*` (the file read again) | `FallbackRenders.update(_:)` | answers afterwards |
 /// | `log.level`, `log.access` | `LoggingSetup.LevelControl`, `AccessLog.isEnabled` | lines afterwards |
@@ -45,6 +46,8 @@ final class ConfigReloader: Sendable {
         let policy: SharedFreshnessPolicy
         let thumbnails: ThumbnailService
         let signatureVerifier: URLSignatureVerifier
+        /// The keys of thumbor's and imgproxy's forms.
+        let dialectKeys: DialectKeys
         /// `/thumb`'s presets and rules (presets, `image.presets_only`, `image.client_hints`).
         let queryRules: SharedThumbQueryRules
         let admin: AdminService

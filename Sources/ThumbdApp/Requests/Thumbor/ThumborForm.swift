@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+import Crypto
+
+/// thumbor's URL form, mounted at `thumbor.prefix`: `/<signature | unsafe>/[options/]<image>` (``ThumborPath``),
+/// signed as thumbor signs (``verify(_:keys:)``), compiled into `/thumb`'s plan (``ThumborPath/plan()``) over the
+/// configured presets: the same picture as a `/thumb` URL is the same cache entry.
+struct ThumborForm: URLForm {
+    /// Where the form is mounted (`/` or `/thumbor/`): the path after it is thumbor's.
+    let prefix: String
+    let keys: DialectKeys
+    let rules: SharedThumbQueryRules
+    let watermarks: WatermarkSource
+
+    /// The keys' generation plus the rules': both only grow, so the sum moves when either does.
+    var keyGeneration: UInt64 { keys.generation &+ rules.generation }
+
+    var readsClientHints: Bool { rules.readsClientHints }
+
+    @inline(__always)
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) {
+        let rulesGeneration = rules.generation
+        return (keys.generation &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
+    }
+
+    /// Takes the path apart, checks the signature before anything else, then compiles the options.
+    func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest {
+        // The query is not part of thumbor's signed path: an image URL's own query must be percent-encoded.
+        guard identity.query == nil else {
+            throw .malformedPath("a query string is not part of a thumbor URL (percent-encode the image's ?)")
+        }
+        let target = identity.target
+        guard target.hasPrefix(prefix) else { throw .malformedPath("not under \(prefix)") }
+        let path = try ThumborPath(afterPrefix: target.dropFirst(prefix.count))
+        let (values, keyGeneration) = keys.current
+        try Self.verify(path, keys: values)
+        let (rules, rulesGeneration) = rules.current
+        let hints = rules.readsClientHints ? identity.hints ?? ClientHints.none : nil
+        let request = try path.plan().request(
+            accept: identity.accept, rules: rules, hints: hints, watermarks: watermarks)
+        return VerifiedRequest(request: request, keyGeneration: keyGeneration &+ rulesGeneration)
+    }
+
+    /// thumbor's check: the URL-safe base64 (with its `=` padding) of HMAC-SHA1, under one of the security keys, of
+    /// the path after the signature segment exactly as sent. `unsafe` passes only when `thumbor.allow_unsafe` is on.
+    /// The MAC is compared in constant time (swift-crypto's `isValidAuthenticationCode`).
+    static func verify(_ path: ThumborPath, keys: DialectKeys.Values) throws(RequestError) {
+        guard let signature = path.signature else {
+            guard keys.allowsUnsafeThumbor else { throw .missingSignature }
+            return
+        }
+        // 20 bytes: 27 base64url characters and one `=`.
+        guard signature.utf8.count == 28, signature.hasSuffix("="),
+            let code = URLSignature.base64URLDecoded(signature.utf8.dropLast()), code.count == 20
+        else { throw .invalidSignature }
+        let signed = Array(path.signedPart.utf8)
+        for key in keys.thumbor
+        where HMAC<Insecure.SHA1>.isValidAuthenticationCode(code, authenticating: signed, using: key.key) {
+            return
+        }
+        throw .invalidSignature
+    }
+
+    /// thumbor's signature of `signedPart` under `key` (for tests and the playground's examples).
+    static func signature(of signedPart: String, key: String) -> String {
+        let code = HMAC<Insecure.SHA1>.authenticationCode(
+            for: Array(signedPart.utf8), using: SymmetricKey(data: Array(key.utf8)))
+        return URLSignature.base64URLEncoded(Array(code)) + "="
+    }
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+import HTTP1
+import Testing
+import ThumbdSettings
+import ThumbdTestSupport
+import Thumbnailing
+
+@testable import ThumbdApp
+
+/// thumbor's URL form: its signature, its grammar compiled into `/thumb`'s plan (the same variant key as the
+/// equivalent `/thumb` query), what it refuses, and one cache with `/thumb` through a real server.
+@Suite struct ThumborFormTests {
+    static let source = "http://img.test/a.jpg"
+
+    /// The variant key of a thumbor path (after the signature segment), compiled with no presets.
+    static func key(thumbor signedPart: String) throws -> String {
+        let path = try ThumborPath(afterPrefix: Substring("unsafe/" + signedPart))
+        let request = try path.plan().request(accept: nil, rules: .none, hints: nil, watermarks: .none)
+        return VariantKey.description(source: request.source, spec: request.spec)
+    }
+
+    /// The variant key of a `/thumb` query.
+    static func key(thumb query: String) throws -> String {
+        let request = try ThumbnailRequest(rawQuery: query, accept: nil)
+        return VariantKey.description(source: request.source, spec: request.spec)
+    }
+
+    /// The error a thumbor path (after the signature segment) is refused with, nil when it compiles.
+    static func error(_ signedPart: String) -> RequestError? {
+        do {
+            let path = try ThumborPath(afterPrefix: Substring("unsafe/" + signedPart))
+            _ = try path.plan().request(accept: nil, rules: .none, hints: nil, watermarks: .none)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: - Signatures
+
+    @Test func libthumborsPublishedExampleSignsByteForByte() {
+        // libthumbor's README: key my-security-key, this path.
+        #expect(
+            ThumborForm.signature(of: "300x200/my.server.com/some/path/to/image.jpg", key: "my-security-key")
+                == "8ammJH8D-7tXy6kU3lTvoXlhu4o=")
+    }
+
+    @Test func anyConfiguredKeyVerifiesAndATamperedByteDoesNot() throws {
+        var settings = Settings()
+        settings.thumbor.securityKeys = ["new-key", "my-security-key"]
+        let keys = DialectKeys.Values(settings)
+        let signed = "300x200/my.server.com/some/path/to/image.jpg"
+        try ThumborForm.verify(ThumborPath(afterPrefix: "8ammJH8D-7tXy6kU3lTvoXlhu4o=/\(signed)"), keys: keys)
+        // A percent-escaped `=` is the same signature (thumbor unquotes it).
+        try ThumborForm.verify(ThumborPath(afterPrefix: "8ammJH8D-7tXy6kU3lTvoXlhu4o%3D/\(signed)"), keys: keys)
+        for tampered in [
+            "8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x201/my.server.com/some/path/to/image.jpg",
+            "8ammJH8D-7tXy6kU3lTvoXlhu4p=/\(signed)", "8ammJH8D-7tXy6kU3lTvoXlhu4o/\(signed)",
+            "8ammJH8D+7tXy6kU3lTvoXlhu4o=/\(signed)",
+        ] {
+            #expect(throws: RequestError.invalidSignature) {
+                try ThumborForm.verify(ThumborPath(afterPrefix: Substring(tampered)), keys: keys)
+            }
+        }
+    }
+
+    @Test func unsafeIsAcceptedOnlyWhenAllowed() throws {
+        var settings = Settings()
+        settings.thumbor.securityKeys = ["my-security-key"]
+        let path = try ThumborPath(afterPrefix: "unsafe/300x200/my.server.com/a.jpg")
+        #expect(throws: RequestError.missingSignature) {
+            try ThumborForm.verify(path, keys: DialectKeys.Values(settings))
+        }
+        settings.thumbor.allowsUnsafe = true
+        try ThumborForm.verify(path, keys: DialectKeys.Values(settings))
+    }
+
+    // MARK: - One plan
+
+    @Test(arguments: [
+        ("300x200/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1"),
+        ("fit-in/300x200/img.test/a.jpg", "w=300&h=200"),
+        ("300x0/img.test/a.jpg", "w=300&enlarge=1"),
+        ("x200/img.test/a.jpg", "h=200&enlarge=1"),
+        ("fit-in/300x200/filters:upscale()/img.test/a.jpg", "w=300&h=200&enlarge=1"),
+        ("300x200/filters:no_upscale()/img.test/a.jpg", "w=300&h=200&fit=cover"),
+        ("300x200/filters:stretch()/img.test/a.jpg", "w=300&h=200&fit=fill&enlarge=1"),
+        ("-300x200/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&flip=h"),
+        ("300x-200/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&flip=v"),
+        ("300x200/left/top/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&gravity=northwest"),
+        // A flip after the crop: the part kept is the source's left, which the mirror puts on the right.
+        ("-300x200/left/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&flip=h&gravity=east"),
+        ("300x200/smart/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&gravity=attention"),
+        // thumbor turns the resized picture counter-clockwise: the box trades sides, the top goes west.
+        ("300x200/top/filters:rotate(90)/img.test/a.jpg", "w=200&h=300&fit=cover&enlarge=1&rotate=270&gravity=west"),
+        ("fit-in/300x200/filters:rotate(-90):rotate(360)/img.test/a.jpg", "w=200&h=300&rotate=90"),
+        ("fit-in/300x200/filters:fill(red)/img.test/a.jpg", "w=300&h=200&fit=pad&bg=ff0000"),
+        ("fit-in/300x200/filters:fill(transparent)/img.test/a.jpg", "w=300&h=200&fit=pad"),
+        ("300x200/filters:fill(0f0,true)/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&bg=00ff00"),
+        ("10x20:110x220/100x0/img.test/a.jpg", "w=100&enlarge=1&crop=10,20,100,200"),
+        ("0.1x0.1:0.9x0.9/fit-in/100x100/img.test/a.jpg", "w=100&h=100&crop=0.1,0.1,0.8,0.8"),
+        ("0.0x0.0:0.5x1.0/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&crop=0.5,0.0,0.5,1.0&flip=h"),
+        ("0x0:0x0/fit-in/100x100/img.test/a.jpg", "w=100&h=100"),
+        (
+            "fit-in/100x100/filters:quality(70):format(webp):blur(2):sharpen(1,0.5,true):grayscale():brightness(10)"
+                + ":contrast(20):saturation(-50):background_color(fff):max_bytes(20000):strip_exif():strip_icc()"
+                + ":autojpg()/img.test/a.jpg",
+            "w=100&h=100&q=70&format=webp&blur=2&sharpen=0.5&grayscale=1&brightness=26&contrast=1.2&saturation=0.5"
+                + "&bg=ffffff&max_bytes=20000"
+        ),
+        ("fit-in/100x100/filters:blur(4,1.5)/img.test/a.jpg", "w=100&h=100&blur=1.5"),
+        ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0"),
+        ("trim:top-left:20/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=20"),
+        ("img.test/a.jpg", "w=4096&h=4096"),
+        ("origxorig/img.test/a.jpg", "w=4096&h=4096"),
+        ("fit-in/200x200/filters:proportion(0.5)/img.test/a.jpg", "w=100&h=100"),
+        (
+            "fit-in/200x200/filters:watermark(img.test/wm.png,-10,-20,50)/img.test/a.jpg",
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=southeast&wm_x=10&wm_y=20&wm_opacity=0.5"
+        ),
+        (
+            "fit-in/200x200/filters:watermark('http://img.test/wm.png',center,10,0,25)/img.test/a.jpg",
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=north&wm_y=10&wm_scale=0.25"
+        ),
+        (
+            "fit-in/200x200/filters:watermark(img.test/wm.png,repeat,repeat,30)/img.test/a.jpg",
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=tile&wm_opacity=0.7"
+        ),
+    ])
+    func aThumborURLIsTheSamePlanAsItsThumbQuery(thumbor: String, thumb: String) throws {
+        let url = "url=http%3A%2F%2Fimg.test%2Fa.jpg&"
+        #expect(try Self.key(thumbor: thumbor) == Self.key(thumb: url + thumb), "\(thumbor)")
+    }
+
+    @Test(arguments: [
+        "http%3A%2F%2Fimg.test%2Fa.jpg%3Fv%3D1", "http://img.test/a.jpg?v=1".replacingOccurrences(of: "?", with: "%3F"),
+    ])
+    func anEncodedImageURLKeepsItsQuery(image: String) throws {
+        let query = "url=http%3A%2F%2Fimg.test%2Fa.jpg%3Fv%3D1&w=10&h=10"
+        #expect(try Self.key(thumbor: "fit-in/10x10/\(image)") == Self.key(thumb: query))
+    }
+
+    @Test func theImageGetsThumborsSchemeRules() throws {
+        #expect(try ThumborPath.imageURL("img.test/a.jpg") == "http://img.test/a.jpg")
+        #expect(try ThumborPath.imageURL("https:/img.test/a.jpg") == "https://img.test/a.jpg")
+        #expect(try ThumborPath.imageURL("HTTPS://img.test/a.jpg") == "HTTPS://img.test/a.jpg")
+        #expect(try ThumborPath.imageURL("s3://bucket/a.jpg") == "s3://bucket/a.jpg")
+        #expect(
+            Self.error("fit-in/10x10/s3://bucket/a.jpg")
+                == .invalidValue("image", reason: "must be an absolute http or https URL"))
+    }
+
+    // MARK: - Refusals
+
+    @Test(arguments: [
+        (
+            "fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg",
+            RequestError.unsupportedOption("round_corner")
+        ),
+        ("fit-in/10x10/filters:sepia()/img.test/a.jpg", .unsupportedOption("filter sepia")),
+        ("full-fit-in/10x10/img.test/a.jpg", .unsupportedOption("full-fit-in")),
+        ("adaptive-fit-in/10x10/img.test/a.jpg", .unsupportedOption("adaptive-fit-in")),
+        ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
+        ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),
+        ("trim:bottom-right/10x10/img.test/a.jpg", .unsupportedOption("trim:bottom-right")),
+        ("trim/-10x10/img.test/a.jpg", .unsupportedOption("trim with a flip or rotate")),
+        ("trim/1x1:5x5/10x10/img.test/a.jpg", .unsupportedOption("trim with a manual crop")),
+        ("1x1:5x5/-10x10/img.test/a.jpg", .unsupportedOption("crop in pixels with a flip or rotate")),
+        ("5x5:1x1/10x10/img.test/a.jpg", .invalidValue("crop", reason: "needs left < right and top < bottom")),
+        (
+            "10x10/filters:rotate(45)/img.test/a.jpg",
+            .invalidValue("rotate", reason: "must be a multiple of 90 (thumbd does not turn by other angles)")
+        ),
+        ("10x10/filters:blur(1):blur(2)/img.test/a.jpg", .duplicateParameter("filters:blur")),
+        ("10x10/filters:fill(auto)/img.test/a.jpg", .unsupportedOption("fill(auto)")),
+        ("10x10/filters:format(heic)/img.test/a.jpg", .unsupportedOption("format(heic)")),
+        (
+            "10x10/filters:quality(0)/img.test/a.jpg",
+            .invalidValue("quality", reason: "argument 1 must be a number 1.0…100.0")
+        ),
+        ("5000x10/img.test/a.jpg", .invalidValue("width", reason: "must be an integer 1...4096")),
+        (
+            "10x10/filters:max_bytes(100)/img.test/a.jpg",
+            .invalidValue("max_bytes", reason: "must be an integer 1024...100000000")
+        ),
+    ])
+    func whatThumbdCannotHonourIsRefusedByName(path: String, expected: RequestError) {
+        #expect(Self.error(path) == expected, "\(path)")
+    }
+
+    @Test func malformedPathsAreRefused() {
+        #expect(throws: RequestError.self) { try ThumborPath(afterPrefix: "unsafe") }
+        #expect(throws: RequestError.missingSignature) { try ThumborPath(afterPrefix: "/10x10/img.test/a.jpg") }
+        #expect(throws: RequestError.malformedPath("no image after the options")) {
+            try ThumborPath(afterPrefix: "unsafe/10x10/filters:blur(2)/")
+        }
+    }
+
+    // MARK: - The access log
+
+    @Test func theSignatureSegmentIsRedactedFromLogs() {
+        let redaction = PathSignatureRedaction([.init(prefix: "/", infoBeforeSignature: false)])
+        #expect(
+            redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/h/a.jpg", note: "MISS")
+                == "/REDACTED/300x200/h/a.jpg")
+        #expect(redaction.redacted("/unsafe/300x200/h/a.jpg", note: "MISS") == "/unsafe/300x200/h/a.jpg")
+        // Another route's answer (no cache outcome) keeps its path.
+        #expect(redaction.redacted("/prefetch/abc", note: nil) == "/prefetch/abc")
+        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", infoBeforeSignature: true)])
+        #expect(
+            imgproxy.redacted("/i/info/abc/rs:fit:1:1/plain/x", note: "MISS") == "/i/info/REDACTED/rs:fit:1:1/plain/x")
+    }
+
+    // MARK: - One cache, through a server
+
+    @Test(.timeLimit(.minutes(1))) func aThumborURLAndItsThumbQueryAreOneFetchOneRender() throws {
+        // Given thumbor's form at / (unsafe allowed) beside /thumb
+        var settings = Settings()
+        settings.thumbor.allowsUnsafe = true
+        let keys = DialectKeys(DialectKeys.Values(settings))
+        let fixture = try FrontDoorTests.Fixture { router, service in
+            let form = ThumborForm(prefix: "/", keys: keys, rules: SharedThumbQueryRules(), watermarks: .none)
+            router.add(.get, prefix: "/", handler: service.handler(for: form))
+        }
+        fixture.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png")))
+        let origin = fixture.origin.url("/q.png")
+        let encoded = FrontDoorTests.percentEncoded(origin)
+
+        // When the thumbor URL, its /thumb twin, and the thumbor URL again are asked
+        let outcomes = try fixture.xCache([
+            "/unsafe/fit-in/40x30/filters:format(webp)/\(origin.dropFirst("http://".count))",
+            "/thumb?url=\(encoded)&w=40&h=30&format=webp",
+            "/unsafe/fit-in/40x30/filters:format(webp)/\(encoded)",
+        ])
+
+        // Then one fetch, one render, and the others from memory
+        #expect(outcomes == ["MISS", "HIT-MEMORY", "HIT-MEMORY"])
+        #expect(fixture.origin.hits("/q.png") == 1)
+        #expect(fixture.coordinator.counters.rendersStarted == 1)
+    }
+}
