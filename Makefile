@@ -4,14 +4,16 @@
 
 SHELL := /bin/bash
 APT_PACKAGES := libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
-# Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests).
-APT_TEST_PACKAGES := chromium
+# Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests);
+# python3-venv holds the URL builders from PyPI (Tests/Builders/requirements.txt) in .venv-test/.
+APT_TEST_PACKAGES := chromium python3-venv
+TEST_VENV := .venv-test
 CONFIG ?= config/thumbd.yaml
 CACHE_DIR ?= var/cache
 SWIFT ?= swift
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: all deps test-deps install-packages build release run test fuzz bench check-imports format lint clean
+.PHONY: all deps test-deps test-venv install-packages build release run test fuzz bench check-imports format lint clean
 
 all: build
 
@@ -21,6 +23,16 @@ deps:
 
 test-deps:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(APT_TEST_PACKAGES)"
+
+# The pinned PyPI packages the integration tests build thumbor's and imgproxy's URLs with, in a git-ignored virtual
+# environment; made again when Tests/Builders/requirements.txt changes.
+test-venv: test-deps $(TEST_VENV)/.installed
+
+$(TEST_VENV)/.installed: Tests/Builders/requirements.txt
+	rm -rf $(TEST_VENV)
+	python3 -m venv $(TEST_VENV)
+	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/Builders/requirements.txt
+	touch $@
 
 install-packages:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -43,7 +55,7 @@ run: release
 
 # `swift build --build-tests` first: it also builds the thumbd executable, which the crash-recovery tests
 # run as a child process (`swift test` alone builds only what the test bundle links).
-test: deps test-deps check-imports lint
+test: deps test-deps test-venv check-imports lint
 	$(SWIFT) build --build-tests $(SWIFT_TEST_FLAGS)
 	$(SWIFT) test $(SWIFT_TEST_FLAGS)
 

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+import ThumbdTestSupport
+
+@testable import ThumbdApp
+
+extension Integration {
+    /// thumbor's URL form through a whole service, with URLs signed by libthumbor (thumbor's own library, from PyPI:
+    /// Tests/Builders/thumbor_urls.py): every grammar element and filter thumbd honours, each answer checked for its
+    /// size, format and pixels; what it refuses, refused by name; a tampered byte, a 403.
+    @Suite(.timeLimit(.minutes(3))) struct ThumborBuilderTests {
+        static let key = "my-security-key"
+
+        /// What one URL must give.
+        struct Expected: Sendable {
+            var status = 200
+            var width = 0
+            var height = 0
+            var mime = "image/jpeg"
+            /// Colours at points of the answer.
+            var probes: [(x: Int, y: Int, colour: RGB)] = []
+            /// A pixel that must be grey (its three channels within 4 of each other).
+            var grey: (x: Int, y: Int)?
+            /// A pixel that must be far (over 40) from each of these colours: a blend.
+            var blend: (x: Int, y: Int, from: [RGB])?
+            /// An error's text.
+            var error: String?
+        }
+
+        /// The quadrants' four colours at the quadrant centres of a `width` x `height` answer, in reading order.
+        static func quadrants(_ width: Int, _ height: Int, _ colours: [RGB]) -> [(x: Int, y: Int, colour: RGB)] {
+            zip(
+                [
+                    (width / 4, height / 4), (width * 3 / 4, height / 4), (width / 4, height * 3 / 4),
+                    (width * 3 / 4, height * 3 / 4),
+                ], colours
+            ).map { ($0.0.0, $0.0.1, $0.1) }
+        }
+
+        static let (red, green, blue, yellow) = (Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow)
+        static let upright = [red, green, blue, yellow]
+
+        /// (what it shows, libthumbor's options as JSON without `image_url`, the image's path at the origin, expected).
+        static func cases(mark: String) -> [(String, String, String, Expected)] {
+            [
+                (
+                    "size", #""width": 32, "height": 24"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "fit-in", #""width": 32, "height": 32, "fit_in": true"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "crop mode fills the box", #""width": 32, "height": 32"#, "q.png",
+                    .init(width: 32, height: 32, probes: quadrants(32, 32, upright))
+                ),
+                (
+                    "flip (-W)", #""width": 32, "height": 24, "flip": true"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, [green, red, yellow, blue]))
+                ),
+                (
+                    "flop (-H)", #""width": 32, "height": 24, "flop": true"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, [blue, yellow, red, green]))
+                ),
+                (
+                    "flip and flop", #""width": 32, "height": 24, "flip": true, "flop": true"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, [yellow, blue, green, red]))
+                ),
+                (
+                    "width only", #""width": 16"#, "q.png",
+                    .init(width: 16, height: 12, probes: quadrants(16, 12, upright))
+                ),
+                (
+                    "height only", #""height": 12"#, "q.png",
+                    .init(width: 16, height: 12, probes: quadrants(16, 12, upright))
+                ),
+                (
+                    "halign left", #""width": 16, "height": 48, "halign": "left""#, "q.png",
+                    .init(width: 16, height: 48, probes: [(8, 12, red), (8, 36, blue)])
+                ),
+                (
+                    "halign right", #""width": 16, "height": 48, "halign": "right""#, "q.png",
+                    .init(width: 16, height: 48, probes: [(8, 12, green), (8, 36, yellow)])
+                ),
+                (
+                    "valign top", #""width": 64, "height": 16, "valign": "top""#, "q.png",
+                    .init(width: 64, height: 16, probes: [(16, 8, red), (48, 8, green)])
+                ),
+                (
+                    "valign bottom", #""width": 64, "height": 16, "valign": "bottom""#, "q.png",
+                    .init(width: 64, height: 16, probes: [(16, 8, blue), (48, 8, yellow)])
+                ),
+                (
+                    "flip with halign left: the source's left, mirrored",
+                    #""width": 16, "height": 48, "halign": "left", "flip": true"#, "q.png",
+                    .init(width: 16, height: 48, probes: [(8, 12, red), (8, 36, blue)])
+                ),
+                ("smart", #""width": 32, "height": 32, "smart": true"#, "q.png", .init(width: 32, height: 32)),
+                (
+                    "manual crop", #""crop": [[0, 0], [32, 24]], "width": 16, "height": 12"#, "q.png",
+                    .init(width: 16, height: 12, probes: [(8, 6, red)])
+                ),
+                (
+                    "manual crop, fit-in", #""crop": [[32, 24], [64, 48]], "width": 16, "height": 16, "fit_in": true"#,
+                    "q.png", .init(width: 16, height: 12, probes: [(8, 6, yellow)])
+                ),
+                (
+                    "trim", #""trim": true, "width": 64, "height": 48, "fit_in": true"#, "bordered.png",
+                    .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
+                ),
+                (
+                    "trim:top-left:10", #""trim": ["top-left", 10], "width": 64, "height": 48, "fit_in": true"#,
+                    "bordered.png", .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
+                ),
+                (
+                    "quality", #""width": 64, "height": 48, "filters": ["quality(95)"]"#, "q.png",
+                    .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
+                ),
+                (
+                    "format(png)", #""width": 32, "height": 24, "filters": ["format(png)"]"#, "q.png",
+                    .init(width: 32, height: 24, mime: "image/png", probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "format(webp)", #""width": 32, "height": 24, "filters": ["format(webp)"]"#, "q.png",
+                    .init(width: 32, height: 24, mime: "image/webp", probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "format(gif)", #""width": 32, "height": 24, "filters": ["format(gif)"]"#, "q.png",
+                    .init(width: 32, height: 24, mime: "image/gif", probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "format(avif)", #""width": 32, "height": 24, "filters": ["format(avif)"]"#, "q.png",
+                    .init(width: 32, height: 24, mime: "image/avif", probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "fill(black)", #""width": 32, "height": 32, "fit_in": true, "filters": ["fill(black)"]"#, "q.png",
+                    .init(width: 32, height: 32, probes: [(16, 1, RGB(0, 0, 0)), (16, 30, RGB(0, 0, 0)), (8, 10, red)])
+                ),
+                (
+                    "fill(ff00ff)", #""width": 32, "height": 32, "fit_in": true, "filters": ["fill(ff00ff)"]"#, "q.png",
+                    .init(width: 32, height: 32, probes: [(16, 1, RGB(255, 0, 255)), (24, 22, yellow)])
+                ),
+                (
+                    "background_color",
+                    #""width": 64, "height": 48, "fit_in": true, "filters": ["background_color(000000)"]"#, "rgba.png",
+                    .init(width: 64, height: 48, mime: "image/png", probes: [(16, 12, red), (16, 36, RGB(0, 0, 0))])
+                ),
+                (
+                    "blur", #""width": 64, "height": 48, "filters": ["blur(4)"]"#, "q.png",
+                    .init(width: 64, height: 48, probes: [(8, 6, red)], blend: (32, 12, [red, green]))
+                ),
+                (
+                    "sharpen", #""width": 32, "height": 24, "filters": ["sharpen(2,1,true)"]"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "grayscale", #""width": 32, "height": 24, "filters": ["grayscale()"]"#, "q.png",
+                    .init(width: 32, height: 24, grey: (8, 6))
+                ),
+                (
+                    "brightness",
+                    #""width": 300, "height": 300, "fit_in": true, "filters": ["brightness(40)", "format(png)"]"#,
+                    "g.png", .init(width: 300, height: 300, mime: "image/png", probes: [(150, 250, RGB(102, 102, 102))])
+                ),
+                (
+                    "contrast", #""width": 64, "height": 48, "filters": ["contrast(100)", "format(png)"]"#, "q.png",
+                    .init(width: 64, height: 48, mime: "image/png", probes: [(16, 12, RGB(255, 0, 0))])
+                ),
+                (
+                    "saturation", #""width": 64, "height": 48, "filters": ["saturation(-100)"]"#, "q.png",
+                    .init(width: 64, height: 48, grey: (16, 12))
+                ),
+                (
+                    "rotate(90): counter-clockwise, after the resize",
+                    #""width": 32, "height": 24, "fit_in": true, "filters": ["rotate(90)"]"#, "q.png",
+                    .init(width: 24, height: 32, probes: quadrants(24, 32, [green, yellow, red, blue]))
+                ),
+                (
+                    "rotate(180)", #""width": 32, "height": 24, "fit_in": true, "filters": ["rotate(180)"]"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, [yellow, blue, green, red]))
+                ),
+                (
+                    "rotate(270)", #""width": 32, "height": 24, "fit_in": true, "filters": ["rotate(270)"]"#, "q.png",
+                    .init(width: 24, height: 32, probes: quadrants(24, 32, [blue, red, yellow, green]))
+                ),
+                (
+                    "upscale", #""width": 128, "height": 96, "fit_in": true, "filters": ["upscale()"]"#, "q.png",
+                    .init(width: 128, height: 96, probes: quadrants(128, 96, upright))
+                ),
+                (
+                    "fit-in never enlarges", #""width": 128, "height": 96, "fit_in": true"#, "q.png",
+                    .init(width: 64, height: 48)
+                ),
+                (
+                    "the crop mode enlarges", #""width": 128, "height": 96"#, "q.png",
+                    .init(width: 128, height: 96, probes: quadrants(128, 96, upright))
+                ),
+                (
+                    "no_upscale", #""width": 128, "height": 96, "filters": ["no_upscale()"]"#, "q.png",
+                    .init(width: 64, height: 48)
+                ),
+                (
+                    "stretch", #""width": 32, "height": 32, "filters": ["stretch()"]"#, "q.png",
+                    .init(width: 32, height: 32, probes: quadrants(32, 32, upright))
+                ),
+                (
+                    "proportion", #""width": 64, "height": 48, "fit_in": true, "filters": ["proportion(0.5)"]"#,
+                    "q.png", .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "max_bytes",
+                    #""width": 300, "height": 300, "fit_in": true, "filters": ["max_bytes(4000)", "format(jpeg)"]"#,
+                    "g.png", .init(width: 300, height: 300)
+                ),
+                (
+                    "watermark in the corner",
+                    #""width": 150, "height": 150, "fit_in": true, "filters": ["watermark(\#(mark),-5,-5,0)", "format(png)"]"#,
+                    "g.png",
+                    .init(width: 150, height: 150, mime: "image/png", probes: [(129, 133, yellow), (90, 105, red)])
+                ),
+                (
+                    "watermark at 50 % transparency",
+                    #""width": 150, "height": 150, "fit_in": true, "filters": ["watermark(\#(mark),10,10,50)", "format(png)"]"#,
+                    "g.png",
+                    .init(width: 150, height: 150, mime: "image/png", blend: (26, 46, [blue, Fixtures.grid[0][0]]))
+                ),
+                (
+                    "watermark centred at half the width",
+                    #""width": 150, "height": 150, "fit_in": true, "filters": ["watermark(\#(mark),center,center,0,50)", "format(png)"]"#,
+                    "g.png",
+                    .init(width: 150, height: 150, mime: "image/png", probes: [(55, 61, red), (94, 89, yellow)])
+                ),
+                (
+                    "watermark tiled",
+                    #""width": 150, "height": 150, "fit_in": true, "filters": ["watermark(\#(mark),repeat,repeat,0)", "format(png)"]"#,
+                    "g.png",
+                    .init(
+                        width: 150, height: 150, mime: "image/png",
+                        probes: [(16, 12, red), (80, 12, red), (16, 60, red)])
+                ),
+                (
+                    "strip_exif, strip_icc, autojpg",
+                    #""width": 32, "height": 24, "filters": ["strip_exif()", "strip_icc()", "autojpg()"]"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "meta is refused (not yet)", #""meta": true, "width": 32"#, "q.png",
+                    .init(status: 400, error: "unsupported option: meta")
+                ),
+                (
+                    "full-fit-in is refused", #""width": 32, "height": 32, "full_fit_in": true"#, "q.png",
+                    .init(status: 400, error: "unsupported option: full-fit-in")
+                ),
+                (
+                    "adaptive-fit-in is refused", #""width": 32, "height": 32, "adaptive_fit_in": true"#, "q.png",
+                    .init(status: 400, error: "unsupported option: adaptive-fit-in")
+                ),
+                (
+                    "round_corner is refused",
+                    #""width": 32, "height": 32, "filters": ["round_corner(5,255,255,255)"]"#, "q.png",
+                    .init(status: 400, error: "unsupported option: round_corner")
+                ),
+            ]
+        }
+
+        @Test func libthumborsSignedURLsAreAnsweredAsThumborWould() async throws {
+            // Given thumbd with thumbor's form at / (signed only), and the quadrants, the grid, a bordered picture
+            // and a transparent one at the origin
+            let harness = try Harness([
+                "thumbor.enabled": "true", "thumbor.prefix": "/", "thumbor.security_keys": "[\"\(Self.key)\"]",
+            ])
+            for (path, fixture) in [("q.png", "quadrants.png"), ("g.png", "grid.png"), ("rgba.png", "rgba.png")] {
+                harness.origin.route("/" + path, .ok(Fixtures.bytes(fixture), contentType: "image/png"))
+            }
+            // The quadrants in an 8 px white frame, made by thumbd itself (PNG: the frame is exactly white)
+            let framed = try await harness.request(
+                harness.thumbTarget("/q.png", "w=64&h=48&padding=8&bg=ffffff&format=png"))
+            #expect(framed.status == 200)
+            harness.origin.route("/bordered.png", .ok(framed.body, contentType: "image/png"))
+            harness.origin.route("/m.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+
+            // When libthumbor signs every case (the image without a scheme, as thumbor users write it)
+            let cases = Self.cases(mark: "\(host)/m.png")
+            let options = cases.map { "{\($0.1), \"image_url\": \"\(host)/\($0.2)\"}" }
+            let urls = try URLBuilders.run(
+                "thumbor_urls.py", spec: "{\"key\": \"\(Self.key)\", \"cases\": [\(options.joined(separator: ", "))]}")
+            #expect(urls.count == cases.count)
+            #expect(urls.count >= 40)
+
+            // Then each answer is what thumbor's URL asks
+            var sizes: [String: Int] = [:]
+            for ((name, _, _, expected), url) in zip(cases, urls) {
+                let response = try await harness.request(url)
+                #expect(response.status == expected.status, "\(name): \(url) → \(response.text.prefix(200))")
+                if let error = expected.error {
+                    expectJSONError(response, status: expected.status, mentioning: error)
+                    continue
+                }
+                guard response.status == 200 else { continue }
+                sizes[name] = response.body.count
+                #expect(response.header("content-type") == expected.mime, "\(name)")
+                let image = try response.image()
+                #expect(
+                    image.width == expected.width && image.height == expected.height,
+                    "\(name): \(image.width)x\(image.height)")
+                for probe in expected.probes {
+                    let colour = image.colour(x: probe.x, y: probe.y)
+                    #expect(
+                        colour.isClose(to: probe.colour, tolerance: 40),
+                        "\(name) at (\(probe.x), \(probe.y)): \(colour)")
+                }
+                if let grey = expected.grey {
+                    let colour = image.colour(x: grey.x, y: grey.y)
+                    #expect(colour.distance(to: RGB(colour.red, colour.red, colour.red)) <= 4, "\(name): \(colour)")
+                }
+                if let blend = expected.blend {
+                    let colour = image.colour(x: blend.x, y: blend.y)
+                    for pure in blend.from { #expect(colour.distance(to: pure) > 40, "\(name): \(colour) vs \(pure)") }
+                }
+                if name == "max_bytes" { #expect(response.header("x-thumbd-quality") != nil) }
+            }
+
+            // A tampered byte anywhere is a 403, and unsafe/ is not allowed here
+            let signed = try #require(urls.first)
+            let tampered = signed.replacingOccurrences(of: "32x24", with: "32x25")
+            expectJSONError(try await harness.request(tampered), status: 403, mentioning: "invalid signature")
+            let unsafe = "/unsafe/" + signed.split(separator: "/", maxSplits: 2)[1]
+            expectJSONError(try await harness.request(unsafe), status: 403, mentioning: "missing signature")
+        }
+    }
+}
