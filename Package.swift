@@ -180,7 +180,8 @@ let package = Package(
 // libFuzzer targets (fuzz/README.md): `fuzz/run.sh` sets THUMBD_FUZZ=1 and builds them with
 // -sanitize=fuzzer,address into their own scratch path (.build-fuzz):
 // - FuzzRequestParser: the HTTP request parser;
-// - FuzzThumbParameters: the /thumb parameter parser and its canonical query.
+// - FuzzThumbParameters: the /thumb parameter parser and its canonical query;
+// - FuzzDialectURLs: thumbor's and imgproxy's URL parsers, and the /thumb query of what they compile into.
 if Context.environment["THUMBD_FUZZ"] == "1" {
     package.targets.append(.target(name: "CFuzzDriver", path: "fuzz/CFuzzDriver"))
     package.targets.append(
@@ -195,6 +196,13 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
             name: "FuzzThumbParameters",
             dependencies: ["ThumbdApp", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
             path: "fuzz/FuzzThumbParameters",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+        ))
+    package.targets.append(
+        .executableTarget(
+            name: "FuzzDialectURLs",
+            dependencies: ["ThumbdApp", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
+            path: "fuzz/FuzzDialectURLs",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ))
 }

@@ -4,18 +4,20 @@
 # normal build is untouched) and runs each of them for the same number of executions:
 #   FuzzRequestParser     HTTP1.RequestParser (seeds fuzz/corpus, dictionary fuzz/http.dict)
 #   FuzzThumbParameters   the /thumb parameter parser (seeds fuzz/corpus-thumb, dictionary fuzz/thumb.dict)
+#   FuzzDialectURLs       thumbor's and imgproxy's URL parsers (seeds fuzz/corpus-dialects, dictionary
+#                         fuzz/dialects.dict)
 #
-#   fuzz/run.sh [executions [target...]]      default 1000000, both targets
+#   fuzz/run.sh [executions [target...]]      default 1000000, every target
 #
 # A crash leaves its input in fuzz/FailCases/ (the request parser's as `crash-…`, the /thumb parser's as
-# `thumb-crash-…`); add a unit test for it in Tests/HTTP1Tests or Tests/ThumbdAppTests. The other targets still
+# `thumb-crash-…`, the dialects' as `dialect-crash-…`); add a unit test for it in Tests/HTTP1Tests or Tests/ThumbdAppTests. The other targets still
 # run; the script fails if any of them did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzRequestParser FuzzThumbParameters)
+[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzRequestParser FuzzThumbParameters FuzzDialectURLs)
 
 # Swift's own crash backtracer reads the dying process's memory, which AddressSanitizer reports as an overflow,
 # and it can outlive the process holding its output open: leave crash reports to libFuzzer and ASan.
@@ -30,6 +32,7 @@ for target in "${targets[@]}"; do
   case "$target" in
     FuzzRequestParser) corpus=fuzz/corpus dict=fuzz/http.dict max_len=512 prefix=fuzz/FailCases/ ;;
     FuzzThumbParameters) corpus=fuzz/corpus-thumb dict=fuzz/thumb.dict max_len=1024 prefix=fuzz/FailCases/thumb- ;;
+    FuzzDialectURLs) corpus=fuzz/corpus-dialects dict=fuzz/dialects.dict max_len=1024 prefix=fuzz/FailCases/dialect- ;;
     *) echo "unknown fuzz target: $target" >&2; exit 2 ;;
   esac
 

@@ -61,7 +61,7 @@ package enum RequestError: Error, Hashable, Sendable {
 
     /// Client-chosen names are echoed back without control characters (C0, DEL and C1) and cut to
     /// `maxEchoedNameBytes` bytes of whole scalars; a name with nothing left to show is named in words.
-    private static func printable(_ name: String) -> String {
+    static func printable(_ name: some StringProtocol) -> String {
         guard !name.isEmpty else { return emptyName }
         var shown = String.UnicodeScalarView()
         var bytes = 0

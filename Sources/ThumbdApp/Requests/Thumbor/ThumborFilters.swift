@@ -65,7 +65,7 @@ struct ThumborFilters {
             try count(1...1)
             let format = arguments[0].lowercased()
             guard ["jpeg", "jpg", "png", "webp", "gif", "avif"].contains(format) else {
-                throw .unsupportedOption("format(\(format.prefix(16)))")
+                throw .unsupportedOption("format(\(RequestError.printable(format.prefix(16))))")
             }
             values.append((.format, format, name))
         case "blur":
@@ -132,7 +132,7 @@ struct ThumborFilters {
         case "autojpg":
             try count(0...1)  // with no format, thumbd answers JPEG for opaque pictures a client cannot take better
         default:
-            throw .unsupportedOption(Self.refused.contains(name) ? name : "filter \(name.prefix(40))")
+            throw .unsupportedOption(Self.refused.contains(name) ? name : "filter \(RequestError.printable(name.prefix(40)))")
         }
     }
 

@@ -191,11 +191,11 @@ struct ThumborPath: Sendable {
             let end = rest.firstRange(of: "):").map { rest.index(after: $0.lowerBound) } ?? rest.endIndex
             let filter = rest[..<end]
             guard let open = filter.firstIndex(of: "("), filter.last == ")" else {
-                throw .malformedPath("filter \(filter.prefix(40)) is not name(arguments)")
+                throw .malformedPath("filter \(RequestError.printable(filter.prefix(40))) is not name(arguments)")
             }
             let name = filter[..<open]
             guard !name.isEmpty, name.utf8.allSatisfy({ (0x61...0x7A).contains($0 | 0x20) || $0 == 0x5F }) else {
-                throw .malformedPath("filter name \(name.prefix(40)) is not a name")
+                throw .malformedPath("filter name \(RequestError.printable(name.prefix(40))) is not a name")
             }
             filters.append(
                 (String(name), String(filter[filter.index(after: open)..<filter.index(before: filter.endIndex)])))

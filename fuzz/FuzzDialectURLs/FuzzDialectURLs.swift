@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer entry point over the foreign URL forms' parsers (thumbor's for now), built with
+// -sanitize=fuzzer,address (fuzz/run.sh).
+//
+// The input is a path after the form's prefix (`unsafe/fit-in/300x200/filters:…/host/a.jpg`). Besides "no crash, no
+// memory error", every input checks:
+// - the signature check (under a fixed key) and the parse either pass or refuse with a `RequestError` that names
+//   something and whose public message is short (≤ 200 bytes) and free of control characters;
+// - an accepted URL's plan, written back as its one `/thumb` query (`ThumbnailRequest.canonicalQuery`), parses
+//   to the same source and the same normalised plan, hence the same variant key: the foreign URL and `/thumb`
+//   share one cache entry.
+import CFuzzDriver
+import OriginFetch
+import ThumbdApp
+import Thumbnailing
+
+private let thumbnailer: Thumbnailer = {
+    do {
+        return try Thumbnailer(vips: Vips.initialize(programName: "FuzzDialectURLs"))
+    } catch {
+        fatalError("cannot start libvips: \(error)")
+    }
+}()
+
+private func checkRefusal(_ error: RequestError, input: String) {
+    precondition(!error.parameter.isEmpty, "a refusal names nothing: \(error) for \(input.debugDescription)")
+    let message = error.publicMessage
+    precondition(message.utf8.count <= 200, "public message of \(message.utf8.count) bytes: \(message.debugDescription)")
+    precondition(
+        !message.unicodeScalars.contains { $0.properties.generalCategory == .control },
+        "control character in the public message: \(message.debugDescription)")
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    do {
+        try DialectParsing.verifyThumbor(input[...], key: "fuzz-key")
+    } catch {
+        checkRefusal(error, input: input)
+    }
+    let request: ThumbnailRequest
+    do {
+        request = try DialectParsing.thumbor(input[...], accept: nil)
+    } catch {
+        checkRefusal(error, input: input)
+        return 0
+    }
+    let normalized = thumbnailer.normalized(request.spec)
+    let key = VariantKey.description(source: request.source, spec: normalized)
+    let query = ThumbnailRequest.canonicalQuery(source: request.source, spec: request.spec)
+    let again: ThumbnailRequest
+    do {
+        again = try ThumbnailRequest(rawQuery: query, accept: nil)
+    } catch {
+        fatalError("the /thumb query \(query.debugDescription) of \(input.debugDescription) is refused: \(error)")
+    }
+    precondition(again.source == request.source, "the source changes: \(again.source) for \(query)")
+    let keyAgain = VariantKey.description(source: again.source, spec: thumbnailer.normalized(again.spec))
+    precondition(keyAgain == key, "the key changes: \(keyAgain) for \(query), was \(key) (\(input.debugDescription))")
+    return 0
+}
+
+/// The executable's entry point (SwiftPM aliases `main` to it): starts libvips, then runs libFuzzer's driver.
+@_cdecl("FuzzDialectURLs_main")
+public func thumbdFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    _ = thumbnailer
+    return thumbd_fuzz_run(argc, argv)
+}
