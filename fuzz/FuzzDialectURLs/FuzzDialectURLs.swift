@@ -25,7 +25,8 @@ private let thumbnailer: Thumbnailer = {
 private func checkRefusal(_ error: RequestError, input: String) {
     precondition(!error.parameter.isEmpty, "a refusal names nothing: \(error) for \(input.debugDescription)")
     let message = error.publicMessage
-    precondition(message.utf8.count <= 200, "public message of \(message.utf8.count) bytes: \(message.debugDescription)")
+    precondition(
+        message.utf8.count <= 200, "public message of \(message.utf8.count) bytes: \(message.debugDescription)")
     precondition(
         !message.unicodeScalars.contains { $0.properties.generalCategory == .control },
         "control character in the public message: \(message.debugDescription)")

@@ -132,7 +132,8 @@ struct ThumborFilters {
         case "autojpg":
             try count(0...1)  // with no format, thumbd answers JPEG for opaque pictures a client cannot take better
         default:
-            throw .unsupportedOption(Self.refused.contains(name) ? name : "filter \(RequestError.printable(name.prefix(40)))")
+            throw .unsupportedOption(
+                Self.refused.contains(name) ? name : "filter \(RequestError.printable(name.prefix(40)))")
         }
     }
 
