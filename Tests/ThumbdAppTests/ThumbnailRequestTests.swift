@@ -202,6 +202,9 @@ import Thumbnailing
             case .malformedQuery(let name): self = .malformed(name)
             case .onlyPresetsAllowed(let name): self = .onlyPresets(name)
             case .missingSignature, .invalidSignature: self = .signature
+            // The foreign URL forms' errors; /thumb's query never gives them.
+            case .unsupportedOption(let name): self = .invalid(name)
+            case .malformedPath: self = .malformed("path")
             }
         }
     }
