@@ -18,6 +18,10 @@
 # THUMBD_BIN=/path/to/thumbd skips the release build (`swift build -c release --product thumbd`).
 # BASELINE_BIN=/path/to/other/thumbd adds a fourth target, thumbd-baseline on :18043 (e.g. main's build), warmed and
 # measured like thumbd in the same rounds; thumbd and it swap places every round, and the summary adds their ratio.
+# THUMBOR=1 also mounts thumbd's thumbor form at / (unsafe URLs on) and adds a target, thumbd-thumbor: the same 50
+# thumbnails asked on the same thumbd process as thumbor URLs (/unsafe/fit-in/WxH/<url>, the peers' thumbor template,
+# the same plans as the /thumb list), measured in the same rounds; the summary adds thumbd-thumbor / thumbd (issue 17:
+# >= 0.95x).
 # ACCESS_LOG=1 keeps thumbd's access log on (off by default: nginx runs with access_log off).
 # Other THUMBD_* variables in the environment reach thumbd (thumbd-config.yaml records what it ran with);
 # the listen address is always 127.0.0.1:18041.
@@ -37,6 +41,7 @@ memory="${MEMORY:-on}"
 warm_tries="${WARM_TRIES:-5}"
 timeout="${TIMEOUT:-10s}"
 access_log="${ACCESS_LOG:-0}"
+thumbor_form="${THUMBOR:-0}"
 peers="${PEERS:-$HOME/peers}"
 . bench/lib.sh   # niceness and `run`, CPU accounting (ticks, busy, irqs, hz, cpus)
 # CPUS=shared (default): the servers and wrk run on every CPU. CPUS=split: the servers (thumbd, the nginxes, the
@@ -104,6 +109,7 @@ baseline_bin="${BASELINE_BIN:-}"
 thumbd_env=(THUMBD_FETCH_ALLOW_PRIVATE_NETWORKS=true)   # the origin is on loopback, which SSRF protection refuses
 [ "$access_log" = 1 ] || thumbd_env+=(THUMBD_LOG_ACCESS=false)
 [ "$memory" = off ] && thumbd_env+=(THUMBD_CACHE_MEMORY_MAX_BYTES=0)
+[ "$thumbor_form" = 1 ] && thumbd_env+=(THUMBD_THUMBOR_ENABLED=true THUMBD_THUMBOR_PREFIX=/ THUMBD_THUMBOR_ALLOW_UNSAFE=true)
 thumbd_args=(--listen 127.0.0.1:18041 --cache-dir "$root/$out/thumbd/cache")
 env "${thumbd_env[@]}" "$thumbd_bin" "${thumbd_args[@]}" --check-config > "$out/thumbd-config.yaml"
 
@@ -170,6 +176,7 @@ origin_log="$out/peers/run/origin/access.log"
 render() { python3 "$peers/gen_lists.py" render --template "$1" --origin http://127.0.0.1:18001 "$peers/lists/hot.tsv"; }
 render '/thumb?url={url_enc}&w={w}&h={h}' > "$out/lists/thumbd.txt"
 render '/thumb?url={url}&w={w}&h={h}' > "$out/lists/nginx-proxy-cache.txt"
+[ "$thumbor_form" = 1 ] && render '/unsafe/fit-in/{w}x{h}/{url}' > "$out/lists/thumbd-thumbor.txt"
 count=$(wc -l < "$out/lists/thumbd.txt")
 
 # One request as wrk sends it (no Accept header: thumbd's format=auto depends on it); prints
@@ -254,6 +261,7 @@ printf "target\tline\tstatus\tcache\tcontent_type\n" > "$out/warm.tsv"
 warm thumbd http://127.0.0.1:18041 "$out/lists/thumbd.txt"
 [ -z "$baseline_bin" ] || warm thumbd-baseline http://127.0.0.1:18043 "$out/lists/thumbd.txt"
 warm nginx-proxy-cache http://127.0.0.1:18010 "$out/lists/nginx-proxy-cache.txt"
+[ "$thumbor_form" = 1 ] && warm thumbd-thumbor http://127.0.0.1:18041 "$out/lists/thumbd-thumbor.txt"
 check thumbd http://127.0.0.1:18041 "$out/lists/thumbd.txt" 1
 mv "$out/lists/nginx-static.txt.tmp" "$out/lists/nginx-static.txt"
 # The variant measures the tier it names: memory hits with MEMORY=on, disk hits with MEMORY=off.
@@ -263,6 +271,7 @@ if awk -F'\t' -v u="$unexpected" '$1 == "thumbd" && toupper($4) == u {found = 1}
 fi
 [ -z "$baseline_bin" ] || check thumbd-baseline http://127.0.0.1:18043 "$out/lists/thumbd.txt" 0
 check nginx-proxy-cache http://127.0.0.1:18010 "$out/lists/nginx-proxy-cache.txt" 0
+[ "$thumbor_form" = 1 ] && check thumbd-thumbor http://127.0.0.1:18041 "$out/lists/thumbd-thumbor.txt" 0
 rm -f "$out/lists/nginx-static.txt.tmp"
 
 echo "== nginx static :18042 serving thumbd's $count responses ($(du -sb "$out/static/www" | cut -f1) bytes)"
@@ -288,15 +297,24 @@ if [ -n "$baseline_bin" ]; then
   base[thumbd-baseline]=http://127.0.0.1:18043
   cp "$out/lists/thumbd.txt" "$out/lists/thumbd-baseline.txt"
 fi
+if [ "$thumbor_form" = 1 ]; then
+  targets=("${targets[0]}" thumbd-thumbor "${targets[@]:1}")
+  base[thumbd-thumbor]=http://127.0.0.1:18041
+fi
 echo "== wrk -t$wrk_threads -c$connections -d$duration --latency, urls.lua loop over $count URLs, $rounds rounds, alternating, nice $niceness"
 printf "target\tround\tserver_ticks\torigin_ticks\tmachine_ticks\tirq_ticks\twrk_cpu_s\twall_s\torigin_gets\n" > "$out/cpu.tsv"
 for round in $(seq 1 "$rounds"); do
   order=("${targets[@]}")
   # With a baseline, thumbd and thumbd-baseline swap places every round: neither always runs first.
   if [ -n "$baseline_bin" ] && [ $((round % 2)) = 0 ]; then order=(thumbd-baseline thumbd nginx-static nginx-proxy-cache); fi
+  # With the thumbor form, thumbd and thumbd-thumbor swap places every round too.
+  if [ "$thumbor_form" = 1 ] && [ $((round % 2)) = 0 ]; then
+    order=(thumbd-thumbor "${order[@]/thumbd-thumbor/}")
+    read -ra order <<< "${order[*]}"
+  fi
   for target in "${order[@]}"; do
     case "$target" in
-      thumbd) server_pids=("$thumbd_pid") ;;
+      thumbd | thumbd-thumbor) server_pids=("$thumbd_pid") ;;
       thumbd-baseline) server_pids=("$baseline_pid") ;;
       nginx-static) server_pids=("$static_pid" $(pgrep -P "$static_pid")) ;;
       nginx-proxy-cache) server_pids=("$proxy_pid" $(pgrep -P "$proxy_pid")) ;;
@@ -418,5 +436,12 @@ if "thumbd-baseline" in targets:
     print(f"thumbd / thumbd-baseline req/s: {x(ratio)} (per round, sorted: {', '.join(x(r) for r in paired)}; "
           f"median {x(median_of(paired))}); p99 of all requests: {p99['thumbd']:.3f} / {p99['thumbd-baseline']:.3f} ms; "
           f"server CPU per request: {cpu_us['thumbd']:.2f} / {cpu_us['thumbd-baseline']:.2f} us")
+if "thumbd-thumbor" in targets:
+    ratio = rps["thumbd-thumbor"] / rps["thumbd"]
+    paired = sorted(rows["thumbd-thumbor"][i][0] / rows["thumbd"][i][0] for i in range(rounds))
+    print(f"thumbd-thumbor / thumbd req/s: {x(ratio)} (per round, sorted: {', '.join(x(r) for r in paired)}; "
+          f"median {x(median_of(paired))}; target >= 0.95x: {'met' if median_of(paired) >= 0.95 else 'NOT met'}); "
+          f"p99 of all requests: {p99['thumbd-thumbor']:.3f} / {p99['thumbd']:.3f} ms; server CPU per request: "
+          f"{cpu_us['thumbd-thumbor']:.2f} / {cpu_us['thumbd']:.2f} us")
 PY
 echo "results in $out"

@@ -125,6 +125,11 @@ package final class ThumbdService: Sendable {
                 prefix: settings.thumbor.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
             forms.append((settings.thumbor.prefix, thumbnails.handler(for: form)))
         }
+        if settings.imgproxy.isEnabled {
+            let form = ImgproxyForm(
+                prefix: settings.imgproxy.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
+            forms.append((settings.imgproxy.prefix, thumbnails.handler(for: form)))
+        }
         for (prefix, handler) in forms.sorted(by: { $0.prefix.count > $1.prefix.count }) {
             router.add(.get, prefix: prefix, handler: handler)
             router.add(.head, prefix: prefix, handler: handler)

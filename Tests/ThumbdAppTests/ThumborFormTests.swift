@@ -213,28 +213,34 @@ import Thumbnailing
 
     // MARK: - One cache, through a server
 
-    @Test(.timeLimit(.minutes(1))) func aThumborURLAndItsThumbQueryAreOneFetchOneRender() throws {
-        // Given thumbor's form at / (unsafe allowed) beside /thumb
+    @Test(.timeLimit(.minutes(1))) func aThumborURLAnImgproxyURLAndAThumbQueryAreOneFetchOneRender() throws {
+        // Given thumbor's form at / (unsafe allowed) and imgproxy's at /i/ (unsigned) beside /thumb
         var settings = Settings()
         settings.thumbor.allowsUnsafe = true
         let keys = DialectKeys(DialectKeys.Values(settings))
         let fixture = try FrontDoorTests.Fixture { router, service in
-            let form = ThumborForm(prefix: "/", keys: keys, rules: SharedThumbQueryRules(), watermarks: .none)
-            router.add(.get, prefix: "/", handler: service.handler(for: form))
+            let imgproxy = ImgproxyForm(prefix: "/i/", keys: keys, rules: SharedThumbQueryRules(), watermarks: .none)
+            router.add(.get, prefix: "/i/", handler: service.handler(for: imgproxy))
+            let thumbor = ThumborForm(prefix: "/", keys: keys, rules: SharedThumbQueryRules(), watermarks: .none)
+            router.add(.get, prefix: "/", handler: service.handler(for: thumbor))
         }
         fixture.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png")))
         let origin = fixture.origin.url("/q.png")
         let encoded = FrontDoorTests.percentEncoded(origin)
+        let base64 = URLSignature.base64URLEncoded(Array(origin.utf8))
 
-        // When the thumbor URL, its /thumb twin, and the thumbor URL again are asked
+        // When the thumbor URL, then the same picture as imgproxy URLs (plain and base64) and as a /thumb query,
+        // then the thumbor URL again, are asked
         let outcomes = try fixture.xCache([
             "/unsafe/fit-in/40x30/filters:format(webp)/\(origin.dropFirst("http://".count))",
+            "/i/insecure/rs:fit:40:30/f:webp/plain/\(encoded)",
+            "/i/insecure/rs:fit:40:30/\(base64).webp",
             "/thumb?url=\(encoded)&w=40&h=30&format=webp",
             "/unsafe/fit-in/40x30/filters:format(webp)/\(encoded)",
         ])
 
-        // Then one fetch, one render, and the others from memory
-        #expect(outcomes == ["MISS", "HIT-MEMORY", "HIT-MEMORY"])
+        // Then one fetch, one render, and every other answer from memory
+        #expect(outcomes == ["MISS", "HIT-MEMORY", "HIT-MEMORY", "HIT-MEMORY", "HIT-MEMORY"])
         #expect(fixture.origin.hits("/q.png") == 1)
         #expect(fixture.coordinator.counters.rendersStarted == 1)
     }
