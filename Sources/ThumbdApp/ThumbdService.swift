@@ -97,10 +97,10 @@ package final class ThumbdService: Sendable {
             for: ThumbQueryForm(verifier: signatureVerifier, rules: queryRules, watermarks: watermarks))
         router.add(.get, "/thumb", handler: thumbQuery)
         router.add(.head, "/thumb", handler: thumbQuery)
-        InfoService(
+        let info = InfoService(
             fetcher: fetcher, cache: cache, renderPool: renderPool, thumbnailer: thumbnailer,
-            verifier: signatureVerifier, policy: policy
-        ).register(in: &router)
+            verifier: signatureVerifier, policy: policy)
+        info.register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
         admin.register(in: &router)
@@ -123,7 +123,21 @@ package final class ThumbdService: Sendable {
         if settings.thumbor.isEnabled {
             let form = ThumborForm(
                 prefix: settings.thumbor.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
-            forms.append((settings.thumbor.prefix, thumbnails.handler(for: form)))
+            let thumbnailHandler = thumbnails.handler(for: form)
+            // `meta/` answers JSON from the plan (InfoService); every other URL goes to the front door as it is.
+            forms.append(
+                (
+                    settings.thumbor.prefix,
+                    { request, responder in
+                        guard form.isMeta(request) else { return thumbnailHandler(request, responder) }
+                        do throws(RequestError) {
+                            let (metaRequest, path) = try form.metaRequest(for: RequestIdentity(request))
+                            info.answerThumborMeta(metaRequest, path: path, responder)
+                        } catch {
+                            responder.respond(ErrorResponse(.request(error)).response)
+                        }
+                    }
+                ))
         }
         if settings.imgproxy.isEnabled {
             let form = ImgproxyForm(

@@ -26,6 +26,8 @@ extension Integration {
             var blend: (x: Int, y: Int, from: [RGB])?
             /// An error's text.
             var error: String?
+            /// A `meta/` answer: the source's size (the answer's target is ``width`` x ``height``).
+            var meta: (width: Int, height: Int)?
         }
 
         /// The quadrants' four colours at the quadrant centres of a `width` x `height` answer, in reading order.
@@ -246,8 +248,13 @@ extension Integration {
                     .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
                 ),
                 (
-                    "meta is refused (not yet)", #""meta": true, "width": 32"#, "q.png",
-                    .init(status: 400, error: "unsupported option: meta")
+                    "meta: thumbor's JSON", #""meta": true, "width": 32, "height": 24, "flip": true"#, "q.png",
+                    .init(width: 32, height: 24, mime: "application/json", meta: (64, 48))
+                ),
+                (
+                    "meta with a manual crop",
+                    #""meta": true, "crop": [[0, 0], [32, 24]], "width": 16, "fit_in": true"#,
+                    "q.png", .init(width: 16, height: 12, mime: "application/json", meta: (64, 48))
                 ),
                 (
                     "full-fit-in is refused", #""width": 32, "height": 32, "full_fit_in": true"#, "q.png",
@@ -263,6 +270,31 @@ extension Integration {
                     .init(status: 400, error: "unsupported option: round_corner")
                 ),
             ]
+        }
+
+        /// thumbor's `meta/` JSON: the source's size and frames, a resize to the target, the target.
+        static func expectThumborMeta(
+            _ response: RawHTTPClient.Response, name: String, source: (width: Int, height: Int), expected: Expected
+        ) {
+            let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            guard let thumbor = object?["thumbor"] as? [String: Any], let answer = thumbor["source"] as? [String: Any],
+                let target = thumbor["target"] as? [String: Any],
+                let operations = thumbor["operations"] as? [[String: Any]]
+            else {
+                Issue.record("\(name): not thumbor's meta JSON: \(response.text)")
+                return
+            }
+            #expect(answer["width"] as? Int == source.width && answer["height"] as? Int == source.height, "\(name)")
+            #expect(answer["frameCount"] as? Int == 1, "\(name)")
+            #expect((answer["url"] as? String)?.hasSuffix("/q.png") == true, "\(name)")
+            #expect(target["width"] as? Int == expected.width && target["height"] as? Int == expected.height, "\(name)")
+            let resize = operations.first { $0["type"] as? String == "resize" }
+            #expect(resize?["width"] as? Int == expected.width, "\(name): \(operations)")
+            if name.contains("crop") {
+                #expect(operations.first?["type"] as? String == "crop" && operations.first?["right"] as? Int == 32)
+            } else {
+                #expect(operations.last?["type"] as? String == "flip_horizontally", "\(name): \(operations)")
+            }
         }
 
         @Test func libthumborsSignedURLsAreAnsweredAsThumborWould() async throws {
@@ -302,6 +334,10 @@ extension Integration {
                 guard response.status == 200 else { continue }
                 sizes[name] = response.body.count
                 #expect(response.header("content-type") == expected.mime, "\(name)")
+                if let meta = expected.meta {
+                    Self.expectThumborMeta(response, name: name, source: meta, expected: expected)
+                    continue
+                }
                 let image = try response.image()
                 #expect(
                     image.width == expected.width && image.height == expected.height,

@@ -17,8 +17,8 @@ import Thumbnailing
 final class InfoService: Sendable {
     private let fetcher: OriginFetcher
     private let cache: ThumbnailCache?
-    private let renderPool: WorkerPool
-    private let thumbnailer: Thumbnailer
+    let renderPool: WorkerPool
+    let thumbnailer: Thumbnailer
     private let verifier: URLSignatureVerifier
     private let policy: SharedFreshnessPolicy
 
@@ -79,15 +79,24 @@ final class InfoService: Sendable {
             responder.respond(ErrorResponse(.request(error)).response)
             return
         }
+        withSource(source, responder) { [self] bytes, origin in probe(bytes, url: source, origin: origin, responder) }
+    }
+
+    /// Calls `body` with the source's bytes and where they came from (`cached`, `fetched`): from the source cache
+    /// when it has them, else through the fetcher (and then kept). A fetch failure is answered here.
+    func withSource(
+        _ source: SourceURL, _ responder: HTTPResponder,
+        _ body: @escaping @Sendable (FetchedSource, _ origin: String) -> Void
+    ) {
         let lookedUp =
             cache?.lookupSource(source) { [self] cached in
                 if let cached {
-                    probe(cached, url: source, origin: "cached", responder)
+                    body(cached, "cached")
                 } else {
-                    fetch(source, responder)
+                    fetch(source, responder, body)
                 }
             } ?? false
-        if !lookedUp { fetch(source, responder) }
+        if !lookedUp { fetch(source, responder, body) }
     }
 
     /// `url` (required) and `sig`; anything else is a 400.
@@ -111,7 +120,10 @@ final class InfoService: Sendable {
         return source
     }
 
-    private func fetch(_ url: SourceURL, _ responder: HTTPResponder) {
+    private func fetch(
+        _ url: SourceURL, _ responder: HTTPResponder,
+        _ body: @escaping @Sendable (FetchedSource, _ origin: String) -> Void
+    ) {
         let cache = self.cache
         fetcher.fetch(FetchRequest(url: url.string, priority: .interactive), reuse: { cache?.recentSource(url) }) {
             [self] result in
@@ -122,7 +134,7 @@ final class InfoService: Sendable {
                 {
                     cache.storeSource(source, url: url, freshness: freshness)
                 }
-                probe(source, url: url, origin: "fetched", responder)
+                body(source, "fetched")
             case .failure(let error):
                 if case .originNotFound = error { cache?.rememberNotFound(url) }
                 responder.respond(ErrorResponse(.fetch(error)).response)
@@ -154,7 +166,7 @@ final class InfoService: Sendable {
         }
     }
 
-    private static func json(_ info: Info, origin: String) -> HTTPResponse {
+    static func json(_ info: some Encodable, origin: String) -> HTTPResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         let body = (try? encoder.encode(info)).map { [UInt8]($0) } ?? Array("{}".utf8)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Crypto
+import HTTP1
 
 /// thumbor's URL form, mounted at `thumbor.prefix`: `/<signature | unsafe>/[options/]<image>` (``ThumborPath``),
 /// signed as thumbor signs (``verify(_:keys:)``), compiled into `/thumb`'s plan (``ThumborPath/plan()``) over the
@@ -22,8 +23,36 @@ struct ThumborForm: URLForm {
         return (keys.generation &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
     }
 
-    /// Takes the path apart, checks the signature before anything else, then compiles the options.
+    /// Takes the path apart, checks the signature before anything else, then compiles the options. A `meta/` URL
+    /// never comes here (``isMeta(_:)`` sends it to ``InfoService``): it is refused if it does.
     func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest {
+        let (request, path, keyGeneration) = try verifiedRequest(for: identity)
+        if path.meta { throw .unsupportedOption("meta") }
+        return VerifiedRequest(request: request, keyGeneration: keyGeneration)
+    }
+
+    /// A `meta/` URL's request and what thumbor's answer lists besides the sizes: the manual crop and the flips.
+    func metaRequest(for identity: RequestIdentity) throws(RequestError) -> (ThumbnailRequest, ThumborPath) {
+        let (request, path, _) = try verifiedRequest(for: identity)
+        return (request, path)
+    }
+
+    /// Whether a request under this form's prefix asks for `meta/` (the segment after the signature): a cheap look
+    /// at the path, so that thumbnails go on to the front door untouched.
+    /// Reads the request's bytes in place: no `String` is made on the hit path.
+    func isMeta(_ request: HTTPRequest) -> Bool {
+        let skipped = prefix.utf8.count
+        return request.withPathBytes { path in
+            guard path.count > skipped else { return false }
+            let rest = path[(path.startIndex + skipped)...]
+            guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return false }
+            return rest[(slash + 1)...].starts(with: "meta/".utf8)
+        }
+    }
+
+    private func verifiedRequest(for identity: RequestIdentity) throws(RequestError) -> (
+        ThumbnailRequest, ThumborPath, UInt64
+    ) {
         // The query is not part of thumbor's signed path: an image URL's own query must be percent-encoded.
         guard identity.query == nil else {
             throw .malformedPath("a query string is not part of a thumbor URL (percent-encode the image's ?)")
@@ -37,7 +66,7 @@ struct ThumborForm: URLForm {
         let hints = rules.readsClientHints ? identity.hints ?? ClientHints.none : nil
         let request = try path.plan().request(
             accept: identity.accept, rules: rules, hints: hints, watermarks: watermarks)
-        return VerifiedRequest(request: request, keyGeneration: keyGeneration &+ rulesGeneration)
+        return (request, path, keyGeneration &+ rulesGeneration)
     }
 
     /// thumbor's check: the URL-safe base64 (with its `=` padding) of HMAC-SHA1, under one of the security keys, of

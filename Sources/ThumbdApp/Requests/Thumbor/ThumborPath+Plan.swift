@@ -14,7 +14,6 @@ extension ThumborPath {
     ///   `.invalidValue` for a bad argument.
     func plan() throws(RequestError) -> DialectPlan {
         if debug { throw .unsupportedOption("debug") }
-        if meta { throw .unsupportedOption("meta") }
         var filters = try ThumborFilters(self.filters)
         var plan = DialectPlan()
         plan.set(.url, try Self.imageURL(image), option: "image")
