@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer entry point over the foreign URL forms' parsers (thumbor's for now), built with
+// libFuzzer entry point over the foreign URL forms' parsers (thumbor's and imgproxy's), built with
 // -sanitize=fuzzer,address (fuzz/run.sh).
 //
-// The input is a path after the form's prefix (`unsafe/fit-in/300x200/filters:…/host/a.jpg`). Besides "no crash, no
+// The input is a thumbor path after the form's prefix (`unsafe/fit-in/300x200/filters:…/host/a.jpg`), or, when it
+// starts with `/`, an imgproxy target (`/insecure/rs:fit:300:200/plain/http://host/a.jpg@webp`). Besides "no crash, no
 // memory error", every input checks:
 // - the signature check (under a fixed key) and the parse either pass or refuse with a `RequestError` that names
 //   something and whose public message is short (≤ 200 bytes) and free of control characters;
@@ -35,14 +36,23 @@ private func checkRefusal(_ error: RequestError, input: String) {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    // A path that starts with `/` is an imgproxy target (prefix `/`); anything else is a thumbor path after its
+    // prefix.
+    let isImgproxy = input.hasPrefix("/")
     do {
-        try DialectParsing.verifyThumbor(input[...], key: "fuzz-key")
+        if isImgproxy {
+            try DialectParsing.verifyImgproxy(input, key: Array("fuzz-key".utf8), salt: Array("salt".utf8))
+        } else {
+            try DialectParsing.verifyThumbor(input[...], key: "fuzz-key")
+        }
     } catch {
         checkRefusal(error, input: input)
     }
     let request: ThumbnailRequest
     do {
-        request = try DialectParsing.thumbor(input[...], accept: nil)
+        request =
+            isImgproxy
+            ? try DialectParsing.imgproxy(input, accept: nil) : try DialectParsing.thumbor(input[...], accept: nil)
     } catch {
         checkRefusal(error, input: input)
         return 0

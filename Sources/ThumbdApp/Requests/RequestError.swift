@@ -44,10 +44,11 @@ package enum RequestError: Error, Hashable, Sendable {
         case .missingParameter(let name): "missing parameter: \(name)"
         case .unknownParameter(let name): "unknown parameter: \(Self.printable(name))"
         case .duplicateParameter(let name): "duplicate parameter: \(Self.printable(name))"
-        case .invalidValue(let name, let reason): "invalid \(name): \(reason)"
+        case .invalidValue(let name, let reason):
+            "invalid \(Self.printable(name)): \(Self.printable(reason, limit: Self.maxEchoedReasonBytes))"
         case .malformedQuery(let name): "malformed percent-encoding in parameter: \(Self.printable(name))"
         case .unsupportedOption(let name): "unsupported option: \(Self.printable(name))"
-        case .malformedPath(let reason): "malformed path: \(reason)"
+        case .malformedPath(let reason): "malformed path: \(Self.printable(reason, limit: Self.maxEchoedReasonBytes))"
         case .onlyPresetsAllowed(let name): "parameter not allowed: \(name) (only presets may set it here)"
         case .missingSignature: "missing signature"
         case .invalidSignature: "invalid signature"
@@ -58,16 +59,18 @@ package enum RequestError: Error, Hashable, Sendable {
     private static let emptyName = "(empty name)"
     /// The most of a client-chosen name echoed back, in UTF-8 bytes: every public message stays under 200 bytes.
     private static let maxEchoedNameBytes = 64
+    /// The most of a reason echoed back: reasons may quote what the client wrote (a foreign form's option value).
+    private static let maxEchoedReasonBytes = 120
 
     /// Client-chosen names are echoed back without control characters (C0, DEL and C1) and cut to
     /// `maxEchoedNameBytes` bytes of whole scalars; a name with nothing left to show is named in words.
-    static func printable(_ name: some StringProtocol) -> String {
+    static func printable(_ name: some StringProtocol, limit: Int = maxEchoedNameBytes) -> String {
         guard !name.isEmpty else { return emptyName }
         var shown = String.UnicodeScalarView()
         var bytes = 0
         for scalar in name.unicodeScalars where scalar.properties.generalCategory != .control {
             bytes += UTF8.width(scalar)
-            guard bytes <= maxEchoedNameBytes else { break }
+            guard bytes <= limit else { break }
             shown.append(scalar)
         }
         return shown.isEmpty ? "(unprintable name)" : String(shown)

@@ -17,4 +17,21 @@ package enum DialectParsing {
         values.allowsUnsafeThumbor = true
         try ThumborForm.verify(try ThumborPath(afterPrefix: path), keys: values)
     }
+
+    /// An imgproxy target (`/<signature>/<options>/<source>`, prefix `/`), compiled as ``ImgproxyForm`` does after the
+    /// signature check.
+    package static func imgproxy(_ target: String, accept: String?) throws(RequestError) -> ThumbnailRequest {
+        let path = try ImgproxyPath(target: target, prefix: "/")
+        let components = try path.components(presetsOnly: false)
+        return try ImgproxyOptions.plan(components, rules: .none).request(
+            accept: accept, rules: .none, hints: nil, watermarks: .none)
+    }
+
+    /// imgproxy's signature check of a target (prefix `/`) under one key and salt (hexadecimal bytes).
+    package static func verifyImgproxy(_ target: String, key: [UInt8], salt: [UInt8]) throws(RequestError) {
+        let path = try ImgproxyPath(target: target, prefix: "/")
+        var values = DialectKeys.Values()
+        values.imgproxy = [DialectKeys.ImgproxyKey(key: URLSignature.SharedKey(bytes: key), salt: salt)]
+        try ImgproxySignature.verify(path.signature, path: path.signedPath.utf8, keys: values)
+    }
 }
