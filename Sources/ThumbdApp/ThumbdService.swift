@@ -142,7 +142,21 @@ package final class ThumbdService: Sendable {
         if settings.imgproxy.isEnabled {
             let form = ImgproxyForm(
                 prefix: settings.imgproxy.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
-            forms.append((settings.imgproxy.prefix, thumbnails.handler(for: form)))
+            let thumbnailHandler = thumbnails.handler(for: form)
+            // `info/…` answers imgproxy's info JSON (InfoService); every other URL goes to the front door as it is.
+            forms.append(
+                (
+                    settings.imgproxy.prefix,
+                    { request, responder in
+                        guard form.isInfo(request) else { return thumbnailHandler(request, responder) }
+                        do throws(RequestError) {
+                            let (source, options) = try form.infoRequest(for: RequestIdentity(request))
+                            info.answerImgproxyInfo(source, options: options, responder)
+                        } catch {
+                            responder.respond(ErrorResponse(.request(error)).response)
+                        }
+                    }
+                ))
         }
         for (prefix, handler) in forms.sorted(by: { $0.prefix.count > $1.prefix.count }) {
             router.add(.get, prefix: prefix, handler: handler)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import EventLoops
 import HTTP1
+import OriginFetch
 import Thumbnailing
 
 /// thumbor's `meta/`: the JSON thumbor answers instead of the picture, made from the same plan as the thumbnail.
@@ -103,5 +104,53 @@ extension InfoService {
             thumbor: .init(
                 source: .init(url: url, width: probe.width, height: probe.height, frameCount: probe.pageCount),
                 operations: operations, target: .init(width: target.width, height: target.height)))
+    }
+}
+
+/// imgproxy's `/info/…`: imgproxy's JSON for what a source is, from its header (no pixel decoded), the source from
+/// the source cache or the fetcher as for `/info`:
+///
+///     {"format": "jpeg", "width": 800, "height": 600, "size": 123456,
+///      "exif": {"Make": "…", "Model": "…", "DateTimeOriginal": "…"}}
+///
+/// `width` and `height` are upright (the EXIF orientation applied); `exif` only with `exif:1`, holding those three
+/// tags when the source has them.
+extension InfoService {
+    struct ImgproxyInfo: Encodable {
+        var format: String?
+        var width: Int?
+        var height: Int?
+        var size: Int?
+        var exif: [String: String]?
+    }
+
+    func answerImgproxyInfo(_ source: SourceURL, options: ImgproxyForm.InfoOptions, _ responder: HTTPResponder) {
+        withSource(source, responder) { [self] bytes, origin in
+            do {
+                try renderPool.submit(priority: .interactive) { [thumbnailer] in
+                    let response: HTTPResponse
+                    do throws(ThumbnailError) {
+                        let probe = try thumbnailer.probe(bytes.body)
+                        var info = ImgproxyInfo()
+                        if options.format { info.format = probe.format.rawValue }
+                        if options.dimensions { (info.width, info.height) = (probe.width, probe.height) }
+                        if options.size { info.size = bytes.body.count }
+                        if options.exif {
+                            var exif: [String: String] = [:]
+                            exif["Make"] = probe.cameraMake
+                            exif["Model"] = probe.cameraModel
+                            exif["DateTimeOriginal"] = probe.takenAt
+                            info.exif = exif
+                        }
+                        response = Self.json(info, origin: origin)
+                    } catch {
+                        response = ErrorResponse(.thumbnail(error)).response
+                    }
+                    responder.respond(response)
+                }
+            } catch {
+                responder.respond(ErrorResponse(.renderQueueFull).response)
+            }
+        }
     }
 }

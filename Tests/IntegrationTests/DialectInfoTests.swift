@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+import ThumbdTestSupport
+
+@testable import ThumbdApp
+
+extension Integration {
+    /// imgproxy's `/info/…` under its form's prefix: imgproxy's JSON from the source's header, signed as imgproxy
+    /// signs, answered from the source cache without an origin fetch when the source is there.
+    @Suite(.timeLimit(.minutes(1))) struct DialectInfoTests {
+        /// imgproxy's signature of `path` under key `secret` and salt `hello` (hexadecimal in the configuration).
+        static func signed(_ path: String) -> String {
+            var values = DialectKeys.Values()
+            values.imgproxy = [
+                .init(key: URLSignature.SharedKey(bytes: Array("secret".utf8)), salt: Array("hello".utf8))
+            ]
+            return "/" + ImgproxySignature.signature(path: path.utf8, pair: values.imgproxy[0], size: 32) + path
+        }
+
+        static func json(_ response: RawHTTPClient.Response) -> [String: Any]? {
+            try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        }
+
+        @Test func imgproxysInfoDescribesTheSource() async throws {
+            // Given imgproxy's form at /imgproxy/ with a key, and a photo with EXIF at the origin
+            let harness = try Harness([
+                "imgproxy.enabled": "true", "imgproxy.keys": "[\"736563726574\"]", "imgproxy.salts": "[\"68656c6c6f\"]",
+            ])
+            harness.origin.route("/c.jpg", .ok(Fixtures.bytes("copyright.jpg")))
+            harness.origin.route("/o.jpg", .ok(Fixtures.bytes("orientation-6.jpg")))
+            let source = Harness.percentEncoded(harness.origin.url("/c.jpg"))
+
+            // When its info is asked, plainly and with the EXIF
+            let plain = try await harness.request("/imgproxy/info" + Self.signed("/plain/\(source)"))
+            let withEXIF = try await harness.request("/imgproxy/info" + Self.signed("/exif:1/s:0/plain/\(source)"))
+
+            // Then imgproxy's fields, the first fetched, the second from the source cache
+            #expect(plain.status == 200)
+            #expect(plain.header("x-source") == "fetched")
+            let info = try #require(Self.json(plain))
+            #expect(info["format"] as? String == "jpeg")
+            #expect(info["width"] as? Int == 64 && info["height"] as? Int == 48)
+            #expect(info["size"] as? Int == Fixtures.bytes("copyright.jpg").count)
+            #expect(info["exif"] == nil)
+            #expect(withEXIF.header("x-source") == "cached")
+            let described = try #require(Self.json(withEXIF))
+            #expect(described["size"] == nil)
+            let exif = try #require(described["exif"] as? [String: String])
+            #expect(exif == ["Make": "thumbd", "Model": "fixture"])
+            #expect(harness.origin.hits("/c.jpg") == 1)
+
+            // Upright sizes; a base64 source works too
+            let turned = Data(harness.origin.url("/o.jpg").utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            let upright = try #require(
+                Self.json(try await harness.request("/imgproxy/info" + Self.signed("/\(turned)"))))
+            #expect(upright["width"] as? Int == 64 && upright["height"] as? Int == 48)
+
+            // A tampered byte is a 403, an info option thumbd does not show a 400 naming it
+            let tampered =
+                "/imgproxy/info" + Self.signed("/plain/\(source)").replacingOccurrences(of: "c.jpg", with: "o.jpg")
+            expectJSONError(try await harness.request(tampered), status: 403, mentioning: "invalid signature")
+            let palette = try await harness.request("/imgproxy/info" + Self.signed("/palette:8/plain/\(source)"))
+            expectJSONError(palette, status: 400, mentioning: "unsupported option: palette")
+            // A processing URL beside it still renders
+            let thumbnail = try await harness.request("/imgproxy" + Self.signed("/rs:fit:32:32/plain/\(source)@png"))
+            #expect(thumbnail.status == 200 && thumbnail.header("content-type") == "image/png")
+        }
+    }
+}
