@@ -47,7 +47,8 @@ extension ImgproxyForm {
             options[keyPath: field] = try ImgproxyOptions.boolean(option.arguments[0], name)
         }
         if components.sourceExtension != nil { throw .unsupportedOption("an extension on an info URL") }
-        guard components.source.utf8.count <= ThumbnailRequest.maxURLBytes, let source = try? SourceURL(components.source)
+        guard components.source.utf8.count <= ThumbnailRequest.maxURLBytes,
+            let source = try? SourceURL(components.source)
         else { throw .invalidValue("source", reason: "must be an absolute http or https URL") }
         return (source, options)
     }
