@@ -6,9 +6,10 @@ import ThumbdTestSupport
 @testable import ThumbdApp
 
 extension Integration {
-    /// imgproxy's `/info/…` under its form's prefix: imgproxy's JSON from the source's header, signed as imgproxy
-    /// signs, answered from the source cache without an origin fetch when the source is there.
-    @Suite(.timeLimit(.minutes(1))) struct DialectInfoTests {
+    /// The foreign forms beside their thumbnails: imgproxy's `/info/…` (imgproxy's JSON from the source's header,
+    /// signed as imgproxy signs, from the source cache without an origin fetch when the source is there), and a
+    /// reload of thumbor's keys.
+    @Suite(.timeLimit(.minutes(1))) struct DialectServingTests {
         /// imgproxy's signature of `path` under key `secret` and salt `hello` (hexadecimal in the configuration).
         static func signed(_ path: String) -> String {
             var values = DialectKeys.Values()
@@ -67,6 +68,31 @@ extension Integration {
             // A processing URL beside it still renders
             let thumbnail = try await harness.request("/imgproxy" + Self.signed("/rs:fit:32:32/plain/\(source)@png"))
             #expect(thumbnail.status == 200 && thumbnail.header("content-type") == "image/png")
+        }
+        @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
+            // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
+            let harness = try Harness([
+                "thumbor.enabled": "true", "thumbor.prefix": "/t/", "thumbor.security_keys": "[\"old-key\"]",
+            ])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let signedPart = "fit-in/32x32/filters:format(png)/\(originHost):\(harness.origin.port)/q.png"
+            let byOld = "/t/" + ThumborForm.signature(of: signedPart, key: "old-key") + "/" + signedPart
+            #expect(try await harness.request(byOld).status == 200)
+            #expect(try await harness.request(byOld).header("x-cache") == "HIT-MEMORY")
+
+            // When a reload replaces the key
+            var settings = harness.service.settings
+            settings.thumbor.securityKeys = ["new-key"]
+            let outcome = try harness.service.apply(settings)
+
+            // Then the old signature is refused at once (though the alias path answered it a moment ago), and the new
+            // key's is served from memory
+            #expect(outcome.changedKeys == ["thumbor.security_keys"])
+            expectJSONError(try await harness.request(byOld), status: 403, mentioning: "invalid signature")
+            let byNew = "/t/" + ThumborForm.signature(of: signedPart, key: "new-key") + "/" + signedPart
+            let answer = try await harness.request(byNew)
+            #expect(answer.status == 200 && answer.header("x-cache") == "HIT-MEMORY")
+            #expect(harness.origin.hits("/q.png") == 1)
         }
     }
 }
