@@ -176,14 +176,21 @@ package final class ThumbdService: Sendable {
             (settings.thumbor.isEnabled ? [.init(prefix: settings.thumbor.prefix, infoBeforeSignature: false)] : [])
                 + (settings.imgproxy.isEnabled
                     ? [.init(prefix: settings.imgproxy.prefix, infoBeforeSignature: true)] : []))
-        let accessLogHook: @Sendable (AccessLogRecord) -> Void = { record in
-            var record = record
-            if redaction.isActive { record.path = redaction.redacted(record.path, note: record.note) }
+        let plainHook: @Sendable (AccessLogRecord) -> Void = { record in
             activity.record(record)
             guard accessLog.isEnabled else { return }
             accessLog.record(
                 method: record.method.description, path: record.path, status: record.status,
                 bytes: Int(record.bodyBytes), duration: record.duration, note: record.note ?? "-")
+        }
+        // Without a foreign form mounted there is nothing to redact in paths: the hit path keeps the plain hook.
+        var accessLogHook = plainHook
+        if redaction.isActive {
+            accessLogHook = { record in
+                var record = record
+                record.path = redaction.redacted(record.path, note: record.note)
+                plainHook(record)
+            }
         }
         server = HTTPServer(
             configuration: settings.httpServerConfiguration, router: router,
