@@ -513,7 +513,10 @@ extension Integration {
                 // Refused, by name
                 ("rt:force with one side", free("rt:force", "w:32"), "q.png", refused("unsupported option: rt:force")),
                 ("kcr with PNG", rs("fit", 32, 24, ext: "png", "kcr:1"), "c.jpg", refused("kcr")),
-                ("wm:…:re with offsets", rs("fit", 150, 150, "wm:1:re:10:10"), "g.png", refused("wm")),
+                (
+                    "wm:…:re with offsets", rs("fit", 150, 150, "wm:1:re:10:10"), "g.png",
+                    refused("unsupported option: wm:re offsets")
+                ),
                 ("rs:auto with both sides", rs("auto", 32, 32), "q.png", refused("unsupported option: rs:auto")),
                 (
                     "rs:fill-down without enlarge", rs("fill-down", 32, 32), "q.png",
