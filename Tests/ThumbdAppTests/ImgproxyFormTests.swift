@@ -219,6 +219,7 @@ import Thumbnailing
         ("", "w=4096&h=4096&enlarge=0"),
         ("dpr:2/pd:4", "w=4096&h=4096&padding=4"),
         ("w:300/bg:abc/bg:/f:png", "w=300&format=png"),
+        ("w:300/wm:0:re:10:10", "w=300"),
     ]
 
     @Test(arguments: sameAsThumb)
@@ -363,6 +364,8 @@ import Thumbnailing
         ("w:300/t:10:fff:0:t", .unsupportedOption("t:equal_ver")),
         ("w:300/wm:0.5:ch", .unsupportedOption("wm:ch")),
         ("w:300/wm:0.5:ce:0.5", .unsupportedOption("wm:relative offset")),
+        ("w:300/wm:0.5:re:10:0", .unsupportedOption("wm:re offsets")),
+        ("w:300/watermark:1:re:0:4", .unsupportedOption("watermark:re offsets")),
         ("w:300/fq:webp:50", .unsupportedOption("fq")),
         ("w:300/mc:1", .unsupportedOption("mc")),
         ("w:300/rss:1", .unknownParameter("rss")),

@@ -269,6 +269,10 @@ extension ImgproxyOptions {
         }
         let mark = watermark.value
         let option = watermark.option
+        // With `re`, imgproxy reads the offsets as the spacing between the tiles, which `/thumb`'s tiling has not.
+        if mark.position == "tile" && (mark.offsetX != 0 || mark.offsetY != 0) {
+            throw .unsupportedOption("\(option):re offsets")
+        }
         if let watermarkURL {
             plan.set(.wm_url, watermarkURL.value, option: watermarkURL.option)
         } else {
