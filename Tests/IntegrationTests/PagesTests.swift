@@ -72,6 +72,13 @@ extension Integration {
                 let height = Int(dom.attribute("data-natural-height", inTagContaining: marker) ?? "") ?? 0
                 #expect(width > 0 && width <= 96 && height > 0 && height <= 96, "cell \(index): \(width)×\(height)")
             }
+            // And beside each thumbnail, its /thumb URL is a link, and the forms this server leaves off are greyed
+            #expect(dom.attribute("data-state", inTagContaining: "data-form=\"thumb\"") == "ok")
+            #expect(dom.attribute("href", inTagContaining: "id=\"cell-0-thumb\"")?.hasPrefix("/thumb?url=") == true)
+            #expect(dom.attribute("data-state", inTagContaining: "data-form=\"thumbor\"") == "off")
+            #expect(dom.attribute("data-state", inTagContaining: "data-form=\"imgproxy\"") == "off")
+            #expect(dom.contains("thumbor form off: thumbor.enabled"))
+            #expect(dom.contains("imgproxy form off: imgproxy.enabled"))
             // And the refused source failed in its own cell with thumbd's 403
             #expect(dom.attribute("data-state", inTagContaining: "id=\"cell-6\"") == "failed")
             #expect(dom.attribute("data-status", inTagContaining: "id=\"cell-6\"") == "403")

@@ -6,6 +6,7 @@ import HTTP1
 import OriginFetch
 import Pages
 import Synchronization
+import ThumbdSettings
 
 /// The pages a person looks at: `GET /status` (HTML), `GET /status.json` (the same data) and `GET /` (the
 /// demo gallery).
@@ -13,8 +14,9 @@ import Synchronization
 /// Access: with `admin.token` set, `/status` and `/status.json` need it, as `Authorization: Bearer <token>` or
 /// as the password of HTTP Basic authentication (any user name), so a browser can open the page (it asks once
 /// and then sends it with the page's own refreshes); without a token the status is open but shows source
-/// hosts only, never whole source URLs (which can say who looked at what). The gallery is always open: it
-/// shows nothing of the server and asks only what any client may ask of `/thumb`.
+/// hosts only, never whole source URLs (which can say who looked at what). The gallery is always open: of the
+/// server it shows only which URL forms answer, at which prefix, and which need signatures (``galleryForms``), and
+/// it asks only what any client may ask of `/thumb`.
 ///
 /// The handlers run on the event loop: reading the statistics takes a few short locks and no I/O.
 final class StatusService: Sendable {
@@ -29,14 +31,22 @@ final class StatusService: Sendable {
     /// Whether /thumb needs signatures now (the gallery says so); follows reloads of the keys.
     private let verifier: URLSignatureVerifier
     private var signing: Bool { verifier.requiresSignature }
+    /// thumbor's and imgproxy's keys (reloadable): whether their unsigned URLs are answered, for the gallery.
+    private let dialectKeys: DialectKeys
+    /// Whether each foreign form is mounted, and where (`thumbor.enabled`/`prefix`, `imgproxy.*`: restart-only); the
+    /// signing states in it are replaced by the keys in force when the page is asked.
+    private let mounts: GalleryForms
 
     init(
-        token: String, verifier: URLSignatureVerifier, cache: ThumbnailCache, fetcher: OriginFetcher,
-        coordinator: RenderCoordinator,
+        token: String, verifier: URLSignatureVerifier, dialectKeys: DialectKeys,
+        mounts: GalleryForms,
+        cache: ThumbnailCache, fetcher: OriginFetcher, coordinator: RenderCoordinator,
         renderPool: WorkerPool, activity: ActivityRecorder
     ) {
         self.tokens = Mutex(Array(token.utf8))
         self.verifier = verifier
+        self.dialectKeys = dialectKeys
+        self.mounts = mounts
         self.cache = cache
         self.fetcher = fetcher
         self.coordinator = coordinator
@@ -48,12 +58,33 @@ final class StatusService: Sendable {
     func register(in router: inout Router) {
         router.add(.get, "/status", handler: statusPage)
         router.add(.get, "/status.json", handler: statusJSON)
-        let verifier = self.verifier
-        router.add(.get, "/") { _, responder in
+        router.add(.get, "/") { [self] _, responder in
             let nonce = PageResponse.makeNonce()
-            let page = GalleryPage.render(nonce: nonce, signing: verifier.requiresSignature)
+            let page = GalleryPage.render(nonce: nonce, forms: galleryForms())
             responder.respond(PageResponse.html(page, nonce: nonce))
         }
+    }
+
+    /// The gallery's view of the forms as `settings` mount them (the signing states are read again per page).
+    static func galleryMounts(_ settings: Settings) -> GalleryForms {
+        GalleryForms(
+            thumbNeedsSignature: settings.security.requiresSignature,
+            thumbor: .init(
+                isEnabled: settings.thumbor.isEnabled, prefix: settings.thumbor.prefix,
+                needsSignature: !settings.thumbor.allowsUnsafe),
+            imgproxy: .init(
+                isEnabled: settings.imgproxy.isEnabled, prefix: settings.imgproxy.prefix,
+                needsSignature: !settings.imgproxy.keys.isEmpty))
+    }
+
+    /// What the gallery is told of the URL forms now: the mounts, and the keys in force (they follow reloads).
+    func galleryForms() -> GalleryForms {
+        let keys = dialectKeys.current.values
+        var forms = mounts
+        forms.thumbNeedsSignature = verifier.requiresSignature
+        forms.thumbor.needsSignature = !keys.allowsUnsafeThumbor
+        forms.imgproxy.needsSignature = !keys.imgproxy.isEmpty
+        return forms
     }
 
     /// Uses `token` from now on (config hot reload): empty opens the status to everyone, without URLs. Any thread.
