@@ -132,6 +132,8 @@ int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThum
 
 // Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height);
+// The box for a picture of width x height: p's, its sides traded when p.adaptive and the orientations differ.
+void thumbd_adapted_box(ThumbdVipsThumbnailParams p, int width, int height, int *box_width, int *box_height);
 
 // vips_thumbnail_buffer with shrink-on-load, no_rotate and fail_on=error (see CVipsThumbnail.c). `buffer`
 // is borrowed by the lazy *out, which must not outlive it. export_profile may be NULL.

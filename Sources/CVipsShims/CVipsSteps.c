@@ -187,8 +187,10 @@ static int focal_offset(int total, int length, double centre) {
 int thumbd_step_cover_crop(VipsImage **image, ThumbdVipsThumbnailParams p) {
     if (p.fit != THUMBD_VIPS_FIT_COVER) return 0;
     VipsImage *current = *image;
-    int crop_width = VIPS_MIN(p.width, current->Xsize);
-    int crop_height = VIPS_MIN(p.height, current->Ysize);
+    int box_width, box_height;
+    thumbd_adapted_box(p, current->Xsize, current->Ysize, &box_width, &box_height);
+    int crop_width = VIPS_MIN(box_width, current->Xsize);
+    int crop_height = VIPS_MIN(box_height, current->Ysize);
     if (crop_width == current->Xsize && crop_height == current->Ysize) return 0;
     ThumbdVipsGravity g = p.gravity;
     if (g == THUMBD_VIPS_GRAVITY_ATTENTION || g == THUMBD_VIPS_GRAVITY_ENTROPY) {
@@ -372,15 +374,19 @@ static int embed(VipsImage **image, ThumbdVipsThumbnailParams p, int left, int t
 
 int64_t thumbd_canvas_pixels(ThumbdVipsThumbnailParams p, int width, int height) {
     if (p.fit == THUMBD_VIPS_FIT_PAD) {
-        width = VIPS_MAX(width, p.width);
-        height = VIPS_MAX(height, p.height);
+        int box_width, box_height;
+        thumbd_adapted_box(p, width, height, &box_width, &box_height);
+        width = VIPS_MAX(width, box_width);
+        height = VIPS_MAX(height, box_height);
     }
     return (int64_t)(width + p.padding_left + p.padding_right) * (height + p.padding_top + p.padding_bottom);
 }
 
 int thumbd_step_pad(VipsImage **image, ThumbdVipsThumbnailParams p) {
     if (p.fit != THUMBD_VIPS_FIT_PAD) return 0;
-    int width = VIPS_MAX(p.width, (*image)->Xsize), height = VIPS_MAX(p.height, (*image)->Ysize);
+    int box_width, box_height;
+    thumbd_adapted_box(p, (*image)->Xsize, (*image)->Ysize, &box_width, &box_height);
+    int width = VIPS_MAX(box_width, (*image)->Xsize), height = VIPS_MAX(box_height, (*image)->Ysize);
     ThumbdVipsGravity g = p.gravity;
     ThumbdCompass c = compass(g);
     int left = crop_offset(width - (*image)->Xsize, c.west, c.east);

@@ -18,7 +18,20 @@
 
 #include "CVipsShimsInternal.h"
 
+void thumbd_adapted_box(ThumbdVipsThumbnailParams p, int width, int height, int *box_width, int *box_height) {
+    *box_width = p.width;
+    *box_height = p.height;
+    // thumbor's rule: only a strictly landscape picture against a strictly portrait box, or the other way round.
+    if (p.adaptive && ((width < height && p.width > p.height) || (width > height && p.width < p.height))) {
+        *box_width = p.height;
+        *box_height = p.width;
+    }
+}
+
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height) {
+    // An adaptive box turns to the picture's orientation first; every step after the resize sees the turned box
+    // through thumbd_adapted_box on the resized picture, which keeps the picture's orientation.
+    thumbd_adapted_box(p, upright_width, upright_height, &p.width, &p.height);
     VipsSize size = p.enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
     ResizeTarget target = {p.width, p.height, size};
     switch (p.fit) {
@@ -26,6 +39,7 @@ ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_
     case THUMBD_VIPS_FIT_PAD:  // resized as contain; the canvas is extended to the box afterwards
         break;
     case THUMBD_VIPS_FIT_COVER:
+    case THUMBD_VIPS_FIT_OUTSIDE:  // the same resize; only COVER crops the overflow afterwards
         // Fill the box: constrain the side that needs the smaller shrink and leave the other unbounded;
         // the overflow is cropped after rotation. Same geometry as vips_thumbnail's crop mode.
         if ((int64_t)p.width * upright_height >= (int64_t)p.height * upright_width) {

@@ -20,6 +20,9 @@ extension ThumbnailSpec {
         package var trim: Trim?
         /// The region of the (oriented, trimmed) picture that is resized.
         package var crop: Crop?
+        /// The box's sides trade places when its orientation (landscape or portrait) is not the picture's (after
+        /// crop): thumbor's `adaptive-fit-in`. Nothing with a one-sided or square box.
+        package var adaptive = false
         /// Added to every colour channel, -255...255.
         package var brightness = 0
         /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.

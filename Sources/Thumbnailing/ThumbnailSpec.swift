@@ -95,6 +95,9 @@ package enum Fit: String, Hashable, Sendable, CaseIterable {
     /// Inside the box like `contain`, then extended to exactly the box with the background colour
     /// (transparent by default), the picture placed by the gravity (letterboxing).
     case pad
+    /// Covers the box, aspect ratio kept, nothing cropped: one side matches the box, the other is larger or equal
+    /// (thumbor's `full-fit-in`).
+    case outside
 }
 
 /// Which part of the picture a `cover` crop keeps.

@@ -52,6 +52,7 @@ extension ThumbnailSpec.Operations {
         params.auto_orient = autoOrient ? 1 : 0
         params.rotate = Int32(orientation.degrees)
         params.mirror = orientation.mirrored ? 1 : 0
+        params.adaptive = adaptive ? 1 : 0
         if let trim {
             params.trim = 1
             params.trim_threshold = Double(trim.threshold)
@@ -198,6 +199,7 @@ extension Fit {
         case .cover: THUMBD_VIPS_FIT_COVER
         case .fill: THUMBD_VIPS_FIT_FILL
         case .pad: THUMBD_VIPS_FIT_PAD
+        case .outside: THUMBD_VIPS_FIT_OUTSIDE
         }
     }
 }

@@ -157,15 +157,17 @@ package struct Thumbnailer: Sendable {
             enlarge: spec.enlarge,
             format: format,
             focalPoint: focalPoint,
-            operations: normalized(spec.operations, configuration)
+            operations: normalized(spec.operations, configuration, box: (spec.width, spec.height))
         )
     }
 
     /// `operations.normalized`, and the encoder options that equal the configuration's removed.
-    private func normalized(_ operations: ThumbnailSpec.Operations, _ configuration: Configuration)
-        -> ThumbnailSpec.Operations
-    {
+    private func normalized(
+        _ operations: ThumbnailSpec.Operations, _ configuration: Configuration, box: (width: Int?, height: Int?)
+    ) -> ThumbnailSpec.Operations {
         var result = operations.normalized
+        // A one-sided or square box has no orientation to adapt.
+        if box.width == nil || box.height == nil || box.width == box.height { result.adaptive = false }
         if result.progressive == configuration.jpegProgressive { result.progressive = nil }
         if result.avifEffort == configuration.avifEffort { result.avifEffort = nil }
         return result

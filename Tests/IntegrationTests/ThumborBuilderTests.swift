@@ -257,12 +257,12 @@ extension Integration {
                     "q.png", .init(width: 16, height: 12, mime: "application/json", meta: (64, 48))
                 ),
                 (
-                    "full-fit-in is refused", #""width": 32, "height": 32, "full_fit_in": true"#, "q.png",
-                    .init(status: 400, error: "unsupported option: full-fit-in")
+                    "full-fit-in covers the box", #""width": 32, "height": 32, "full_fit_in": true"#, "q.png",
+                    .init(width: 43, height: 32, probes: quadrants(43, 32, upright))
                 ),
                 (
-                    "adaptive-fit-in is refused", #""width": 32, "height": 32, "adaptive_fit_in": true"#, "q.png",
-                    .init(status: 400, error: "unsupported option: adaptive-fit-in")
+                    "adaptive-fit-in turns the box", #""width": 24, "height": 32, "adaptive_fit_in": true"#, "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
                 ),
                 (
                     "round_corner is refused",

@@ -80,6 +80,9 @@ import Thumbnailing
     @Test(arguments: [
         ("300x200/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1"),
         ("fit-in/300x200/img.test/a.jpg", "w=300&h=200"),
+        ("full-fit-in/300x200/img.test/a.jpg", "w=300&h=200&fit=outside&enlarge=1"),
+        ("adaptive-fit-in/300x200/img.test/a.jpg", "w=300&h=200&adaptive=1"),
+        ("adaptive-full-fit-in/300x200/img.test/a.jpg", "w=300&h=200&fit=outside&enlarge=1&adaptive=1"),
         ("300x0/img.test/a.jpg", "w=300&enlarge=1"),
         ("x200/img.test/a.jpg", "h=200&enlarge=1"),
         ("fit-in/300x200/filters:upscale()/img.test/a.jpg", "w=300&h=200&enlarge=1"),
@@ -158,8 +161,6 @@ import Thumbnailing
             RequestError.unsupportedOption("round_corner")
         ),
         ("fit-in/10x10/filters:sepia()/img.test/a.jpg", .unsupportedOption("filter sepia")),
-        ("full-fit-in/10x10/img.test/a.jpg", .unsupportedOption("full-fit-in")),
-        ("adaptive-fit-in/10x10/img.test/a.jpg", .unsupportedOption("adaptive-fit-in")),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),
         ("trim:bottom-right/10x10/img.test/a.jpg", .unsupportedOption("trim:bottom-right")),

@@ -350,6 +350,48 @@ import Thumbnailing
         #expect(red.distance(to: RGB(red.red, red.red, red.red)) <= 3)
     }
 
+    // MARK: - Outside and adaptive boxes
+
+    @Test func outsideCoversTheBoxWithoutCropping() throws {
+        // The 64x48 quadrants into 32x32: scaled by 2/3 (the height fills the box), the width overflows, uncut
+        let covered = try TestThumbnailer.render("quadrants.png", try Self.plan(32, 32, fit: .outside)).image
+        #expect(covered.width == 43 && covered.height == 32)
+        Self.expectCorners(covered, [Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow])
+        // Never enlarged unless asked; with enlarge, a box larger than the picture is covered
+        let small = try TestThumbnailer.render("quadrants.png", try Self.plan(96, 96, fit: .outside)).image
+        #expect(small.width == 64 && small.height == 48)
+        let large = try TestThumbnailer.render("quadrants.png", try Self.plan(96, 96, fit: .outside, enlarge: true))
+            .image
+        #expect(large.width == 128 && large.height == 96)
+    }
+
+    @Test func anAdaptiveBoxTurnsToThePicturesOrientation() throws {
+        // A portrait box for the landscape quadrants: contain fits 32x24 into the turned 32x24 box
+        let contained = try TestThumbnailer.render("quadrants.png", try Self.plan(24, 32) { $0.adaptive = true }).image
+        #expect(contained.width == 32 && contained.height == 24)
+        Self.expectCorners(contained, [Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow])
+        // Without it, the same box gives 24x18
+        let plain = try TestThumbnailer.render("quadrants.png", try Self.plan(24, 32)).image
+        #expect(plain.width == 24 && plain.height == 18)
+        // A pad and a cover crop use the turned box too; a turn of the picture turns what adapts
+        let padded = try TestThumbnailer.render(
+            "quadrants.png", try Self.plan(30, 40, fit: .pad) { $0.adaptive = true }
+        ).image
+        #expect(padded.width == 40 && padded.height == 30)
+        let covered = try TestThumbnailer.render(
+            "quadrants.png", try Self.plan(24, 40, fit: .cover) { $0.adaptive = true }
+        ).image
+        #expect(covered.width == 40 && covered.height == 24)
+        let turned = try TestThumbnailer.render(
+            "quadrants.png",
+            try Self.plan(24, 32) {
+                $0.adaptive = true
+                $0.orientation = Self.turn(90)
+            }
+        ).image
+        #expect(turned.width == 24 && turned.height == 32)
+    }
+
     // MARK: - Trim
 
     @Test func trimRemovesATransparentBorder() throws {

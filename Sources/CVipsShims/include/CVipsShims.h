@@ -33,6 +33,7 @@ typedef enum ThumbdVipsFit {
     THUMBD_VIPS_FIT_COVER = 1,    // fills the box, aspect kept, overflow cropped by gravity
     THUMBD_VIPS_FIT_FILL = 2,     // exactly the box, aspect ignored
     THUMBD_VIPS_FIT_PAD = 3,      // inside the box like CONTAIN, then extended to exactly the box (background)
+    THUMBD_VIPS_FIT_OUTSIDE = 4,  // covers the box, aspect kept, nothing cropped
 } ThumbdVipsFit;
 
 /// Which part a cover crop keeps.
@@ -85,6 +86,7 @@ typedef struct ThumbdVipsThumbnailParams {
     ThumbdVipsFit fit;
     ThumbdVipsGravity gravity;  // used by THUMBD_VIPS_FIT_COVER only
     int enlarge;                // non-zero: may upscale; zero: never upscales an axis
+    int adaptive;               // non-zero: the box's sides trade places when its orientation is not the picture's
     /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
     ThumbdVipsFormat format_opaque;
     ThumbdVipsFormat format_alpha;

@@ -78,7 +78,7 @@ package struct VariantKey: Hashable, Sendable {
         return text
     }
 
-    /// ` still ao=0 o=90m trim=10,ffffff crop=px:… bri=… con=… sat=… grey blur=… sharpen=… pixelate=… pad=t,r,b,l
+    /// ` still ao=0 o=90m adaptive trim=10,ffffff crop=px:… bri=… con=… sat=… grey blur=… sharpen=… pixelate=… pad=t,r,b,l
     /// wm=… bg=… kcr icc=keep prog=… chroma=… lossless avif_effort=… max_bytes=…`: only the steps that do something, in the order they run. A plain resize adds nothing, so its
     /// key is the one it had before the pipeline existed.
     private static func operationsDescription(_ operations: ThumbnailSpec.Operations) -> String {
@@ -89,6 +89,7 @@ package struct VariantKey: Hashable, Sendable {
             text += " o=\(operations.orientation.degrees)"
             if operations.orientation.mirrored { text += "m" }
         }
+        if operations.adaptive { text += " adaptive" }
         if let trim = operations.trim {
             text += " trim=\(trim.threshold)"
             if let colour = trim.colour { text += ",\(colour)" }

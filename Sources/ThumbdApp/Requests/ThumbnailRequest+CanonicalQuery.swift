@@ -55,6 +55,7 @@ extension ThumbnailRequest {
         if operations.orientation.degrees != 0 { fields.append((.rotate, String(operations.orientation.degrees))) }
         // `Orientation.rotated(d, h, false)` is the rotation then the mirror, exactly what the value holds.
         if operations.orientation.mirrored { fields.append((.flip, "h")) }
+        if operations.adaptive { fields.append((.adaptive, "1")) }
         if let trim = operations.trim {
             fields.append((.trim, String(trim.threshold) + (trim.colour.map { ",\($0)" } ?? "")))
         }

@@ -34,6 +34,7 @@ extension ThumbnailRequest {
                     degrees ?? 0, flippedHorizontally: flip?.horizontal ?? false, vertically: flip?.vertical ?? false)
                 ?? .none
         }
+        if let text = values[.adaptive] { operations.adaptive = try boolean(text, name: "adaptive") }
         if let text = values[.trim] { operations.trim = try trim(text) }
         if let text = values[.crop] { operations.crop = try crop(text) }
         if let text = values[.brightness] {

@@ -115,7 +115,7 @@ extension ThumbnailRequest {
         let fit =
             try values[.fit].map { text throws(RequestError) in
                 guard let fit = Fit(rawValue: text) else {
-                    throw .invalidValue("fit", reason: "must be contain, cover, fill or pad")
+                    throw .invalidValue("fit", reason: "must be contain, cover, fill, pad or outside")
                 }
                 return fit
             } ?? .contain
@@ -164,7 +164,8 @@ extension ThumbnailRequest {
     enum Parameter: String, CaseIterable, Sendable {
         case url, w, h, fit, gravity, format, q, dpr, enlarge
         // The pipeline's steps (ThumbnailRequest+Operations.swift).
-        case animated, autorotate, rotate, flip, trim, crop, brightness, contrast, saturation, grayscale, blur, sharpen
+        case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
+            blur, sharpen
         case pixelate, padding, bg
         case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
         case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc

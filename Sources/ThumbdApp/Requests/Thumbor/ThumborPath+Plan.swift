@@ -38,12 +38,6 @@ extension ThumborPath {
     private func setBox(into plan: inout DialectPlan, turn: ThumbnailSpec.Orientation, filters: inout ThumborFilters)
         throws(RequestError)
     {
-        switch fitIn {
-        case nil, .fitIn: break
-        case .fullFitIn: throw .unsupportedOption("full-fit-in")
-        case .adaptiveFitIn: throw .unsupportedOption("adaptive-fit-in")
-        case .adaptiveFullFitIn: throw .unsupportedOption("adaptive-full-fit-in")
-        }
         func pixels(_ side: Side) -> Int? {
             guard case .pixels(let value) = side else { return nil }
             return filters.proportion.map { max(1, Int((Double(value) * $0).rounded())) } ?? value
@@ -62,8 +56,14 @@ extension ThumborPath {
         if let width { plan.set(.w, String(width), option: "width") }
         if let height { plan.set(.h, String(height), option: "height") }
 
-        if fitIn != nil {
-            plan.set(.enlarge, filters.upscale ? "1" : "0", option: "fit-in")
+        if let fitIn {
+            // full-fit-in covers the box without cropping, and thumbor enlarges a smaller picture to do it;
+            // adaptive- turns the box to the picture's orientation first.
+            let full = fitIn == .fullFitIn || fitIn == .adaptiveFullFitIn
+            let name = Self.fitInNames[fitIn] ?? "fit-in"
+            plan.set(.enlarge, full || filters.upscale ? "1" : "0", option: name)
+            if full { plan.set(.fit, "outside", option: name) }
+            if fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn { plan.set(.adaptive, "1", option: name) }
             if filters.stretch { plan.set(.fit, "fill", option: "stretch") }
             return
         }
@@ -113,6 +113,12 @@ extension ThumborPath {
         guard turn == .none else { throw .unsupportedOption("crop in pixels with a flip or rotate") }
         plan.set(.crop, "\(left),\(top),\(right - left),\(bottom - top)", option: "crop")
     }
+
+    /// The fit-in segments as written, for errors.
+    static let fitInNames: [FitIn: String] = [
+        .fitIn: "fit-in", .fullFitIn: "full-fit-in", .adaptiveFitIn: "adaptive-fit-in",
+        .adaptiveFullFitIn: "adaptive-full-fit-in",
+    ]
 
     /// `0x0:0x0`: thumbor's spelling of no crop.
     private var isEmptyCrop: Bool {

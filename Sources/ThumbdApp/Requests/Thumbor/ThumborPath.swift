@@ -34,7 +34,7 @@ struct ThumborPath: Sendable {
     var image: Substring
 
     enum TrimCorner: String, Sendable { case topLeft = "top-left", bottomRight = "bottom-right" }
-    enum FitIn: Sendable, Equatable { case fitIn, fullFitIn, adaptiveFitIn, adaptiveFullFitIn }
+    enum FitIn: Sendable, Hashable { case fitIn, fullFitIn, adaptiveFitIn, adaptiveFullFitIn }
     enum Side: Sendable, Equatable {
         case proportional
         case pixels(Int)
