@@ -132,6 +132,9 @@ int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThum
 
 // Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height);
+// A focal point given in pixels of the turned picture made fractions of `region` (in pixels that are kx, ky times
+// the turned picture's); nothing when it is already in fractions.
+void thumbd_focal_in_region(ThumbdVipsThumbnailParams *p, ThumbdRect region, double kx, double ky);
 // The box for a picture of width x height: p's, its sides traded when p.adaptive and the orientations differ.
 void thumbd_adapted_box(ThumbdVipsThumbnailParams p, int width, int height, int *box_width, int *box_height);
 

@@ -178,6 +178,13 @@ static int crop_offset(int free_space, int gravity_low, int gravity_high) {
     return free_space / 2;
 }
 
+void thumbd_focal_in_region(ThumbdVipsThumbnailParams *p, ThumbdRect region, double kx, double ky) {
+    if (!p->focal_in_pixels) return;
+    p->focal_x = VIPS_CLIP(0.0, (p->focal_x * kx - region.left) / VIPS_MAX(region.width, 1e-9), 1.0);
+    p->focal_y = VIPS_CLIP(0.0, (p->focal_y * ky - region.top) / VIPS_MAX(region.height, 1e-9), 1.0);
+    p->focal_in_pixels = 0;
+}
+
 // The offset that centres `length` on `centre` (a fraction of `total`) without leaving the picture.
 static int focal_offset(int total, int length, double centre) {
     int offset = (int)lrint(centre * total - length / 2.0);

@@ -164,7 +164,9 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     step = THUMBD_VIPS_STEP_THUMBNAIL;
     ResizeTarget target = thumbd_vips_resize_target(p, info.upright_width, info.upright_height);
     ThumbdRect region = {0, 0, 0, 0};
-    if (p.crop_unit != THUMBD_VIPS_CROP_NONE) {
+    if (p.crop_unit == THUMBD_VIPS_CROP_NONE) {
+        thumbd_focal_in_region(&p, (ThumbdRect){0, 0, info.upright_width, info.upright_height}, 1, 1);
+    } else {
         // A crop, resampled once: the whole picture is resized to the scale the region needs, and only the
         // region's pixels are computed (the lazy pipeline is cut before it is decoded).
         ThumbdRect whole = {0, 0, info.upright_width, info.upright_height};
@@ -173,6 +175,7 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
                        info.upright_height);
             return thumbd_vips_fail(NULL, THUMBD_VIPS_STEP_REGION, result);
         }
+        thumbd_focal_in_region(&p, region, 1, 1);
         double hscale = 1, vscale = 1;
         thumbd_box_scale(p, VIPS_MAX(1, (int)rint(region.width)), VIPS_MAX(1, (int)rint(region.height)), &hscale,
                          &vscale);

@@ -290,15 +290,36 @@ extension ThumbnailSpec {
 
 /// A point as fractions 0...1 of the picture's width and height, for focal-point gravity.
 package struct FocalPoint: Hashable, Sendable {
+    /// Fractions 0...1 of the picture after crop, or (``inPixels``) whole pixels of the turned picture, the frame
+    /// `crop` is written in.
     package let x: FixedDecimal
     package let y: FixedDecimal
+    /// Whether ``x`` and ``y`` are pixels (thumbor's `focal()`), converted into fractions of the region once the
+    /// render knows the picture's size.
+    package let inPixels: Bool
 
-    /// `nil` unless both are 0...1.
+    /// A focal point in fractions; `nil` unless both are 0...1.
     package init?(x: FixedDecimal, y: FixedDecimal) {
         let range = FixedDecimal.zero...FixedDecimal.one
         guard range.contains(x), range.contains(y) else { return nil }
         self.x = x
         self.y = y
+        inPixels = false
+    }
+
+    /// A focal point in pixels of the turned picture; `nil` unless both are 0...`ThumbnailSpec.Crop.maxPixels`.
+    package init?(pixelX: Int, pixelY: Int) {
+        let range = 0...ThumbnailSpec.Crop.maxPixels
+        guard range.contains(pixelX), range.contains(pixelY) else { return nil }
+        x = FixedDecimal(units: pixelX * FixedDecimal.one.units)
+        y = FixedDecimal(units: pixelY * FixedDecimal.one.units)
+        inPixels = true
+    }
+
+    /// `fp:x,y` (fractions) or `fpx:x,y` (whole pixels): how keys and `/thumb`'s `gravity` spell it.
+    package var text: String {
+        inPixels
+            ? "fpx:\(x.units / FixedDecimal.one.units),\(y.units / FixedDecimal.one.units)" : "fp:\(x),\(y)"
     }
 }
 

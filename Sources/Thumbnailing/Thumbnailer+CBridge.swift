@@ -34,6 +34,7 @@ extension Thumbnailer {
             params.gravity = THUMBD_VIPS_GRAVITY_FOCAL
             params.focal_x = focalPoint.x.value
             params.focal_y = focalPoint.y.value
+            params.focal_in_pixels = focalPoint.inPixels ? 1 : 0
         }
         spec.operations.fill(&params)
         if let progressive = spec.operations.progressive { params.jpeg_progressive = progressive ? 1 : 0 }

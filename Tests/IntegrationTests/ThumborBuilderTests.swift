@@ -101,6 +101,11 @@ extension Integration {
                 ),
                 ("smart", #""width": 32, "height": 32, "smart": true"#, "q.png", .init(width: 32, height: 32)),
                 (
+                    "focal: the box's centre in source pixels",
+                    #""width": 16, "height": 48, "filters": ["focal(48x0:64x48)"]"#,
+                    "q.png", .init(width: 16, height: 48, probes: [(8, 12, green), (8, 36, yellow)])
+                ),
+                (
                     "manual crop", #""crop": [[0, 0], [32, 24]], "width": 16, "height": 12"#, "q.png",
                     .init(width: 16, height: 12, probes: [(8, 6, red)])
                 ),

@@ -94,6 +94,8 @@ import Thumbnailing
         // A flip after the crop: the part kept is the source's left, which the mirror puts on the right.
         ("-300x200/left/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&flip=h&gravity=east"),
         ("300x200/smart/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&gravity=attention"),
+        // focal(): the centre of its box, in source pixels; it wins over smart
+        ("16x48/smart/filters:focal(50x20:62x28)/img.test/a.jpg", "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:56,24"),
         // thumbor turns the resized picture counter-clockwise: the box trades sides, the top goes west.
         ("300x200/top/filters:rotate(90)/img.test/a.jpg", "w=200&h=300&fit=cover&enlarge=1&rotate=270&gravity=west"),
         ("fit-in/300x200/filters:rotate(-90):rotate(360)/img.test/a.jpg", "w=200&h=300&rotate=90"),
@@ -173,6 +175,7 @@ import Thumbnailing
             .invalidValue("rotate", reason: "must be a multiple of 90 (thumbd does not turn by other angles)")
         ),
         ("10x10/filters:blur(1):blur(2)/img.test/a.jpg", .duplicateParameter("filters:blur")),
+        ("-10x10/filters:focal(1x1:5x5)/img.test/a.jpg", .unsupportedOption("focal with a flip or rotate")),
         ("10x10/filters:fill(auto)/img.test/a.jpg", .unsupportedOption("fill(auto)")),
         ("10x10/filters:format(heic)/img.test/a.jpg", .unsupportedOption("format(heic)")),
         (

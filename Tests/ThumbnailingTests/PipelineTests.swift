@@ -215,6 +215,26 @@ import Thumbnailing
                 tolerance: 8) == nil)
     }
 
+    @Test func aFocalPointInPixelsIsMeasuredInTheCropsFrame() throws {
+        // Given the grid (300x300, 100 px cells) and a focal point in pixels at the bottom row's centre (150, 250)
+        let pixels = try #require(FocalPoint(pixelX: 150, pixelY: 250))
+        // When a 300x100 cover crop centres on it, the bottom row is kept, as for the fractions (0.5, 0.83)
+        let (_, whole) = try TestThumbnailer.render(
+            "grid.png", try Self.plan(300, 100, fit: .cover, focalPoint: pixels))
+        let bottom = (0..<3).map { (x: $0 * 100 + 50, y: 50, colour: Fixtures.grid[2][$0]) }
+        #expect(whole.mismatch(in: bottom, tolerance: 8) == nil)
+        // With a crop of the lower two rows (y 100...299), the same pixel is 3/4 down the region: still the bottom row
+        let cropped = try Self.plan(150, 50, fit: .cover, focalPoint: pixels) {
+            $0.crop = .pixels(left: 0, top: 100, width: 300, height: 200)
+        }
+        let (_, region) = try TestThumbnailer.render("grid.png", cropped)
+        #expect(region.mismatch(in: [(x: 75, y: 25, colour: Fixtures.grid[2][1])], tolerance: 8) == nil)
+        // And (50, 150), in the middle row's left cell, keeps the middle row
+        let left = try #require(FocalPoint(pixelX: 50, pixelY: 150))
+        let (_, middle) = try TestThumbnailer.render("grid.png", try Self.plan(300, 100, fit: .cover, focalPoint: left))
+        #expect(middle.mismatch(in: [(x: 50, y: 50, colour: Fixtures.grid[1][0])], tolerance: 8) == nil)
+    }
+
     // MARK: - Canvas
 
     @Test func padLetterboxesWithTheBackground() throws {

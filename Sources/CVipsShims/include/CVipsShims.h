@@ -117,6 +117,7 @@ typedef struct ThumbdVipsThumbnailParams {
     double crop_left, crop_top, crop_width, crop_height;
     /// THUMBD_VIPS_GRAVITY_FOCAL's point, fractions 0...1 of the (cropped) picture.
     double focal_x, focal_y;
+    int focal_in_pixels;        // focal_x, focal_y are pixels of the turned picture (crop's frame), not fractions
     /// Effects on the resized picture: tone (brightness -255...255 added, contrast and saturation as
     /// multipliers, neutral 1), grey, then blur and sharpen (Gaussian sigma, 0 = none) and pixelate (block
     /// size, 0 or 1 = none).

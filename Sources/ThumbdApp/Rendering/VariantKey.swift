@@ -40,7 +40,7 @@ package struct VariantKey: Hashable, Sendable {
         text += spec.fit.rawValue
         text += " g="
         if let focalPoint = spec.focalPoint {
-            text += "fp:\(focalPoint.x),\(focalPoint.y)"
+            text += focalPoint.text
         } else {
             text += spec.gravity.rawValue
         }

@@ -28,7 +28,7 @@ extension ThumbnailRequest {
         if let height = spec.height { fields.append((.h, String(height))) }
         if spec.fit != .contain { fields.append((.fit, spec.fit.rawValue)) }
         if let focalPoint = spec.focalPoint {
-            fields.append((.gravity, "fp:\(focalPoint.x),\(focalPoint.y)"))
+            fields.append((.gravity, focalPoint.text))
         } else if spec.gravity != .centre {
             fields.append((.gravity, spec.gravity.rawValue))
         }

@@ -189,8 +189,15 @@ extension ThumbnailRequest {
         return watermark
     }
 
-    /// `fp:x,y` (fractions 0...1): the focal point of `gravity`.
+    /// `fp:x,y` (fractions 0...1) or `fpx:x,y` (whole pixels of the turned picture): the focal point of `gravity`.
     static func focalPoint(_ text: String) throws(RequestError) -> FocalPoint {
+        if text.hasPrefix("fpx:") {
+            let parts = text.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2, let x = integer(String(parts[0])), let y = integer(String(parts[1])),
+                let point = FocalPoint(pixelX: x, pixelY: y)
+            else { throw .invalidValue("gravity", reason: "fpx:x,y needs two whole numbers 0...1000000") }
+            return point
+        }
         let parts = text.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 2, let x = FixedDecimal(parsing: parts[0]), let y = FixedDecimal(parsing: parts[1]),
             let point = FocalPoint(x: x, y: y)

@@ -120,14 +120,14 @@ extension ThumbnailRequest {
                 return fit
             } ?? .contain
         let focalPoint = try values[.gravity].flatMap { text throws(RequestError) -> FocalPoint? in
-            text.hasPrefix("fp:") ? try Self.focalPoint(text) : nil
+            text.hasPrefix("fp:") || text.hasPrefix("fpx:") ? try Self.focalPoint(text) : nil
         }
         let gravity =
             try values[.gravity].flatMap { text throws(RequestError) -> Gravity? in
                 if focalPoint != nil { return nil }
                 guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
                     throw .invalidValue(
-                        "gravity", reason: "must be centre, a compass point, attention, entropy or fp:x,y")
+                        "gravity", reason: "must be centre, a compass point, attention, entropy, fp:x,y or fpx:x,y")
                 }
                 return gravity
             } ?? .centre

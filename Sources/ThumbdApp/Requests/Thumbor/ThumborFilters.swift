@@ -15,6 +15,8 @@ struct ThumborFilters {
     private(set) var stretch = false
     /// `proportion(p)`: the box times p (0 < p ≤ 1).
     private(set) var proportion: Double?
+    /// `focal(AxB:CxD)`: the centre of the box, in source pixels (after the EXIF orientation).
+    private(set) var focal: (x: Int, y: Int)?
     /// The `/thumb` parameters the remaining filters set, with the filter's name.
     private var values: [(ThumbnailRequest.Parameter, String, String)] = []
     /// `fill(colour[, fill_transparent])`: the colour (nil: transparent) and whether transparency is filled.
@@ -23,7 +25,7 @@ struct ThumborFilters {
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     static let refused: Set<String> = [
         "round_corner", "rgb", "noise", "equalize", "convolution", "curve", "red_eye", "colorize", "extract_focal",
-        "frame", "focal", "max_age", "cover", "distributed_collage", "gifv",
+        "frame", "max_age", "cover", "distributed_collage", "gifv",
     ]
 
     init(_ filters: [(name: String, arguments: String)]) throws(RequestError) {
@@ -127,6 +129,16 @@ struct ThumborFilters {
             fill = (colour == "transparent" ? nil : try Self.colour(colour, filter: name), try boolean(1))
         case "watermark":
             try readWatermark(arguments)
+        case "focal":
+            // thumbor's focal(left x top : right x bottom), in source pixels: its centre is the focal point.
+            try count(1...1)
+            let corners = arguments[0].split(separator: ":", omittingEmptySubsequences: false)
+                .flatMap { $0.split(separator: "x", omittingEmptySubsequences: false) }
+                .compactMap { ThumbnailRequest.integer(String($0)) }
+            guard corners.count == 4, corners[2] > corners[0], corners[3] > corners[1] else {
+                throw .invalidValue(name, reason: "must be LEFTxTOP:RIGHTxBOTTOM with right > left, bottom > top")
+            }
+            focal = ((corners[0] + corners[2]) / 2, (corners[1] + corners[3]) / 2)
         case "strip_exif", "strip_icc":
             try count(0...0)  // thumbd strips metadata and converts to sRGB anyway
         case "autojpg":

@@ -75,7 +75,12 @@ extension ThumborPath {
             return
         }
         plan.set(.fit, "cover", option: "size")
-        if smart {
+        if let focal = filters.focal {
+            // Pixels of the picture as thumbd turns it: the same as thumbor's only without a turn or a trim.
+            guard turn == .none else { throw .unsupportedOption("focal with a flip or rotate") }
+            guard trim == nil else { throw .unsupportedOption("focal with trim") }
+            plan.set(.gravity, "fpx:\(focal.x),\(focal.y)", option: "focal")
+        } else if smart {
             plan.set(.gravity, Gravity.attention.rawValue, option: "smart")
         } else {
             let x = [.left: -1, .center: 0, .right: 1][horizontalAlignment] ?? 0
