@@ -102,7 +102,7 @@ int thumbd_crop_rect(ThumbdVipsThumbnailParams p, ThumbdRect frame, double kx, d
     return r.width * 2 >= kx && r.height * 2 >= ky;
 }
 
-// The background a trim compares against: the given colour, else the top-left pixel. Alpha images are
+// The background a trim compares against: the given colour, else the pixel in the plan's corner. Alpha images are
 // flattened first (onto that colour, or white), so transparent borders trim like a plain background.
 static int trim_reference(VipsImage *image, ThumbdVipsThumbnailParams p, VipsImage **flat, double colour[3]) {
     *flat = image;
@@ -125,7 +125,9 @@ static int trim_reference(VipsImage *image, ThumbdVipsThumbnailParams p, VipsIma
     }
     double *pixel = NULL;
     int n = 0;
-    if (vips_getpoint(*flat, &pixel, &n, 0, 0, NULL)) return -1;
+    int x = (p.trim_corner == 1 || p.trim_corner == 3) ? (*flat)->Xsize - 1 : 0;
+    int y = (p.trim_corner == 2 || p.trim_corner == 3) ? (*flat)->Ysize - 1 : 0;
+    if (vips_getpoint(*flat, &pixel, &n, x, y, NULL)) return -1;
     for (int i = 0; i < 3; i++) colour[i] = pixel[VIPS_MIN(i, n - 1)];
     g_free(pixel);
     return 0;

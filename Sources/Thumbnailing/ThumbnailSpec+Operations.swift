@@ -176,15 +176,23 @@ extension ThumbnailSpec {
         package var swapsSides: Bool { degrees == 90 || degrees == 270 }
     }
 
-    /// Which borders a trim removes: pixels within `threshold` (0...255) of `colour`, or of the top-left
-    /// pixel when `colour` is nil.
+    /// Which borders a trim removes: pixels within `threshold` (0...255) of `colour`, or of the pixel in
+    /// `corner` (the top-left by default) when `colour` is nil.
     package struct Trim: Hashable, Sendable {
         package let threshold: Int
         package let colour: RGBAColour?
+        /// The corner whose pixel is the background when no colour is given (`.topLeft` when one is).
+        package let corner: Corner
 
-        package init(threshold: Int, colour: RGBAColour?) {
+        /// A corner of the (turned) picture, spelt as `/thumb`'s `trim` writes it.
+        package enum Corner: String, Hashable, Sendable, CaseIterable {
+            case topLeft = "tl", topRight = "tr", bottomLeft = "bl", bottomRight = "br"
+        }
+
+        package init(threshold: Int, colour: RGBAColour?, corner: Corner = .topLeft) {
             self.threshold = threshold
             self.colour = colour
+            self.corner = colour == nil ? corner : .topLeft
         }
     }
 

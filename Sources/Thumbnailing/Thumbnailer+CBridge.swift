@@ -57,6 +57,7 @@ extension ThumbnailSpec.Operations {
         if let trim {
             params.trim = 1
             params.trim_threshold = Double(trim.threshold)
+            params.trim_corner = Int32(ThumbnailSpec.Trim.Corner.allCases.firstIndex(of: trim.corner) ?? 0)
             if let colour = trim.colour {
                 params.trim_has_colour = 1
                 params.trim_colour = (Double(colour.red), Double(colour.green), Double(colour.blue))

@@ -531,8 +531,8 @@ extension Integration {
                     refused("unsupported option: c:gravity")
                 ),
                 (
-                    "t without a colour, turned", rs("fit", 32, 24, "t:10", "rot:90"), "b.png",
-                    refused("unsupported option: t")
+                    "t without a colour, turned: the corner goes with the turn", rs("fit", 48, 64, "t:10", "rot:90"),
+                    "b.png", .init(width: 48, height: 64, probes: quadrants(48, 64, [blue, red, yellow, green]))
                 ),
                 ("sm:0", rs("fit", 32, 24, "sm:0"), "q.png", refused("unsupported option: sm:0")),
                 ("wm:…:ch", rs("fit", 150, 150, "wm:1:ch"), "g.png", refused("unsupported option: wm:ch")),

@@ -122,6 +122,14 @@ extension Integration {
                     "bordered.png", .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
                 ),
                 (
+                    "trim:bottom-right:10", #""trim": ["bottom-right", 10], "width": 64, "height": 48, "fit_in": true"#,
+                    "bordered.png", .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
+                ),
+                (
+                    "trim with a flip", #""trim": true, "width": 64, "height": 48, "fit_in": true, "flip": true"#,
+                    "bordered.png", .init(width: 64, height: 48, probes: quadrants(64, 48, [green, red, yellow, blue]))
+                ),
+                (
                     "quality", #""width": 64, "height": 48, "filters": ["quality(95)"]"#, "q.png",
                     .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
                 ),

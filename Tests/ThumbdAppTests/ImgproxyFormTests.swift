@@ -212,6 +212,9 @@ import Thumbnailing
         ("w:300/dpr:2/pd:5", "w=300&dpr=2&padding=5"),
         ("w:300/t:10:fff", "w=300&trim=10,ffffff"),
         ("w:300/t:10:fff/rot:180", "w=300&trim=10,ffffff&rotate=180"),
+        // Without a colour, the untouched picture's top-left pixel, wherever the turn puts it
+        ("w:300/t:10/rot:90", "w=300&trim=10,tr&rotate=90"),
+        ("w:300/t:10/fl:0:1", "w=300&trim=10,bl&flip=v"),
         ("w:300/t:10/t::ff00ff", "w=300"),
         ("z:2/rs:fit:100:50", "w=200&h=100"),
         ("rs:fill/h:200", "h=200"),
@@ -359,8 +362,6 @@ import Thumbnailing
         ("w:300/f:tiff", .unsupportedOption("f:tiff")),
         ("w:300/f:best", .unsupportedOption("f:best")),
         ("w:300/t:10:fff:1", .unsupportedOption("t:equal_hor")),
-        ("w:300/t:10/rot:90", .unsupportedOption("t")),
-        ("w:300/fl:0:1/trim:10", .unsupportedOption("trim")),
         ("w:300/t:10:fff:0:t", .unsupportedOption("t:equal_ver")),
         ("w:300/wm:0.5:ch", .unsupportedOption("wm:ch")),
         ("w:300/wm:0.5:ce:0.5", .unsupportedOption("wm:relative offset")),

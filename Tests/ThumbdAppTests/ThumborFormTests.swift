@@ -116,6 +116,9 @@ import Thumbnailing
         ("fit-in/100x100/filters:blur(4,1.5)/img.test/a.jpg", "w=100&h=100&blur=1.5"),
         ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0"),
         ("trim:top-left:20/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=20"),
+        ("trim:bottom-right/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br"),
+        // The mirror after the trim puts thumbor's top-left corner at the top right of thumbd's turned picture
+        ("trim/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&flip=h&trim=0,tr"),
         ("img.test/a.jpg", "w=4096&h=4096"),
         ("origxorig/img.test/a.jpg", "w=4096&h=4096"),
         ("fit-in/200x200/filters:proportion(0.5)/img.test/a.jpg", "w=100&h=100"),
@@ -165,8 +168,6 @@ import Thumbnailing
         ("fit-in/10x10/filters:sepia()/img.test/a.jpg", .unsupportedOption("filter sepia")),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),
-        ("trim:bottom-right/10x10/img.test/a.jpg", .unsupportedOption("trim:bottom-right")),
-        ("trim/-10x10/img.test/a.jpg", .unsupportedOption("trim with a flip or rotate")),
         ("trim/1x1:5x5/10x10/img.test/a.jpg", .unsupportedOption("trim with a manual crop")),
         ("1x1:5x5/-10x10/img.test/a.jpg", .unsupportedOption("crop in pixels with a flip or rotate")),
         ("5x5:1x1/10x10/img.test/a.jpg", .invalidValue("crop", reason: "needs left < right and top < bottom")),

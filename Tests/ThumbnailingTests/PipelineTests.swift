@@ -450,4 +450,27 @@ import Thumbnailing
             Self.expectCorners(image, [Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow])
         }
     }
+
+    @Test func trimCanTakeItsBackgroundFromAnotherCorner() throws {
+        // Given the quadrants with a white border on the right and at the bottom only: the top-left pixel is red
+        let thumbnailer = try TestThumbnailer.make()
+        let bordered = try thumbnailer.render(
+            Fixtures.bytes("quadrants.png"),
+            spec: try Self.plan(64, 48) {
+                $0.padding = .init(top: 0, right: 12, bottom: 12, left: 0)
+                $0.background = RGBAColour(hex: "ffffff")
+            })
+        #expect(bordered.width == 76 && bordered.height == 60)
+        // When trimmed against the bottom-right pixel, the border goes
+        let corner = ThumbnailSpec.Trim(threshold: 10, colour: nil, corner: .bottomRight)
+        let trimmed = try thumbnailer.render(bordered.bytes, spec: try Self.plan(76, 60) { $0.trim = corner })
+        let image = try DecodedImage(decoding: trimmed.bytes)
+        #expect(image.width == 64 && image.height == 48)
+        Self.expectCorners(image, [Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow])
+        // Against the top-left (red) pixel, nothing is border: the picture stays whole
+        let topLeft = ThumbnailSpec.Trim(threshold: 10, colour: nil)
+        let kept = try thumbnailer.render(bordered.bytes, spec: try Self.plan(76, 60) { $0.trim = topLeft })
+        let whole = try DecodedImage(decoding: kept.bytes)
+        #expect(whole.width == 76 && whole.height == 60)
+    }
 }

@@ -107,11 +107,12 @@ typedef struct ThumbdVipsThumbnailParams {
     int rotate;
     int mirror;
     /// Trim: when non-zero, borders within trim_threshold (0...255) of the background are removed before
-    /// the crop; the background is trim_colour when trim_has_colour, else the top-left pixel.
+    /// the crop; the background is trim_colour when trim_has_colour, else the pixel in trim_corner.
     int trim;
     double trim_threshold;
     int trim_has_colour;
     double trim_colour[3];
+    int trim_corner;            // without a colour, whose pixel: 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right
     /// Crop region, before the resize, in the oriented (and trimmed) picture.
     ThumbdVipsCropUnit crop_unit;
     double crop_left, crop_top, crop_width, crop_height;

@@ -93,6 +93,7 @@ package struct VariantKey: Hashable, Sendable {
         if let trim = operations.trim {
             text += " trim=\(trim.threshold)"
             if let colour = trim.colour { text += ",\(colour)" }
+            if trim.corner != .topLeft { text += ",\(trim.corner.rawValue)" }
         }
         switch operations.crop {
         case nil: break

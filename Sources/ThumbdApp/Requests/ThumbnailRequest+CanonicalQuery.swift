@@ -57,7 +57,8 @@ extension ThumbnailRequest {
         if operations.orientation.mirrored { fields.append((.flip, "h")) }
         if operations.adaptive { fields.append((.adaptive, "1")) }
         if let trim = operations.trim {
-            fields.append((.trim, String(trim.threshold) + (trim.colour.map { ",\($0)" } ?? "")))
+            let corner = trim.corner == .topLeft ? "" : ",\(trim.corner.rawValue)"
+            fields.append((.trim, String(trim.threshold) + (trim.colour.map { ",\($0)" } ?? corner)))
         }
         switch operations.crop {
         case nil: break

@@ -235,15 +235,24 @@ extension ThumbnailRequest {
         if text.isEmpty { return ThumbnailSpec.Trim(threshold: 10, colour: nil) }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), let threshold = integer(String(parts[0])), (0...255).contains(threshold)
-        else { throw .invalidValue("trim", reason: "must be a threshold 0...255, optionally followed by ,RRGGBB") }
-        var colour: RGBAColour?
-        if parts.count == 2 {
-            guard parts[1].utf8.count == 6, let parsed = RGBAColour(hex: parts[1]) else {
-                throw .invalidValue("trim", reason: "the colour must be RRGGBB (hexadecimal)")
-            }
-            colour = parsed
+        else {
+            throw .invalidValue(
+                "trim", reason: "must be a threshold 0...255, optionally followed by ,RRGGBB or a corner")
         }
-        return ThumbnailSpec.Trim(threshold: threshold, colour: colour)
+        var colour: RGBAColour?
+        var corner = ThumbnailSpec.Trim.Corner.topLeft
+        if parts.count == 2 {
+            if let named = ThumbnailSpec.Trim.Corner(rawValue: String(parts[1])) {
+                corner = named
+            } else {
+                guard parts[1].utf8.count == 6, let parsed = RGBAColour(hex: parts[1]) else {
+                    throw .invalidValue(
+                        "trim", reason: "the colour must be RRGGBB (hexadecimal), or a corner tl, tr, bl, br")
+                }
+                colour = parsed
+            }
+        }
+        return ThumbnailSpec.Trim(threshold: threshold, colour: colour, corner: corner)
     }
 
     /// `left,top,width,height`: all whole numbers (source pixels) or all written with a decimal point

@@ -235,15 +235,18 @@ extension ImgproxyOptions {
         if let paddingOption, padding.contains(where: { ($0 ?? 0) > 0 }) {
             plan.set(.padding, padding.map { String($0 ?? 0) }.joined(separator: ","), option: paddingOption)
         }
-        // imgproxy trims before it turns, against the untouched picture's top-left pixel; thumbd trims the turned
-        // one against its own. With a colour given, the two are the same.
-        if let trim = direct[.trim], let value = trim.value, !value.contains(","),
-            flips.0 || flips.1 || (direct[.rotate]?.value ?? "0") != "0"
-        {
-            throw .unsupportedOption(trim.option)
-        }
         for (parameter, given) in direct {
             if let value = given.value { plan.set(parameter, value, option: given.option) }
+        }
+        // imgproxy trims before it turns, against the untouched picture's top-left pixel; thumbd trims the turned
+        // one, so it takes the corner the turn puts that pixel in. With a colour given, the corner does not matter.
+        if let trim = direct[.trim], let value = trim.value, !value.contains(","),
+            let turn = ThumbnailSpec.Orientation.rotated(
+                Int(direct[.rotate]?.value ?? "0") ?? 0, flippedHorizontally: flips.0, vertically: flips.1)
+        {
+            let corner = DialectGeometry.map(.northWest, through: turn)
+            let names: [Thumbnailing.Gravity: String] = [.northEast: ",tr", .southWest: ",bl", .southEast: ",br"]
+            if let name = names[corner] { plan.set(.trim, value + name, option: trim.option) }
         }
         try compileWatermark(into: &plan)
         if let format { plan.set(.format, format.value, option: format.option) }

@@ -93,11 +93,11 @@ extension ThumborPath {
     /// The manual crop and the trim.
     private func setRegion(into plan: inout DialectPlan, turn: ThumbnailSpec.Orientation) throws(RequestError) {
         if let trim {
-            guard trim.corner == .topLeft else { throw .unsupportedOption("trim:bottom-right") }
-            // thumbd trims the turned picture against its top-left pixel: the same corner only without a turn.
-            guard turn == .none else { throw .unsupportedOption("trim with a flip or rotate") }
             guard crop == nil || isEmptyCrop else { throw .unsupportedOption("trim with a manual crop") }
-            plan.set(.trim, String(trim.tolerance), option: "trim")
+            // thumbd trims the turned picture: thumbor's corner, wherever the turn puts it.
+            let corner = DialectGeometry.map(trim.corner == .topLeft ? .northWest : .southEast, through: turn)
+            let names: [Gravity: String] = [.northEast: ",tr", .southWest: ",bl", .southEast: ",br"]
+            plan.set(.trim, String(trim.tolerance) + (names[corner] ?? ""), option: "trim")
         }
         guard let crop, !isEmptyCrop else { return }
         if [crop.left, crop.top, crop.right, crop.bottom].contains(where: { $0.contains(".") }) {
