@@ -74,7 +74,7 @@ ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVi
                    info.upright_height);
         goto failed;
     }
-    thumbd_focal_in_region(&p, region, 1, 1);
+    thumbd_settle_region(&p, region, 1, 1);
     int region_width = VIPS_MAX(1, (int)rint(region.width)), region_height = VIPS_MAX(1, (int)rint(region.height));
     double hscale = 1, vscale = 1;
     thumbd_box_scale(p, region_width, region_height, &hscale, &vscale);

@@ -225,7 +225,7 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
         step = THUMBD_VIPS_STEP_REGION;
         goto failed;
     }
-    thumbd_focal_in_region(&p, region, kx, ky);
+    thumbd_settle_region(&p, region, kx, ky);
     int left = (int)rint(region.left), top = (int)rint(region.top);
     int right = VIPS_MAX(left + 1, (int)rint(region.left + region.width));
     int bottom = VIPS_MAX(top + 1, (int)rint(region.top + region.height));

@@ -132,9 +132,12 @@ int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThum
 
 // Computes what to ask vips_thumbnail for, given the upright source size. The result is in upright space.
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height);
-// A focal point given in pixels of the turned picture made fractions of `region` (in pixels that are kx, ky times
-// the turned picture's); nothing when it is already in fractions.
-void thumbd_focal_in_region(ThumbdVipsThumbnailParams *p, ThumbdRect region, double kx, double ky);
+// What depends on the region (in pixels that are kx, ky times the turned picture's), settled once it is known: a
+// focal point in pixels made fractions of it, an AUTO fit made COVER or CONTAIN, an adaptive box turned. Every
+// render path calls it before the steps after the resize (thumbd_vips_finish), which then read p as it is.
+void thumbd_settle_region(ThumbdVipsThumbnailParams *p, ThumbdRect region, double kx, double ky);
+// The fit for a picture of width x height: p's, with AUTO made COVER or CONTAIN by the orientations.
+ThumbdVipsFit thumbd_effective_fit(ThumbdVipsThumbnailParams p, int width, int height);
 // The box for a picture of width x height: p's, its sides traded when p.adaptive and the orientations differ.
 void thumbd_adapted_box(ThumbdVipsThumbnailParams p, int width, int height, int *box_width, int *box_height);
 

@@ -180,11 +180,18 @@ static int crop_offset(int free_space, int gravity_low, int gravity_high) {
     return free_space / 2;
 }
 
-void thumbd_focal_in_region(ThumbdVipsThumbnailParams *p, ThumbdRect region, double kx, double ky) {
-    if (!p->focal_in_pixels) return;
-    p->focal_x = VIPS_CLIP(0.0, (p->focal_x * kx - region.left) / VIPS_MAX(region.width, 1e-9), 1.0);
-    p->focal_y = VIPS_CLIP(0.0, (p->focal_y * ky - region.top) / VIPS_MAX(region.height, 1e-9), 1.0);
-    p->focal_in_pixels = 0;
+void thumbd_settle_region(ThumbdVipsThumbnailParams *p, ThumbdRect region, double kx, double ky) {
+    if (p->focal_in_pixels) {
+        p->focal_x = VIPS_CLIP(0.0, (p->focal_x * kx - region.left) / VIPS_MAX(region.width, 1e-9), 1.0);
+        p->focal_y = VIPS_CLIP(0.0, (p->focal_y * ky - region.top) / VIPS_MAX(region.height, 1e-9), 1.0);
+        p->focal_in_pixels = 0;
+    }
+    // Decided once, from the region's size in source pixels (what the resize target decides from), so the steps
+    // after the resize never decide again from a rounded size.
+    int width = VIPS_MAX(1, (int)rint(region.width / kx)), height = VIPS_MAX(1, (int)rint(region.height / ky));
+    p->fit = thumbd_effective_fit(*p, width, height);
+    thumbd_adapted_box(*p, width, height, &p->width, &p->height);
+    p->adaptive = 0;
 }
 
 // The offset that centres `length` on `centre` (a fraction of `total`) without leaving the picture.
@@ -196,10 +203,8 @@ static int focal_offset(int total, int length, double centre) {
 int thumbd_step_cover_crop(VipsImage **image, ThumbdVipsThumbnailParams p) {
     if (p.fit != THUMBD_VIPS_FIT_COVER) return 0;
     VipsImage *current = *image;
-    int box_width, box_height;
-    thumbd_adapted_box(p, current->Xsize, current->Ysize, &box_width, &box_height);
-    int crop_width = VIPS_MIN(box_width, current->Xsize);
-    int crop_height = VIPS_MIN(box_height, current->Ysize);
+    int crop_width = VIPS_MIN(p.width, current->Xsize);
+    int crop_height = VIPS_MIN(p.height, current->Ysize);
     if (crop_width == current->Xsize && crop_height == current->Ysize) return 0;
     ThumbdVipsGravity g = p.gravity;
     if (g == THUMBD_VIPS_GRAVITY_ATTENTION || g == THUMBD_VIPS_GRAVITY_ENTROPY) {
@@ -383,19 +388,15 @@ static int embed(VipsImage **image, ThumbdVipsThumbnailParams p, int left, int t
 
 int64_t thumbd_canvas_pixels(ThumbdVipsThumbnailParams p, int width, int height) {
     if (p.fit == THUMBD_VIPS_FIT_PAD) {
-        int box_width, box_height;
-        thumbd_adapted_box(p, width, height, &box_width, &box_height);
-        width = VIPS_MAX(width, box_width);
-        height = VIPS_MAX(height, box_height);
+        width = VIPS_MAX(width, p.width);
+        height = VIPS_MAX(height, p.height);
     }
     return (int64_t)(width + p.padding_left + p.padding_right) * (height + p.padding_top + p.padding_bottom);
 }
 
 int thumbd_step_pad(VipsImage **image, ThumbdVipsThumbnailParams p) {
     if (p.fit != THUMBD_VIPS_FIT_PAD) return 0;
-    int box_width, box_height;
-    thumbd_adapted_box(p, (*image)->Xsize, (*image)->Ysize, &box_width, &box_height);
-    int width = VIPS_MAX(box_width, (*image)->Xsize), height = VIPS_MAX(box_height, (*image)->Ysize);
+    int width = VIPS_MAX(p.width, (*image)->Xsize), height = VIPS_MAX(p.height, (*image)->Ysize);
     ThumbdVipsGravity g = p.gravity;
     ThumbdCompass c = compass(g);
     int left = crop_offset(width - (*image)->Xsize, c.west, c.east);

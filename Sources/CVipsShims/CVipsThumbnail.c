@@ -28,15 +28,24 @@ void thumbd_adapted_box(ThumbdVipsThumbnailParams p, int width, int height, int 
     }
 }
 
+ThumbdVipsFit thumbd_effective_fit(ThumbdVipsThumbnailParams p, int width, int height) {
+    if (p.fit != THUMBD_VIPS_FIT_AUTO) return p.fit;
+    int box_width, box_height;
+    thumbd_adapted_box(p, width, height, &box_width, &box_height);
+    return (width >= height) == (box_width >= box_height) ? THUMBD_VIPS_FIT_COVER : THUMBD_VIPS_FIT_CONTAIN;
+}
+
 ResizeTarget thumbd_vips_resize_target(ThumbdVipsThumbnailParams p, int upright_width, int upright_height) {
-    // An adaptive box turns to the picture's orientation first; every step after the resize sees the turned box
-    // through thumbd_adapted_box on the resized picture, which keeps the picture's orientation.
+    // An auto fit becomes cover or contain and an adaptive box turns by the picture's orientation (the region's,
+    // when called with it); thumbd_settle_region makes the same decisions once for the steps after the resize.
+    p.fit = thumbd_effective_fit(p, upright_width, upright_height);
     thumbd_adapted_box(p, upright_width, upright_height, &p.width, &p.height);
     VipsSize size = p.enlarge ? VIPS_SIZE_BOTH : VIPS_SIZE_DOWN;
     ResizeTarget target = {p.width, p.height, size};
     switch (p.fit) {
     case THUMBD_VIPS_FIT_CONTAIN:
     case THUMBD_VIPS_FIT_PAD:  // resized as contain; the canvas is extended to the box afterwards
+    case THUMBD_VIPS_FIT_AUTO:  // (made COVER or CONTAIN above)
         break;
     case THUMBD_VIPS_FIT_COVER:
     case THUMBD_VIPS_FIT_OUTSIDE:  // the same resize; only COVER crops the overflow afterwards
@@ -165,7 +174,7 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     ResizeTarget target = thumbd_vips_resize_target(p, info.upright_width, info.upright_height);
     ThumbdRect region = {0, 0, 0, 0};
     if (p.crop_unit == THUMBD_VIPS_CROP_NONE) {
-        thumbd_focal_in_region(&p, (ThumbdRect){0, 0, info.upright_width, info.upright_height}, 1, 1);
+        thumbd_settle_region(&p, (ThumbdRect){0, 0, info.upright_width, info.upright_height}, 1, 1);
     } else {
         // A crop, resampled once: the whole picture is resized to the scale the region needs, and only the
         // region's pixels are computed (the lazy pipeline is cut before it is decoded).
@@ -175,7 +184,7 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
                        info.upright_height);
             return thumbd_vips_fail(NULL, THUMBD_VIPS_STEP_REGION, result);
         }
-        thumbd_focal_in_region(&p, region, 1, 1);
+        thumbd_settle_region(&p, region, 1, 1);
         double hscale = 1, vscale = 1;
         thumbd_box_scale(p, VIPS_MAX(1, (int)rint(region.width)), VIPS_MAX(1, (int)rint(region.height)), &hscale,
                          &vscale);

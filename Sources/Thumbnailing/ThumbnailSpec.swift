@@ -98,6 +98,9 @@ package enum Fit: String, Hashable, Sendable, CaseIterable {
     /// Covers the box, aspect ratio kept, nothing cropped: one side matches the box, the other is larger or equal
     /// (thumbor's `full-fit-in`).
     case outside
+    /// `cover` when the picture (after orientation and crop) and the box are both landscape (or square) or both
+    /// portrait, else `contain` (imgproxy's `auto`).
+    case auto
 }
 
 /// Which part of the picture a `cover` crop keeps.

@@ -30,7 +30,7 @@ extension Thumbnailer {
         params.avif_effort = Int32(configuration.avifEffort)
         params.allowed_sources = sourceMask
         params.max_source_pixels = Int64(configuration.maxSourcePixels)
-        if let focalPoint = spec.focalPoint, params.fit == THUMBD_VIPS_FIT_COVER {
+        if let focalPoint = spec.focalPoint, params.fit == THUMBD_VIPS_FIT_COVER || params.fit == THUMBD_VIPS_FIT_AUTO {
             params.gravity = THUMBD_VIPS_GRAVITY_FOCAL
             params.focal_x = focalPoint.x.value
             params.focal_y = focalPoint.y.value
@@ -202,6 +202,7 @@ extension Fit {
         case .fill: THUMBD_VIPS_FIT_FILL
         case .pad: THUMBD_VIPS_FIT_PAD
         case .outside: THUMBD_VIPS_FIT_OUTSIDE
+        case .auto: THUMBD_VIPS_FIT_AUTO
         }
     }
 }

@@ -136,10 +136,11 @@ package struct Thumbnailer: Sendable {
         let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
         let oneSided = spec.width == nil || spec.height == nil
         let fit = oneSided ? Fit.contain : spec.fit
-        let focalPoint = fit == .cover ? spec.focalPoint : nil
+        let crops = fit == .cover || fit == .auto
+        let focalPoint = crops ? spec.focalPoint : nil
         // pad places the picture by a compass point; the smart gravities choose a crop, and pad crops nothing.
         let placesByGravity =
-            (fit == .cover && focalPoint == nil)
+            (crops && focalPoint == nil)
             || (fit == .pad && spec.gravity != .attention && spec.gravity != .entropy)
         var format = spec.format
         if case .auto(var accepted) = format {

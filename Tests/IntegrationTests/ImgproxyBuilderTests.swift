@@ -517,7 +517,15 @@ extension Integration {
                     "wm:…:re with offsets", rs("fit", 150, 150, "wm:1:re:10:10"), "g.png",
                     refused("unsupported option: wm:re offsets")
                 ),
-                ("rs:auto with both sides", rs("auto", 32, 32), "q.png", refused("unsupported option: rs:auto")),
+                (
+                    "rs:auto, both landscape: fill", rs("auto", 32, 16), "q.png",
+                    .init(
+                        width: 32, height: 16, probes: [(8, 2, red), (24, 2, green), (8, 13, blue), (24, 13, yellow)])
+                ),
+                (
+                    "rs:auto, landscape into portrait: fit", rs("auto", 24, 40), "q.png",
+                    .init(width: 24, height: 18, probes: quadrants(24, 18, upright))
+                ),
                 (
                     "rs:fill-down without enlarge", rs("fill-down", 32, 32), "q.png",
                     refused("unsupported option: rs:fill-down")

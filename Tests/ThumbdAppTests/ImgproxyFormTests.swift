@@ -211,6 +211,7 @@ import Thumbnailing
         ("w:300/pd:10::30", "w=300&padding=10,10,30,10"),
         ("w:300/dpr:2/pd:5", "w=300&dpr=2&padding=5"),
         ("w:300/t:10:fff", "w=300&trim=10,ffffff"),
+        ("rs:auto:300:200/g:no", "w=300&h=200&fit=auto&gravity=north"),
         ("w:300/t:10:fff/rot:180", "w=300&trim=10,ffffff&rotate=180"),
         // Without a colour, the untouched picture's top-left pixel, wherever the turn puts it
         ("w:300/t:10/rot:90", "w=300&trim=10,tr&rotate=90"),
@@ -333,7 +334,6 @@ import Thumbnailing
     static let refused: [(String, RequestError)] = [
         ("g:obj:face", .unsupportedOption("obj")),
         ("rs:fill:300:200/gravity:objw:face:2", .unsupportedOption("objw")),
-        ("rs:auto:300:200", .unsupportedOption("rs:auto")),
         ("rs:fill-down:300:200", .unsupportedOption("rs:fill-down")),
         ("rt:force/w:300", .unsupportedOption("rt:force")),
         ("rs:fill:300:200:0:1", .unsupportedOption("rs")),

@@ -473,4 +473,19 @@ import Thumbnailing
         let whole = try DecodedImage(decoding: kept.bytes)
         #expect(whole.width == 76 && whole.height == 60)
     }
+
+    @Test func autoCoversWhenTheOrientationsMatchAndContainsWhenNot() throws {
+        // The landscape quadrants: a landscape box is covered (cropped to it), a portrait one contained
+        let covered = try TestThumbnailer.render("quadrants.png", try Self.plan(32, 16, fit: .auto)).image
+        #expect(covered.width == 32 && covered.height == 16)
+        #expect(
+            covered.mismatch(in: [(x: 8, y: 2, colour: Fixtures.red), (x: 24, y: 13, colour: Fixtures.yellow)]) == nil)
+        let contained = try TestThumbnailer.render("quadrants.png", try Self.plan(24, 40, fit: .auto)).image
+        #expect(contained.width == 24 && contained.height == 18)
+        // Turned a quarter, the picture is portrait: the same portrait box is covered
+        let turned = try TestThumbnailer.render(
+            "quadrants.png", try Self.plan(24, 40, fit: .auto) { $0.orientation = Self.turn(90) }
+        ).image
+        #expect(turned.width == 24 && turned.height == 40)
+    }
 }

@@ -34,6 +34,7 @@ typedef enum ThumbdVipsFit {
     THUMBD_VIPS_FIT_FILL = 2,     // exactly the box, aspect ignored
     THUMBD_VIPS_FIT_PAD = 3,      // inside the box like CONTAIN, then extended to exactly the box (background)
     THUMBD_VIPS_FIT_OUTSIDE = 4,  // covers the box, aspect kept, nothing cropped
+    THUMBD_VIPS_FIT_AUTO = 5,     // COVER when picture and box are both landscape-or-square or both portrait, else CONTAIN
 } ThumbdVipsFit;
 
 /// Which part a cover crop keeps.

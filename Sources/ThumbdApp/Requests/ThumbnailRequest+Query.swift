@@ -115,7 +115,7 @@ extension ThumbnailRequest {
         let fit =
             try values[.fit].map { text throws(RequestError) in
                 guard let fit = Fit(rawValue: text) else {
-                    throw .invalidValue("fit", reason: "must be contain, cover, fill, pad or outside")
+                    throw .invalidValue("fit", reason: "must be contain, cover, fill, pad, outside or auto")
                 }
                 return fit
             } ?? .contain

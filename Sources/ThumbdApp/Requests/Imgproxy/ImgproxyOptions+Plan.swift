@@ -4,9 +4,9 @@ import Thumbnailing
 /// imgproxy's options compiled into `/thumb`'s parameters (docs/compatibility.md, "imgproxy", has the table).
 ///
 /// Where thumbd's plan means exactly what imgproxy does, the option becomes the parameter; where the result would
-/// depend on the source (its size or orientation, which the plan cannot know), the option is refused by name
-/// rather than approximated: `rt:auto` with both sides, `fill-down` or `ex:1` on a `fill` without `el:1`, a
-/// pixel `crop` placed anywhere but from the top-left corner, `mw`/`mh`.
+/// depend on the source in a way the plan cannot say (its size), the option is refused by name rather than
+/// approximated: `fill-down` or `ex:1` on a `fill` without `el:1`, a pixel `crop` placed anywhere but from the
+/// top-left corner, `mw`/`mh`. (`rt:auto`, which depends on the source's orientation, is the plan's `fit=auto`.)
 extension ImgproxyOptions {
     /// The plan of a parsed path.
     /// - Parameter rules: `/thumb`'s presets (what a named preset sets decides whether the URL needs a box of its
@@ -119,7 +119,10 @@ extension ImgproxyOptions {
             try refuseExtensionUnlessEnlarged()
             plan.set(.fit, "fill", option: typeOption)
         case .auto:
-            throw .unsupportedOption("\(typeOption):auto")
+            // fill or fit by the picture's orientation against the box's: decided by the render (`fit=auto`). An
+            // extension would apply to one of the two only.
+            if let option = extending?.option ?? toAspect?.option { throw .unsupportedOption(option) }
+            plan.set(.fit, "auto", option: typeOption)
         }
         try compileGravity(into: &plan)
     }
