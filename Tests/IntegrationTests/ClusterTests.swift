@@ -155,6 +155,14 @@ extension Integration {
             _ = try await blocking { haproxyOfFour.stop() }
         }
 
+        @Test func shippedConfigurationIsValidAsItIs() async throws {
+            // Given deploy/cluster/haproxy.cfg unchanged, when HAProxy checks it, then it is valid
+            let check = try ChildProcess(
+                executable: HAProxyChild.executable(), arguments: ["-c", "-f", HAProxyChild.shippedConfigurationPath])
+            let ended = try await blocking { check.wait(timeout: .seconds(10)) }
+            #expect(ended == .exited(0), "\(check.standardOutput)\(check.standardError)")
+        }
+
         @Test func requestsForAKilledNodeAreRedispatchedBeforeTheChecksNoticeIt() async throws {
             // Given three nodes behind HAProxy whose checks would take a minute to notice a dead node
             let origin = try LoopbackOrigin(host: originHost)

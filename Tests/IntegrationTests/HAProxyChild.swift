@@ -141,10 +141,9 @@ final class HAProxyChild: Sendable {
 
     // MARK: - Configuration
 
-    /// The shipped file, read from the source tree (this file is `Tests/IntegrationTests/HAProxyChild.swift`).
+    /// The shipped file, in the source tree.
     static var shippedConfigurationPath: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("deploy/cluster/haproxy.cfg").path
+        ConfigTestFiles.repositoryRoot.appendingPathComponent("deploy/cluster/haproxy.cfg").path
     }
 
     /// `deploy/cluster/haproxy.cfg` with the frontend on `127.0.0.1:port`, the stats on `127.0.0.1:statsPort`,
