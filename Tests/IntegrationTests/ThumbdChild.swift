@@ -66,8 +66,9 @@ final class ThumbdChild: Sendable {
     }
 
     /// Writes the child's configuration: the harness's base settings (origins on 127.0.0.2 allowed, two
-    /// HTTP and two render threads, no access log) with `log.level` set so that the `listening` line shows.
-    static func writeConfiguration(to path: String, logLevel: String = "info") throws {
+    /// HTTP and two render threads, no access log unless `accessLog`: then one line per request on standard
+    /// output) with `log.level` set so that the `listening` line shows.
+    static func writeConfiguration(to path: String, logLevel: String = "info", accessLog: Bool = false) throws {
         let yaml = """
             server:
               listen: 127.0.0.1:0
@@ -77,7 +78,7 @@ final class ThumbdChild: Sendable {
             image:
               render_threads: 2
             log:
-              access: false
+              access: \(accessLog)
               level: \(logLevel)
 
             """
