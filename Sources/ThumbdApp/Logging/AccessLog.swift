@@ -94,7 +94,8 @@ package final class AccessLog: Sendable {
     ///
     /// - Parameters:
     ///   - method: the request method (`GET`).
-    ///   - path: the request target as received (path and query); `sig` values are redacted.
+    ///   - path: what the server records of the request target (its path; a query given here has its `sig`
+    ///     values redacted).
     ///   - status: the response status code.
     ///   - bytes: body bytes sent.
     ///   - duration: from the first byte of the request to the last byte of the response.
