@@ -123,40 +123,24 @@ package final class ThumbdService: Sendable {
         if settings.thumbor.isEnabled {
             let form = ThumborForm(
                 prefix: settings.thumbor.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
-            let thumbnailHandler = thumbnails.handler(for: form)
-            // `meta/` answers JSON from the plan (InfoService); every other URL goes to the front door as it is.
-            forms.append(
-                (
-                    settings.thumbor.prefix,
-                    { request, responder in
-                        guard form.isMeta(request) else { return thumbnailHandler(request, responder) }
-                        do throws(RequestError) {
-                            let (metaRequest, path) = try form.metaRequest(for: RequestIdentity(request))
-                            info.answerThumborMeta(metaRequest, path: path, responder)
-                        } catch {
-                            responder.respond(ErrorResponse(.request(error)).response)
-                        }
-                    }
-                ))
+            // `meta/` answers JSON from the plan (InfoService).
+            let handler = Self.formRoute(thumbnails.handler(for: form), side: form.isMeta) {
+                (identity, responder) throws(RequestError) in
+                let (request, path) = try form.metaRequest(for: identity)
+                info.answerThumborMeta(request, path: path, responder)
+            }
+            forms.append((settings.thumbor.prefix, handler))
         }
         if settings.imgproxy.isEnabled {
             let form = ImgproxyForm(
                 prefix: settings.imgproxy.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
-            let thumbnailHandler = thumbnails.handler(for: form)
-            // `info/…` answers imgproxy's info JSON (InfoService); every other URL goes to the front door as it is.
-            forms.append(
-                (
-                    settings.imgproxy.prefix,
-                    { request, responder in
-                        guard form.isInfo(request) else { return thumbnailHandler(request, responder) }
-                        do throws(RequestError) {
-                            let (source, options) = try form.infoRequest(for: RequestIdentity(request))
-                            info.answerImgproxyInfo(source, options: options, responder)
-                        } catch {
-                            responder.respond(ErrorResponse(.request(error)).response)
-                        }
-                    }
-                ))
+            // `info/…` answers imgproxy's info JSON (InfoService).
+            let handler = Self.formRoute(thumbnails.handler(for: form), side: form.isInfo) {
+                (identity, responder) throws(RequestError) in
+                let (source, options) = try form.infoRequest(for: identity)
+                info.answerImgproxyInfo(source, options: options, responder)
+            }
+            forms.append((settings.imgproxy.prefix, handler))
         }
         for (prefix, handler) in forms.sorted(by: { $0.prefix.count > $1.prefix.count }) {
             router.add(.get, prefix: prefix, handler: handler)
@@ -250,5 +234,21 @@ package final class ThumbdService: Sendable {
         cache.shutdown()  // after the renders: their stores are queued, and written before the disk thread stops
         accessLog.shutdown()
         logger.info("stopped")
+    }
+
+    /// A foreign form's route: the requests `side` picks (thumbor's `meta/`, imgproxy's `info/`: a look at the path's
+    /// bytes) answered by `answer`, a refusal with its JSON error; every other request to the front door as it is.
+    private static func formRoute(
+        _ thumbnails: @escaping HTTPHandler, side: @escaping @Sendable (HTTPRequest) -> Bool,
+        answer: @escaping @Sendable (RequestIdentity, HTTPResponder) throws(RequestError) -> Void
+    ) -> HTTPHandler {
+        { request, responder in
+            guard side(request) else { return thumbnails(request, responder) }
+            do throws(RequestError) {
+                try answer(RequestIdentity(request), responder)
+            } catch {
+                responder.respond(ErrorResponse(.request(error)).response)
+            }
+        }
     }
 }

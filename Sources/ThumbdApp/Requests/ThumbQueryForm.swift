@@ -3,7 +3,7 @@
 /// `/thumb?url=…&w=…&h=…[&preset=…][&sig=…]`: the options in the query (``ThumbnailRequest/init(parameters:accept:rules:hints:)``)
 /// over the configured presets (``ThumbQueryRules``), signed with `sig` over the canonical query as sent
 /// (``URLSignature``, `preset` included, not what it expands to) when `security.signing_keys` is set.
-struct ThumbQueryForm: URLForm {
+struct ThumbQueryForm: RulesReadingForm {
     let verifier: URLSignatureVerifier
     let rules: SharedThumbQueryRules
     /// The named watermarks `wm=` may use (their digests go into the key; fixed for the process's life).
@@ -18,17 +18,9 @@ struct ThumbQueryForm: URLForm {
         self.watermarks = watermarks
     }
 
-    /// The keys' generation plus the rules': both only grow, so the sum moves when either does.
-    var keyGeneration: UInt64 { verifier.keyGeneration &+ rules.generation }
-
-    var readsClientHints: Bool { rules.readsClientHints }
-
-    /// Both from one load of the rules' generation, which carries the hints flag in its lowest bit.
+    /// `security.signing_keys`' generation.
     @inline(__always)
-    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) {
-        let rulesGeneration = rules.generation
-        return (verifier.keyGeneration &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
-    }
+    var signingGeneration: UInt64 { verifier.keyGeneration }
 
     /// Decodes the query once, checks `sig` on it, then validates the parameters under the rules in force (read
     /// after the signature, with their generation: what is remembered of this parse carries the generation of the

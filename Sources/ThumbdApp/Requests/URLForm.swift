@@ -39,6 +39,29 @@ extension URLForm {
     var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) { (keyGeneration, readsClientHints) }
 }
 
+/// A form whose parse reads `/thumb`'s presets and rules (``SharedThumbQueryRules``) besides its own signing keys:
+/// all three forms. Its generation is the keys' plus the rules' (both only grow, so the sum moves when either does),
+/// and it reads client hints when the rules say so, both from one load of the rules' generation, which carries the
+/// hints flag in its lowest bit.
+protocol RulesReadingForm: URLForm {
+    /// `/thumb`'s presets and rules.
+    var rules: SharedThumbQueryRules { get }
+    /// The generation of the form's own signing keys (one atomic load).
+    var signingGeneration: UInt64 { get }
+}
+
+extension RulesReadingForm {
+    var keyGeneration: UInt64 { signingGeneration &+ rules.generation }
+
+    var readsClientHints: Bool { rules.readsClientHints }
+
+    @inline(__always)
+    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) {
+        let rulesGeneration = rules.generation
+        return (signingGeneration &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
+    }
+}
+
 /// What a ``URLForm`` made of a request: the thumbnail it names and the signing keys it was verified under.
 struct VerifiedRequest: Sendable {
     let request: ThumbnailRequest

@@ -14,7 +14,7 @@
 /// let form = ImgproxyForm(prefix: "/imgproxy/", keys: keys, rules: rules, watermarks: watermarks)
 /// router.add(.get, prefix: "/imgproxy/", handler: thumbnails.handler(for: form))
 /// ```
-struct ImgproxyForm: URLForm {
+struct ImgproxyForm: RulesReadingForm {
     /// Where the form is mounted: starts and ends with `/`.
     let prefix: String
     let keys: DialectKeys
@@ -29,17 +29,9 @@ struct ImgproxyForm: URLForm {
         self.watermarks = watermarks
     }
 
-    /// The keys' generation plus the rules': both only grow, so the sum moves when either does.
-    var keyGeneration: UInt64 { keys.generation &+ rules.generation }
-
-    var readsClientHints: Bool { rules.readsClientHints }
-
-    /// Both from one load of the rules' generation, which carries the hints flag in its lowest bit.
+    /// The keys' generation (`imgproxy.*`, shared with thumbor's form).
     @inline(__always)
-    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) {
-        let rulesGeneration = rules.generation
-        return (keys.generation &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
-    }
+    var signingGeneration: UInt64 { keys.generation }
 
     /// Splits off the signature and checks it over the path it covers, then reads the options under the rules in
     /// force (read after the signature, with their generation) and builds the request as `/thumb` does.

@@ -5,23 +5,16 @@ import HTTP1
 /// thumbor's URL form, mounted at `thumbor.prefix`: `/<signature | unsafe>/[options/]<image>` (``ThumborPath``),
 /// signed as thumbor signs (``verify(_:keys:)``), compiled into `/thumb`'s plan (``ThumborPath/plan()``) over the
 /// configured presets: the same picture as a `/thumb` URL is the same cache entry.
-struct ThumborForm: URLForm {
+struct ThumborForm: RulesReadingForm {
     /// Where the form is mounted (`/` or `/thumbor/`): the path after it is thumbor's.
     let prefix: String
     let keys: DialectKeys
     let rules: SharedThumbQueryRules
     let watermarks: WatermarkSource
 
-    /// The keys' generation plus the rules': both only grow, so the sum moves when either does.
-    var keyGeneration: UInt64 { keys.generation &+ rules.generation }
-
-    var readsClientHints: Bool { rules.readsClientHints }
-
+    /// The keys' generation (`thumbor.*`, shared with imgproxy's form).
     @inline(__always)
-    var frontDoorState: (keyGeneration: UInt64, readsClientHints: Bool) {
-        let rulesGeneration = rules.generation
-        return (keys.generation &+ rulesGeneration, SharedThumbQueryRules.readsClientHints(rulesGeneration))
-    }
+    var signingGeneration: UInt64 { keys.generation }
 
     /// Takes the path apart, checks the signature before anything else, then compiles the options. A `meta/` URL
     /// never comes here (``isMeta(_:)`` sends it to ``InfoService``): it is refused if it does.
