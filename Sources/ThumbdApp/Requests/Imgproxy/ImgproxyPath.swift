@@ -96,7 +96,8 @@ struct ImgproxyPath: Sendable {
         guard !segments.isEmpty else { throw .malformedPath("no source URL") }
         if segments[0] == "plain" && segments.count > 1 {
             let (encoded, format) = try splitExtension(segments.dropFirst().joined(separator: "/"), at: "@")
-            guard let decoded = percentDecoded(encoded) else {
+            // Go's `url.PathUnescape`: `%XX` decoded, a `+` stays a plus.
+            guard let decoded = QueryParameters.percentDecode(encoded.utf8) else {
                 throw .malformedPath("the plain source URL has a broken percent-escape or is not UTF-8")
             }
             return (decoded, format)
@@ -119,34 +120,6 @@ struct ImgproxyPath: Sendable {
         guard parts.count <= 2 else { throw .malformedPath("more than one extension after the source URL") }
         let format = parts.count == 2 && !parts[1].isEmpty ? String(parts[1]) : nil
         return (String(first), format)
-    }
-
-    /// `%XX` escapes decoded (Go's `url.PathUnescape`: a `+` stays a plus); nil for a broken escape or bytes that
-    /// are not UTF-8.
-    static func percentDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// URL-safe base64 without padding, as Go's `base64.RawURLEncoding` reads it: unused low bits are ignored
