@@ -51,34 +51,10 @@ extension Integration {
             Sign(gravity: g, enlarge: el, ext: ext, advanced: advanced)
         }
 
-        /// What one URL must give.
-        struct Expected: Sendable {
-            var status = 200
-            var width = 0
-            var height = 0
-            var mime = "image/jpeg"
-            /// Colours at points of the answer.
-            var probes: [(x: Int, y: Int, colour: RGB)] = []
-            /// A pixel that must be grey (its three channels within 4 of each other).
-            var grey: (x: Int, y: Int)?
-            /// A pixel that must be far (over 40) from each of these colours: a blend.
-            var blend: (x: Int, y: Int, from: [RGB])?
-            /// Whether the answer carries EXIF data, when that is what the case shows.
-            var exif: Bool?
-            /// Whether the answer carries an ICC profile, when that is what the case shows.
-            var icc: Bool?
-            /// An error's text.
-            var error: String?
-        }
+        typealias Expected = BuilderExpectation
 
-        /// The quadrants' four colours at the quadrant centres of a `width` x `height` answer, in reading order.
         static func quadrants(_ width: Int, _ height: Int, _ colours: [RGB]) -> [(x: Int, y: Int, colour: RGB)] {
-            zip(
-                [
-                    (width / 4, height / 4), (width * 3 / 4, height / 4), (width / 4, height * 3 / 4),
-                    (width * 3 / 4, height * 3 / 4),
-                ], colours
-            ).map { ($0.0.0, $0.0.1, $0.1) }
+            BuilderExpectation.quadrants(width, height, colours)
         }
 
         static let (red, green, blue, yellow) = (Fixtures.red, Fixtures.green, Fixtures.blue, Fixtures.yellow)
@@ -577,39 +553,6 @@ extension Integration {
             ]
         }
 
-        /// Checks one answer against what its case expects.
-        static func check(_ name: String, _ url: String, _ response: RawHTTPClient.Response, _ expected: Expected)
-            throws
-        {
-            #expect(response.status == expected.status, "\(name): \(url) → \(response.text.prefix(200))")
-            if let error = expected.error {
-                expectJSONError(response, status: expected.status, mentioning: error)
-                return
-            }
-            guard response.status == 200 else { return }
-            #expect(response.header("content-type") == expected.mime, "\(name)")
-            let image = try response.image()
-            #expect(
-                image.width == expected.width && image.height == expected.height,
-                "\(name): \(image.width)x\(image.height)")
-            guard image.width == expected.width && image.height == expected.height else { return }
-            for probe in expected.probes {
-                let colour = image.colour(x: probe.x, y: probe.y)
-                #expect(
-                    colour.isClose(to: probe.colour, tolerance: 40), "\(name) at (\(probe.x), \(probe.y)): \(colour)")
-            }
-            if let grey = expected.grey {
-                let colour = image.colour(x: grey.x, y: grey.y)
-                #expect(colour.distance(to: RGB(colour.red, colour.red, colour.red)) <= 4, "\(name): \(colour)")
-            }
-            if let blend = expected.blend {
-                let colour = image.colour(x: blend.x, y: blend.y)
-                for pure in blend.from { #expect(colour.distance(to: pure) > 40, "\(name): \(colour) vs \(pure)") }
-            }
-            if let exif = expected.exif { #expect(image.hasEXIF == exif, "\(name)") }
-            if let icc = expected.icc { #expect(image.hasICCProfile == icc, "\(name)") }
-        }
-
         @Test func theImgproxyPackagesSignedURLsAreAnsweredAsImgproxyWould() async throws {
             // Given thumbd with imgproxy's form at / (signed with imgproxy's documented pair), a watermark named
             // imgproxy, a card preset, and the pictures at the origin
@@ -660,13 +603,13 @@ extension Integration {
             var sizes: [String: Int] = [:]
             for ((name, _, _, expected), url) in zip(cases, urls) {
                 let response = try await harness.request(url)
-                try Self.check(name, url, response, expected)
+                try expected.check(name, url, response)
                 sizes[name] = response.body.count
                 if name == "max_bytes (full name)" { #expect(response.header("x-thumbd-quality") != nil) }
             }
             for ((name, _, _, _, expected), url) in zip(plainCases, urls.dropFirst(cases.count)) {
                 #expect(url.contains("/plain/"))
-                try Self.check(name, url, try await harness.request(url), expected)
+                try expected.check(name, url, try await harness.request(url))
             }
             // Quality 10 is a smaller body than 95; fq's entry for the extension's format is the quality
             let (high, low, perFormat) = (
