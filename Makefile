@@ -6,8 +6,9 @@ SHELL := /bin/bash
 APT_PACKAGES := libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
 # Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests);
 # python3-venv holds the URL builders from PyPI (Tests/Builders/requirements.txt) in .venv-test/; haproxy (2.6 on
-# Debian 12) runs deploy/cluster/haproxy.cfg in front of several thumbd processes (Tests/IntegrationTests/ClusterTests).
-APT_TEST_PACKAGES := chromium python3-venv haproxy
+# Debian 12) runs deploy/cluster/haproxy.cfg in front of several thumbd processes (Tests/IntegrationTests/ClusterTests),
+# nginx (1.22) runs deploy/cluster/nginx.conf the same way (ClusterNginxTests).
+APT_TEST_PACKAGES := chromium python3-venv haproxy nginx
 TEST_VENV := .venv-test
 CONFIG ?= config/thumbd.yaml
 CACHE_DIR ?= var/cache

@@ -217,9 +217,9 @@ extension Integration {
             /// The status of each target's answer, in order (0: none).
             var statuses: [Int] = []
             var failures: [String] = []
-            /// For each `url` value, the server id HAProxy's log names for each of its answers, in order.
+            /// For each `url` value, the server id the balancer's log names for each of its answers, in order.
             var nodesByKey: [String: [Int]] = [:]
-            /// `/thumb` answers per node id: as HAProxy's log counts them, and as the nodes' access logs do.
+            /// `/thumb` answers per node id: as the balancer's log counts them, and as the nodes' access logs do.
             var proxyCounts: [Int: Int] = [:]
             var nodeCounts: [Int: Int] = [:]
 
@@ -229,9 +229,9 @@ extension Integration {
         }
 
         /// Sends `targets` through `haproxy` (``send(_:port:)``), then reads who answered each: the server
-        /// HAProxy's log names, and the number of `/thumb` lines each node's own access log gained. Waits up to
-        /// 10 s for both logs to hold every answer. Blocks the calling thread.
-        static func ask(_ targets: [String], through haproxy: HAProxyChild, of cluster: Cluster) -> Round {
+        /// the balancer's log names, and the number of `/thumb` lines each node's own access log gained. Waits up
+        /// to 10 s for both logs to hold every answer. Blocks the calling thread.
+        static func ask(_ targets: [String], through haproxy: some ClusterBalancer, of cluster: Cluster) -> Round {
             let proxyMark = haproxy.thumbRequests().count
             let nodeMarks = cluster.accessLogCounts()
             var round = send(targets, port: haproxy.port)
@@ -253,7 +253,7 @@ extension Integration {
         }
 
         /// Sends every target to 127.0.0.1:`port`, one at a time on one keep-alive connection (a new one after a
-        /// failure), within 120 s in all (what is left then is recorded as failed). Blocks the calling thread.
+        /// failure or a `Connection: close`), within 120 s in all (what is left then is recorded as failed). Blocks the calling thread.
         static func send(_ targets: [String], port: Int) -> Round {
             let deadline = ContinuousClock.now + .seconds(120)
             var round = Round()
@@ -268,7 +268,13 @@ extension Integration {
                     let connection = try client ?? RawHTTPClient(host: "127.0.0.1", port: port)
                     client = connection
                     try connection.send(ThumbdChild.requestText(target))
-                    round.statuses.append(try connection.readResponse(timeout: .seconds(30)).status)
+                    let response = try connection.readResponse(timeout: .seconds(30))
+                    round.statuses.append(response.status)
+                    // nginx closes a client's connection after keepalive_requests (1,000) answers, saying so
+                    if response.header("Connection")?.lowercased() == "close" {
+                        connection.close()
+                        client = nil
+                    }
                 } catch {
                     client = nil
                     round.statuses.append(0)
@@ -293,6 +299,17 @@ extension Integration {
         static func percent(_ share: Double) -> String { String(format: "%.1f %%", share * 100) }
     }
 }
+
+/// A load balancer in front of a test ``Cluster`` (HAProxy, nginx): where clients connect, and which node its log
+/// says answered each `/thumb` request.
+protocol ClusterBalancer: Sendable {
+    /// Its listening port on 127.0.0.1.
+    var port: Int { get }
+    /// Every `/thumb` request logged so far with the id of the node that answered it, in order.
+    func thumbRequests() -> [HAProxyChild.LoggedRequest]
+}
+
+extension HAProxyChild: ClusterBalancer {}
 
 /// The thumbd nodes of a test cluster by id (their HAProxy server id), and what their access logs count.
 struct Cluster: Sendable {
