@@ -131,7 +131,9 @@ package enum URLSignature {
     /// Strict unpadded base64url: nil for any character outside `A-Z a-z 0-9 - _` (so `=` padding and the
     /// standard alphabet's `+` and `/` too), an impossible length, or unused low bits that are not zero. So a
     /// byte string has exactly one accepted spelling, and one signed request exactly one URL.
-    static func base64URLDecoded(_ text: some Collection<UInt8>) -> [UInt8]? {
+    /// - Parameter ignoringUnusedBits: read unused low bits as Go's `base64.RawURLEncoding` does, ignoring them
+    ///   (imgproxy's base64 sources), rather than refusing them.
+    static func base64URLDecoded(_ text: some Collection<UInt8>, ignoringUnusedBits: Bool = false) -> [UInt8]? {
         guard text.count % 4 != 1 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.count * 3 / 4)
@@ -147,7 +149,7 @@ package enum URLSignature {
                 accumulator &= (1 << UInt32(bits)) - 1
             }
         }
-        guard accumulator == 0 else { return nil }  // leftover bits (2 or 4) must be zero
+        guard accumulator == 0 || ignoringUnusedBits else { return nil }  // leftover bits (2 or 4) must be zero
         return bytes
     }
 

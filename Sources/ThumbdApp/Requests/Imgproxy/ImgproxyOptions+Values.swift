@@ -146,7 +146,7 @@ extension ImgproxyOptions {
     static func base64Text(_ text: String, _ option: String) throws(RequestError) -> String {
         var encoded = Substring(text)
         while encoded.hasSuffix("=") { encoded = encoded.dropLast() }
-        guard let bytes = ImgproxyPath.base64URLDecoded(encoded.utf8),
+        guard let bytes = URLSignature.base64URLDecoded(encoded.utf8, ignoringUnusedBits: true),
             let decoded = String(validating: bytes, as: UTF8.self)
         else { throw .invalidValue(option, reason: "must be URL-safe base64 of a URL") }
         return decoded

@@ -105,7 +105,9 @@ struct ImgproxyPath: Sendable {
         let (encoded, format) = try splitExtension(segments.joined(), at: ".")
         var text = Substring(encoded)
         while text.hasSuffix("=") { text = text.dropLast() }
-        guard let bytes = base64URLDecoded(text.utf8), let decoded = String(validating: bytes, as: UTF8.self) else {
+        guard let bytes = URLSignature.base64URLDecoded(text.utf8, ignoringUnusedBits: true),
+            let decoded = String(validating: bytes, as: UTF8.self)
+        else {
             throw .malformedPath("the source URL is not URL-safe base64 of UTF-8 text")
         }
         return (decoded, format)
@@ -120,35 +122,6 @@ struct ImgproxyPath: Sendable {
         guard parts.count <= 2 else { throw .malformedPath("more than one extension after the source URL") }
         let format = parts.count == 2 && !parts[1].isEmpty ? String(parts[1]) : nil
         return (String(first), format)
-    }
-
-    /// URL-safe base64 without padding, as Go's `base64.RawURLEncoding` reads it: unused low bits are ignored
-    /// (unlike a signature, which ``URLSignature/base64URLDecoded(_:)`` reads strictly).
-    static func base64URLDecoded(_ text: some Collection<UInt8>) -> [UInt8]? {
-        guard text.count % 4 != 1 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for character in text {
-            let value: UInt8
-            switch character {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = character - UInt8(ascii: "A")
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = character - UInt8(ascii: "a") + 26
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0") + 52
-            case UInt8(ascii: "-"): value = 62
-            case UInt8(ascii: "_"): value = 63
-            default: return nil
-            }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
-            }
-        }
-        return bytes
     }
 
     // MARK: - What the signature covers
