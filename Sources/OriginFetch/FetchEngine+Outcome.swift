@@ -31,6 +31,8 @@ extension FetchEngine {
         case 304 where transfer.key.validators != nil:
             return .done(.success(.notModified(freshnessHeaders(transfer))))
         case 301, 302, 303, 307, 308:
+            // An object store's redirect is not followed: its endpoint is fixed by the operator.
+            if transfer.object != nil { return .done(.failure(.unexpectedStatus(status: status))) }
             return redirect(transfer, status: status)
         case 404, 410:
             return .done(.failure(.originNotFound(status: status)))
@@ -68,7 +70,22 @@ extension FetchEngine {
     private func source(of transfer: Transfer, status: Int) -> FetchedSource {
         FetchedSource(
             body: transfer.takeBody(), requestedURL: transfer.source.string, finalURL: transfer.current.string,
-            status: status, contentType: header("Content-Type", of: transfer), headers: freshnessHeaders(transfer))
+            status: status, contentType: header("Content-Type", of: transfer), headers: freshnessHeaders(transfer),
+            metadata: transfer.object == nil ? [:] : objectMetadata(transfer))
+    }
+
+    /// An object store's `x-amz-meta-*` response headers, by lower-case name without the prefix.
+    private func objectMetadata(_ transfer: Transfer) -> [String: String] {
+        guard let easy = transfer.easy else { return [:] }
+        var metadata: [String: String] = [:]
+        var previous: UnsafeMutablePointer<curl_header>?
+        while let header = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
+            previous = header
+            let name = String(cString: header.pointee.name).lowercased()
+            guard name.hasPrefix("x-amz-meta-") else { continue }
+            metadata[String(name.dropFirst("x-amz-meta-".count))] = String(cString: header.pointee.value)
+        }
+        return metadata
     }
 
     private func freshnessHeaders(_ transfer: Transfer) -> FreshnessHeaders {

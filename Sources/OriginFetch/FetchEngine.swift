@@ -138,6 +138,8 @@ final class FetchEngine: @unchecked Sendable {
         switch command {
         case .start(let waiter, let url, let validators):
             start(waiter, url: url, validators: validators)
+        case .object(let waiter, let request):
+            startObject(waiter, request)
         case .cancel(let ticketID):
             cancel(ticketID: ticketID)
         case .reconfigure(let configuration):
@@ -213,6 +215,15 @@ final class FetchEngine: @unchecked Sendable {
             waiter.deliver(.failure(error))
             return
         }
+        var object: ObjectTarget?
+        if let objectKey = source.objectKey {  // s3://bucket/key; hostRefusal checked the scheme and bucket
+            guard let store = configuration.s3Sources?.storage else {
+                waiter.deliver(.failure(.schemeForbidden(scheme: "s3")))
+                return
+            }
+            object = ObjectTarget(
+                storage: store, url: store.url(bucket: source.host, key: objectKey), upload: nil, timeout: nil)
+        }
         let key = CoalescingKey(url: source.string, validators: validators)
         if let transfer = inFlight[key] {
             transfer.waiters.append(waiter)
@@ -228,7 +239,51 @@ final class FetchEngine: @unchecked Sendable {
         }
         nextTransferID += 1
         let transfer = Transfer(
-            id: nextTransferID, key: key, source: source, priority: waiter.priority, configuration: configuration)
+            id: nextTransferID, key: key, source: source, priority: waiter.priority, configuration: configuration,
+            object: object)
+        enqueue(transfer, waiter: waiter)
+    }
+
+    /// A request to an object store for the shared cache tier. GETs of one object share a transfer; each PUT
+    /// has its own (two writers of one key may send different validators).
+    private func startObject(_ waiter: Waiter, _ request: ObjectRequest) {
+        assertOnFetchThread()
+        if waiter.ticket.isCancelled {
+            pendingCounters.waitersCancelled += 1
+            return
+        }
+        let url = request.storage.url(bucket: request.bucket, key: request.key)
+        let endpoint: SourceURL
+        do {
+            endpoint = try SourceURL(url)
+        } catch {
+            waiter.deliver(.failure(error))
+            return
+        }
+        nextTransferID += 1
+        var upload: ObjectUpload?
+        var key = CoalescingKey(url: "GET " + url, validators: nil)
+        if case .put(let body) = request.method {
+            upload = body
+            key = CoalescingKey(url: "PUT \(nextTransferID) " + url, validators: nil)
+        }
+        if let transfer = inFlight[key] {
+            transfer.waiters.append(waiter)
+            transferOfTicket[waiter.ticket.id] = transfer
+            if waiter.priority == .interactive { promote(transfer) }
+            return
+        }
+        let object = ObjectTarget(storage: request.storage, url: url, upload: upload, timeout: request.timeout)
+        let transfer = Transfer(
+            id: nextTransferID, key: key, source: endpoint, priority: waiter.priority, configuration: configuration,
+            object: object)
+        transfer.countsAsOriginFetch = false
+        enqueue(transfer, waiter: waiter)
+    }
+
+    /// Puts a new transfer in the tables and starts it when its host has a free slot.
+    private func enqueue(_ transfer: Transfer, waiter: Waiter) {
+        let key = transfer.key
         transfer.waiters = [waiter]
         transfers[transfer.id] = transfer
         queuedCount += 1  // a new Transfer starts out queued
@@ -250,6 +305,10 @@ final class FetchEngine: @unchecked Sendable {
 
     /// The `allowedHosts` check, for the source and for every redirect target.
     func hostRefusal(_ url: SourceURL) -> FetchError? {
+        if url.objectKey != nil {
+            guard let sources = configuration.s3Sources else { return .schemeForbidden(scheme: "s3") }
+            return sources.buckets.contains(url.host) ? nil : .hostForbidden(host: "s3://\(url.host)")
+        }
         guard let hostPatterns else { return nil }
         return hostPatterns.contains(where: { $0.matches(url.bareHost) }) ? nil : .hostForbidden(host: url.bareHost)
     }
@@ -259,8 +318,8 @@ final class FetchEngine: @unchecked Sendable {
         let isFirstHop = transfer.easy == nil
         setState(transfer, .running)
         if isFirstHop {
-            pendingCounters.transfersStarted += 1
-            transfer.deadline = .now + configuration.timeout
+            if transfer.countsAsOriginFetch { pendingCounters.transfersStarted += 1 }
+            transfer.deadline = .now + (transfer.object?.timeout ?? configuration.timeout)
             guard transfer.makeHandle(configuration: configuration) else {
                 finish(transfer, .failure(.internalFailure(detail: "curl easy handle set-up failed")))
                 return
@@ -338,6 +397,8 @@ final class FetchEngine: @unchecked Sendable {
     /// completion that immediately fetches the same URL starts a new transfer.
     private func finish(_ transfer: Transfer, _ result: Result<Revalidation, FetchError>) {
         switch result {
+        case _ where !transfer.countsAsOriginFetch:
+            break
         case .success(let outcome):
             pendingCounters.transfersSucceeded += 1
             if case .notModified = outcome { pendingCounters.notModified += 1 }
@@ -378,7 +439,10 @@ final class FetchEngine: @unchecked Sendable {
     private func stopAll(_ unhandled: [Command]) {
         isStopping = true
         for command in unhandled + mailbox.close() {
-            if case .start(let waiter, _, _) = command { waiter.deliver(.failure(.cancelled)) }
+            switch command {
+            case .start(let waiter, _, _), .object(let waiter, _): waiter.deliver(.failure(.cancelled))
+            default: break
+            }
         }
         for transfer in Array(transfers.values) {
             finish(transfer, .failure(.cancelled))

@@ -87,12 +87,15 @@ package final class FetchedSource: Sendable {
     package let contentType: String?
     /// Freshness and validator headers of the final response.
     package let headers: FreshnessHeaders
+    /// An object store's `x-amz-meta-<name>` headers by lower-case `<name>` (empty for an HTTP origin).
+    package let metadata: [String: String]
 
     /// A source; the fetcher builds these, tests may too.
     package init(
         body: [UInt8], requestedURL: String, finalURL: String, status: Int, contentType: String?,
-        headers: FreshnessHeaders
+        headers: FreshnessHeaders, metadata: [String: String] = [:]
     ) {
+        self.metadata = metadata
         self.body = body
         self.requestedURL = requestedURL
         self.finalURL = finalURL

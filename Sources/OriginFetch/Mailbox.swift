@@ -7,6 +7,8 @@ enum Command: Sendable {
     /// Start or join a fetch. The URL was parsed on the caller's thread; a parse error is
     /// still delivered from the fetch thread, like every other result.
     case start(Waiter, Result<SourceURL, FetchError>, Validators?)
+    /// Start a request to an object store (the shared cache tier): GETs of one object coalesce, PUTs never.
+    case object(Waiter, ObjectRequest)
     /// Remove the waiter holding this ticket id (its ticket was already claimed by `cancel`).
     case cancel(ticketID: UInt64)
     /// Use this configuration for transfers started from now on (config hot reload).

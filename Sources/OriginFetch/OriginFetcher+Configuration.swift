@@ -32,6 +32,22 @@ extension OriginFetcher {
         package var accept = "image/avif,image/webp,image/apng,image/*;q=0.9,*/*;q=0.5"
         /// How long resolved addresses are reused (libcurl's DNS cache, shared by the multi handle).
         package var dnsCacheTimeout: Duration = .seconds(60)
+        /// Where `s3://bucket/key` sources are read, and which buckets may be (`s3.*`); nil refuses the scheme.
+        package var s3Sources: S3Sources? = nil
+
+        /// `s3://` sources: the store and the buckets clients may name (any other is ``FetchError/hostForbidden(host:)``).
+        package struct S3Sources: Sendable, Equatable {
+            /// The store.
+            package var storage: ObjectStorage
+            /// Buckets that may be read.
+            package var buckets: [String]
+
+            /// A store and its readable buckets.
+            package init(storage: ObjectStorage, buckets: [String]) {
+                self.storage = storage
+                self.buckets = buckets
+            }
+        }
 
         /// The defaults listed above.
         package init() {}
@@ -57,6 +73,11 @@ extension OriginFetcher {
             try require(!userAgent.isEmpty && !userAgent.contains(where: \.isNewline), "user_agent", "must be one line")
             try require(!accept.contains(where: \.isNewline), "accept", "must be one line")
             try require(dnsCacheTimeout >= .zero, "dns_cache_timeout", "must not be negative")
+            for bucket in s3Sources?.buckets ?? [] {
+                if !ObjectStorage.isValidBucket(bucket) {
+                    throw ConfigurationError(key: "s3.source_buckets", reason: "bad bucket name \"\(bucket)\"")
+                }
+            }
             for pattern in allowedHosts ?? [] {
                 try require(HostPattern(pattern) != nil, "allowed_hosts", "bad pattern \"\(pattern)\"")
             }

@@ -113,6 +113,22 @@ package final class OriginFetcher: Sendable {
         submit(request, validators: validators, reuse: nil, completion: .revalidate(completion))
     }
 
+    /// Sends `request` to an object store (the shared cache tier), signed with AWS Signature V4 by libcurl, on
+    /// the same thread, multi handle and per-host queue as origin fetches (the endpoint's host is the queue's).
+    /// GETs of one object share a transfer. Not counted as origin fetches. Completion and cancellation rules
+    /// as for ``fetch(_:reuse:completion:)``; see ``ObjectRequest/Method`` for what the result holds.
+    @discardableResult
+    package func object(
+        _ request: ObjectRequest, completion: @escaping @Sendable (Result<FetchedSource, FetchError>) -> Void
+    ) -> FetchTicket {
+        let ticket = FetchTicket(id: nextTicketID.add(1, ordering: .relaxed).newValue)
+        let waiter = Waiter(ticket: ticket, priority: request.priority, completion: .fetch(completion))
+        if !mailbox.post(.object(waiter, request)) {
+            waiter.deliver(.failure(.cancelled))
+        }
+        return ticket
+    }
+
     /// Removes the waiter holding `ticket`; other waiters of the same transfer are unaffected.
     /// When it was the last one, the transfer is stopped and its connection closed.
     /// Any thread; does not block on the fetch thread.

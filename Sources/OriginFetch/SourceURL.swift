@@ -14,8 +14,11 @@ import CCurl
 ///
 /// URLs with credentials (`http://user:pass@host/`) are refused: they would send an
 /// Authorization header chosen by the client, which thumbd never forwards.
+///
+/// `s3://bucket/key` names an object in the configured S3-compatible store (`s3.source_buckets`): the bucket is
+/// the host, the key the percent-decoded path. It has no port and no query (libcurl 7.88 signs a query unsorted).
 package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
-    /// `http` or `https`.
+    /// `http`, `https` or `s3`.
     package let scheme: String
     /// Lower-cased host; IPv6 literals keep their brackets (`[::1]`).
     package let host: String
@@ -23,6 +26,8 @@ package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
     package let port: Int?
     /// The whole canonical URL.
     package let string: String
+    /// For `s3://`: the object's key (the path without its first slash, percent-decoded once); nil otherwise.
+    package let objectKey: String?
 
     /// The canonical URL.
     package var description: String { string }
@@ -43,14 +48,14 @@ package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
         guard code == CURLUE_OK else {
             throw .invalidURL(detail: "\(String(cString: curl_url_strerror(code))): \(text.prefix(200))")
         }
-        func part(_ which: CURLUPart) -> String? {
+        func part(_ which: CURLUPart, flags: UInt32 = 0) -> String? {
             var value: UnsafeMutablePointer<CChar>?
-            guard curl_url_get(handle, which, &value, 0) == CURLUE_OK, let value else { return nil }
+            guard curl_url_get(handle, which, &value, flags) == CURLUE_OK, let value else { return nil }
             defer { curl_free(value) }
             return String(cString: value)
         }
         let scheme = (part(CURLUPART_SCHEME) ?? "").lowercased()
-        guard scheme == "http" || scheme == "https" else { throw .schemeForbidden(scheme: scheme) }
+        guard scheme == "http" || scheme == "https" || scheme == "s3" else { throw .schemeForbidden(scheme: scheme) }
         guard let host = part(CURLUPART_HOST)?.lowercased(), !host.isEmpty else {
             throw .invalidURL(detail: "no host: \(text.prefix(200))")
         }
@@ -60,6 +65,14 @@ package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
         var path = part(CURLUPART_PATH) ?? "/"
         if path.isEmpty { path = "/" }
         let query = part(CURLUPART_QUERY)
+        if scheme == "s3" {
+            let key = String((part(CURLUPART_PATH, flags: UInt32(CURLU_URLDECODE)) ?? "").dropFirst())
+            guard ObjectStorage.isValidBucket(host), port == nil, query == nil, !key.isEmpty, !key.utf8.contains(0)
+            else { throw .invalidURL(detail: "s3 URLs are s3://bucket/key: \(text.prefix(200))") }
+            self.objectKey = key
+        } else {
+            self.objectKey = nil
+        }
 
         var string = "\(scheme)://\(host)"
         if let port { string += ":\(port)" }

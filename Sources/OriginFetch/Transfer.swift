@@ -64,8 +64,16 @@ final class Transfer {
     var redirectCount = 0
     var deadline: ContinuousClock.Instant?
 
+    /// Set for a signed request to an object store (an `s3://` source or a shared-cache request): no address
+    /// check, no redirect, its own URL.
+    let object: ObjectTarget?
+    /// False for the shared cache's requests, which are not origin fetches and stay out of the origin counters.
+    var countsAsOriginFetch = true
+
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// A PUT's body, borrowed by libcurl (`CURLOPT_POSTFIELDS`) until the handle is cleaned up.
+    private var uploadBuffer: UnsafeMutableRawBufferPointer?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private let policy: AddressPolicy
     private let maxBytes: Int
@@ -87,8 +95,9 @@ final class Transfer {
 
     init(
         id: UInt64, key: CoalescingKey, source: SourceURL, priority: FetchPriority,
-        configuration: OriginFetcher.Configuration
+        configuration: OriginFetcher.Configuration, object: ObjectTarget? = nil
     ) {
+        self.object = object
         self.id = id
         self.key = key
         self.source = source
@@ -145,7 +154,13 @@ final class Transfer {
         ok = ok && thumbd_curl_setopt_writefn(easy, CURLOPT_WRITEFUNCTION, transferWriteCallback) == CURLE_OK
         ok = ok && thumbd_curl_setopt_opensocketfn(easy, transferOpenSocketCallback) == CURLE_OK
 
-        var headers = ["Accept: \(configuration.accept)"]
+        var headers: [String] = []
+        if let object {
+            headers = signObjectRequest(object) { option, value in set(option, value) }
+            ok = ok && (object.upload == nil || uploadBuffer != nil)
+        } else {
+            headers.append("Accept: \(configuration.accept)")
+        }
         if let etag = key.validators?.etag { headers.append("If-None-Match: \(etag)") }
         if let date = key.validators?.lastModified { headers.append("If-Modified-Since: \(date)") }
         for header in headers {
@@ -154,6 +169,35 @@ final class Transfer {
         }
         set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList))
         return ok
+    }
+
+    /// Sets an object request's signing, method and body, and returns the headers it needs. Every header
+    /// given to libcurl is signed (so none may be a removal such as `Expect:`), and libcurl 7.88 does not add
+    /// `x-amz-content-sha256` itself: S3 refuses a request without it.
+    private func signObjectRequest(_ object: ObjectTarget, setString: (CURLoption, String) -> Void) -> [String] {
+        setString(CURLOPT_AWS_SIGV4, "aws:amz:\(object.storage.region):s3")
+        setString(CURLOPT_USERNAME, object.storage.credentials.accessKeyID)
+        setString(CURLOPT_PASSWORD, object.storage.credentials.secretAccessKey)
+        guard let upload = object.upload else {
+            return ["x-amz-content-sha256: \(ObjectTarget.emptyBodySHA256)"]
+        }
+        // POSTFIELDS (not UPLOAD): libcurl 7.88 hashes the post fields into the canonical request, so the
+        // signed payload hash and the header agree; with UPLOAD it would sign the hash of nothing.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(upload.body.count, 1), alignment: 1)
+        upload.body.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        uploadBuffer = buffer
+        setString(CURLOPT_CUSTOMREQUEST, "PUT")
+        guard thumbd_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(upload.body.count)) == CURLE_OK,
+            thumbd_curl_setopt_ptr(easy, CURLOPT_POSTFIELDS, buffer.baseAddress) == CURLE_OK
+        else {
+            uploadBuffer = nil
+            buffer.deallocate()
+            return []
+        }
+        var headers = ["x-amz-content-sha256: \(upload.bodySHA256)", "Content-Type: \(upload.contentType)"]
+        if upload.onlyIfAbsent { headers.append("If-None-Match: *") }
+        for (name, value) in upload.metadata { headers.append("x-amz-meta-\(name): \(value)") }
+        return headers
     }
 
     /// Resets per-hop state and points the handle at `current` with what is left of the deadline.
@@ -168,7 +212,7 @@ final class Transfer {
         discardedBytes = 0
         errorBuffer[0] = 0
         let timeout = max(1, Self.milliseconds(remaining))
-        return current.string.withCString {
+        return (object?.url ?? current.string).withCString {
             thumbd_curl_setopt_ptr(easy, CURLOPT_URL, UnsafeMutableRawPointer(mutating: $0))
         } == CURLE_OK
             && thumbd_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK
@@ -180,6 +224,8 @@ final class Transfer {
         easy = nil
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        uploadBuffer?.deallocate()
+        uploadBuffer = nil
     }
 
     /// Hands the collected body over (the transfer is finished; no copy).
@@ -238,7 +284,8 @@ final class Transfer {
     /// rather than a connect failure) and answered with CURL_SOCKET_BAD.
     func openSocket(family: Int32, type: Int32, protocol: Int32, address: UnsafeRawPointer, length: Int) -> Int32 {
         guard let ip = IPAddress(sockaddr: address, length: length) else { return -1 }
-        if let range = policy.refusal(for: ip) {
+        // An object store is the operator's endpoint, not a client's URL (ObjectStorage).
+        if object == nil, let range = policy.refusal(for: ip) {
             refusal = (ip, range)
             return -1
         }

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// An S3-compatible object store: where its requests go and how they are signed.
+///
+/// Requests are path-style (`<endpoint>/<bucket>/<key>`), because virtual-hosted names need DNS per bucket and
+/// most S3-compatible servers (MinIO, Ceph, moto) expect the path form. They are signed with AWS Signature V4 by
+/// libcurl itself (`CURLOPT_AWS_SIGV4`), on the fetch thread's multi handle, like every other transfer.
+///
+/// The endpoint is the operator's, never a client's: a client can pick neither its host nor its port, only a key
+/// (and, for `s3://` sources, a bucket from `s3.source_buckets`). So object transfers are not judged by the
+/// SSRF address policy, which exists for client-chosen URLs; they follow no redirect and keep the fetcher's
+/// size limit and deadline (docs/threat-model.md).
+package struct ObjectStorage: Sendable, Hashable {
+    /// `http(s)://host[:port]`, no path: `http://127.0.0.1:9000`, `https://s3.eu-west-1.amazonaws.com`.
+    package var endpoint: String
+    /// The signing region: `us-east-1` for most S3-compatible servers.
+    package var region: String
+    /// The access key pair requests are signed with.
+    package var credentials: ObjectStorageCredentials
+
+    /// A store at `endpoint`.
+    package init(endpoint: String, region: String, credentials: ObjectStorageCredentials) {
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.region = region
+        self.credentials = credentials
+    }
+
+    /// The path-style URL of `key` in `bucket`, the key encoded as SigV4's canonical URI wants it.
+    ///
+    /// libcurl 7.88 signs the path exactly as written and S3 canonicalises each byte of the key by AWS's
+    /// URI-encoding, so the two agree only if the path is already in that form: every byte outside
+    /// `A-Z a-z 0-9 - . _ ~` and `/` as `%XX` (upper-case hex). No query string is ever sent (libcurl 7.88 signs
+    /// it unsorted).
+    package func url(bucket: String, key: String) -> String {
+        endpoint + "/" + bucket + "/" + Self.canonicalPath(key)
+    }
+
+    /// `key`'s bytes in AWS's URI encoding, slashes kept.
+    static func canonicalPath(_ key: String) -> String {
+        var encoded = ""
+        encoded.reserveCapacity(key.utf8.count)
+        let hex = Array("0123456789ABCDEF")
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                encoded.append("%")
+                encoded.append(hex[Int(byte >> 4)])
+                encoded.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return encoded
+    }
+
+    /// Whether `name` is a bucket name S3 accepts (3–63 of `a-z 0-9 . -`, starting and ending with a letter or
+    /// digit): anything else could change the request's path.
+    package static func isValidBucket(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (3...63).contains(bytes.count) else { return false }
+        func isAlphanumeric(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        guard isAlphanumeric(bytes[0]), isAlphanumeric(bytes[bytes.count - 1]) else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
+    }
+}
+
+/// An access key pair. Its description never shows the secret.
+package struct ObjectStorageCredentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// `AWS_ACCESS_KEY_ID`.
+    package var accessKeyID: String
+    /// `AWS_SECRET_ACCESS_KEY`: never logged or printed.
+    package var secretAccessKey: String
+
+    /// A key pair.
+    package init(accessKeyID: String, secretAccessKey: String) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+    }
+
+    /// The access key id only.
+    package var description: String { "\(accessKeyID):<redacted>" }
+
+    /// The same as ``description`` (a dump of a configuration holding this shows no secret either).
+    package var debugDescription: String { description }
+}
+
+/// One request to an object store: GET an object, or PUT one.
+package struct ObjectRequest: Sendable {
+    /// What to do with the object.
+    package enum Method: Sendable {
+        /// Read it. The answer is a ``FetchedSource`` with the object's bytes and `x-amz-meta-*` headers, or
+        /// ``FetchError/originNotFound(status:)`` when there is none.
+        case get
+        /// Write it. The answer is an empty ``FetchedSource`` (status 200), or
+        /// ``FetchError/originClientError(status:)`` 412 when `onlyIfAbsent` and the object exists.
+        case put(ObjectUpload)
+    }
+
+    /// The store.
+    package var storage: ObjectStorage
+    /// The bucket (``ObjectStorage/isValidBucket(_:)``).
+    package var bucket: String
+    /// The object's key, without a leading slash.
+    package var key: String
+    /// GET or PUT.
+    package var method: Method
+    /// The whole request's time limit, connection included (a shared cache must answer fast or be skipped).
+    package var timeout: Duration
+    /// Its class in the endpoint's per-host queue: lookups are interactive, writes background.
+    package var priority: FetchPriority
+
+    /// A request.
+    package init(
+        storage: ObjectStorage, bucket: String, key: String, method: Method, timeout: Duration,
+        priority: FetchPriority
+    ) {
+        self.storage = storage
+        self.bucket = bucket
+        self.key = key
+        self.method = method
+        self.timeout = timeout
+        self.priority = priority
+    }
+}
+
+/// What a PUT sends.
+package struct ObjectUpload: Sendable {
+    /// The object's bytes.
+    package var body: [UInt8]
+    /// The lower-case hex SHA-256 of `body`: sent as `x-amz-content-sha256`, which libcurl 7.88 does not add by
+    /// itself and S3 checks the body against.
+    package var bodySHA256: String
+    /// Its `Content-Type` (libcurl would otherwise send a form's).
+    package var contentType: String
+    /// `x-amz-meta-<name>: <value>` pairs, names lower-case; values printable ASCII.
+    package var metadata: [(name: String, value: String)]
+    /// Sends `If-None-Match: *`: the store refuses with 412 when the object exists.
+    package var onlyIfAbsent: Bool
+
+    /// An upload.
+    package init(
+        body: [UInt8], bodySHA256: String, contentType: String, metadata: [(name: String, value: String)],
+        onlyIfAbsent: Bool
+    ) {
+        self.body = body
+        self.bodySHA256 = bodySHA256
+        self.contentType = contentType
+        self.metadata = metadata
+        self.onlyIfAbsent = onlyIfAbsent
+    }
+}
+
+/// What the engine needs to run one object transfer (a shared-tier request or an `s3://` source).
+struct ObjectTarget {
+    let storage: ObjectStorage
+    let url: String
+    let upload: ObjectUpload?
+    let timeout: Duration?
+
+    /// SHA-256 of no bytes: the `x-amz-content-sha256` of a GET.
+    static let emptyBodySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+}
