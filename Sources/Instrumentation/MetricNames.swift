@@ -34,6 +34,16 @@ package enum MetricNames {
     package static let cacheWriteFailures = "thumbd_cache_write_failures_total"
     /// Counter: revalidations of expired entries started.
     package static let cacheRevalidations = "thumbd_cache_revalidations_total"
+    /// Counter, labels `kind` (`thumbnail`, `source`), `result`: shared-tier lookups.
+    package static let sharedLookups = "thumbd_shared_lookups_total"
+    /// Counter, label `result`: shared-tier writes.
+    package static let sharedPuts = "thumbd_shared_puts_total"
+    /// Gauge: shared-tier writes under way.
+    package static let sharedPutsInFlight = "thumbd_shared_puts_in_flight"
+    /// Gauge: 1 while the shared tier's breaker skips it.
+    package static let sharedBreakerOpen = "thumbd_shared_breaker_open"
+    /// Counter: times the shared tier's breaker opened.
+    package static let sharedBreakerOpenings = "thumbd_shared_breaker_openings_total"
 
     // MARK: Origin
     /// Counter: transfers handed to libcurl.

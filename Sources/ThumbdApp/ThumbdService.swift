@@ -19,6 +19,8 @@ package final class ThumbdService: Sendable {
     /// The render workers (internal: integration tests occupy them to show what a full pool does).
     let renderPool: WorkerPool
     private let coordinator: RenderCoordinator
+    /// The shared tier on the `s3.*` store (`cache.shared.enabled`), or nil.
+    let sharedTier: SharedTier?
     /// The two cache tiers (internal: integration tests read their statistics).
     let cache: ThumbnailCache
     /// Background and waiting revalidations of expired entries (internal: tests count them).
@@ -59,7 +61,8 @@ package final class ThumbdService: Sendable {
         // Checked before any thread starts: a bad preset or fallback file stops the start as a configuration error.
         queryRules = SharedThumbQueryRules(try settings.thumbQueryRules())
         let fallbackImage = try settings.fallbackImage(thumbnailer: thumbnailer)
-        fetcher = try OriginFetcher(configuration: settings.originFetcherConfiguration)
+        let objectStorage = try settings.objectStorage()
+        fetcher = try OriginFetcher(configuration: settings.originFetcherConfiguration(objectStorage: objectStorage))
         renderPool = try WorkerPool(
             configuration: settings.renderPoolConfiguration,
             onThreadExit: { _ in Vips.shutdownCurrentThread() })
@@ -72,10 +75,15 @@ package final class ThumbdService: Sendable {
             throw SettingsError(
                 key: "presets", reason: "a preset names watermark \"\(missing)\", not in image.watermarks")
         }
+        if settings.cache.shared.isEnabled, let objectStorage {
+            sharedTier = SharedTier(fetcher: fetcher, storage: objectStorage, settings: settings.sharedTierSettings)
+        } else {
+            sharedTier = nil
+        }
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             intermediates: try IntermediateCache(maxBytes: settings.image.intermediateCacheBytes),
-            watermarks: watermarks)
+            watermarks: watermarks, shared: sharedTier)
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             logger: logger, watermarks: watermarks)
@@ -110,7 +118,7 @@ package final class ThumbdService: Sendable {
         prefetch.register(in: &router)
         metrics = MetricsEndpoint(
             settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
-            renderPool: renderPool, prefetch: prefetch)
+            renderPool: renderPool, prefetch: prefetch, sharedTier: sharedTier)
         health.register(in: &router)
         metrics.register(in: &router)
 

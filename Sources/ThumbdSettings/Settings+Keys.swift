@@ -162,6 +162,14 @@ extension Settings {
             .string("cache.disk.path", \.cache.disk.path, .restart),
             .bytes("cache.disk.max_bytes", \.cache.disk.maxBytes, .reloadable),
             .bytes("cache.disk.sources_max_bytes", \.cache.disk.sourcesMaxBytes, .reloadable),
+            .boolean("cache.shared.enabled", \.cache.shared.isEnabled, .restart),
+            .string("cache.shared.bucket", \.cache.shared.bucket, .restart),
+            .string("cache.shared.prefix", \.cache.shared.prefix, .restart),
+            .duration("cache.shared.timeout", \.cache.shared.timeout, .restart),
+            .integer("cache.shared.breaker_failures", \.cache.shared.breakerFailures, .restart),
+            .duration("cache.shared.breaker_pause", \.cache.shared.breakerPause, .restart),
+            .integer("cache.shared.put_queue", \.cache.shared.putQueue, .restart),
+            .boolean("cache.shared.sources", \.cache.shared.keepsSources, .restart),
 
             .string("admin.token", \.admin.token, .reloadable, isSecret: true),
             .list("security.signing_keys", \.security.signingKeys, isSecret: true, parse: { $0 }),
@@ -182,6 +190,11 @@ extension Settings {
             .boolean("log.access", \.log.isAccessLogEnabled, .reloadable),
 
             .optionalAddress("metrics.listen", \.metrics.listen, .restart),
+
+            .string("s3.endpoint", \.s3.endpoint, .restart),
+            .string("s3.region", \.s3.region, .restart),
+            .string("s3.credentials_file", \.s3.credentialsFile, .restart),
+            .list("s3.source_buckets", \.s3.sourceBuckets, reload: .restart, parse: { $0 }),
 
             .mapping("presets", \.presets, .reloadable),
         ]

@@ -17,6 +17,7 @@ extension Settings {
         try validateSecrets(check)
         try validatePresets(check)
         try validateURLForms(check)
+        try validateObjectStore(check)
         try check.address(\.metrics.listen)
         if let metrics = metrics.listen, metrics == server.listen, metrics.port != 0 {
             throw check.error(\.metrics.listen, "is the same as server.listen; leave it empty to serve /metrics there")
@@ -136,6 +137,55 @@ extension Settings {
         if cache.keepsSources && cache.disk.sourcesMaxBytes == 0 {
             throw check.error(\.cache.disk.sourcesMaxBytes, "must be positive while cache.sources is true")
         }
+    }
+
+    private func validateObjectStore(_ check: Check) throws(SettingsError) {
+        let endpoint = s3.endpoint
+        if !endpoint.isEmpty {
+            let rest =
+                endpoint.hasPrefix("http://")
+                ? endpoint.dropFirst(7) : endpoint.hasPrefix("https://") ? endpoint.dropFirst(8) : nil
+            let authority = rest.map { $0.hasSuffix("/") ? $0.dropLast() : $0 }
+            guard let authority, !authority.isEmpty,
+                authority.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-.:[]".contains($0)) })
+            else {
+                throw check.error(\.s3.endpoint, "must be http(s)://host[:port] with no path, got \"\(endpoint)\"")
+            }
+        }
+        if s3.region.isEmpty || !s3.region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+            throw check.error(\.s3.region, "must be a region name such as us-east-1")
+        }
+        for bucket in s3.sourceBuckets where !Self.isBucketName(bucket) {
+            throw check.error(\.s3.sourceBuckets, "\"\(bucket)\" is not a bucket name (3-63 of a-z 0-9 . -)")
+        }
+        if !s3.sourceBuckets.isEmpty && endpoint.isEmpty {
+            throw check.error(\.s3.sourceBuckets, "needs s3.endpoint")
+        }
+        try check.duration(\.cache.shared.timeout, .milliseconds(1)...(.seconds(60)))
+        try check.range(\.cache.shared.breakerFailures, 1...1_000)
+        try check.duration(\.cache.shared.breakerPause, .milliseconds(1)...(.seconds(3_600)))
+        try check.range(\.cache.shared.putQueue, 0...100_000, "0 stores nothing (a read-only tier)")
+        let prefix = cache.shared.prefix
+        if prefix.utf8.count > 200
+            || !prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/_.-".contains($0)) })
+            || prefix.hasPrefix("/")
+        {
+            throw check.error(\.cache.shared.prefix, "must be up to 200 of A-Z a-z 0-9 / _ . - and not start with /")
+        }
+        guard cache.shared.isEnabled else { return }
+        if endpoint.isEmpty { throw check.error(\.cache.shared.isEnabled, "needs s3.endpoint") }
+        if !Self.isBucketName(cache.shared.bucket) {
+            throw check.error(\.cache.shared.bucket, "must be a bucket name (3-63 of a-z 0-9 . -)")
+        }
+    }
+
+    /// S3's bucket-name rule, which keeps a bucket from changing a request's path.
+    static func isBucketName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (3...63).contains(bytes.count) else { return false }
+        let isAlphanumeric = { (byte: UInt8) in (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
+        return isAlphanumeric(bytes[0]) && isAlphanumeric(bytes[bytes.count - 1])
+            && bytes.allSatisfy { isAlphanumeric($0) || $0 == 0x2E || $0 == 0x2D }
     }
 
     private func validateSecrets(_ check: Check) throws(SettingsError) {

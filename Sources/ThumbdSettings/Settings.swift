@@ -39,6 +39,8 @@ package struct Settings: Sendable, Equatable {
     package var log = Log()
     /// The Prometheus endpoint (`metrics.*`).
     package var metrics = Metrics()
+    /// The S3-compatible object store: the shared cache tier's and `s3://` sources' (`s3.*`).
+    package var s3 = S3()
     /// Named sets of `/thumb` parameters (`presets:`), by name: each a query string such as
     /// `w=400&h=300&fit=cover`, used by the `preset` parameter; the one named `default` applies to every request.
     /// Their names and sizes are checked here; their parameters by `/thumb`'s own parser when the service loads
@@ -184,6 +186,8 @@ package struct Settings: Sendable, Equatable {
         package var memory = Memory()
         /// The disk tier.
         package var disk = Disk()
+        /// The shared tier on the S3-compatible store (`s3.*`), for many nodes.
+        package var shared = Shared()
 
         /// The defaults.
         package init() {}
@@ -211,6 +215,30 @@ package struct Settings: Sendable, Equatable {
             /// The defaults.
             package init() {}
         }
+    }
+
+    /// `cache.shared.*`: the third tier, objects in a bucket of the `s3.*` store that every node reads and writes
+    /// (docs/scaling.md).
+    package struct Shared: Sendable, Equatable {
+        /// Whether the tier is used.
+        package var isEnabled = false
+        /// The bucket (it must exist).
+        package var bucket = ""
+        /// Prepended to every object key (letters, digits and `/_.-`).
+        package var prefix = "thumbd/"
+        /// Time a lookup or a write may take, connection included; a slower answer counts as a failure.
+        package var timeout: Duration = .seconds(1)
+        /// Failures in a row after which the tier is skipped (the breaker opens).
+        package var breakerFailures = 5
+        /// How long the tier is skipped once the breaker opens; then one request tries it again.
+        package var breakerPause: Duration = .seconds(30)
+        /// Writes under way at once; more are dropped (and counted) rather than queued without bound.
+        package var putQueue = 256
+        /// Whether source originals are stored there too (a new size of a known source then needs no origin).
+        package var keepsSources = true
+
+        /// The defaults.
+        package init() {}
     }
 
     /// `admin.*`: the cache and prefetch admin routes.
@@ -297,6 +325,24 @@ package struct Settings: Sendable, Equatable {
     package struct Metrics: Sendable, Equatable {
         /// Separate address for `GET /metrics`; nil serves it on `server.listen`.
         package var listen: ListenAddress?
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `s3.*`: the S3-compatible object store (AWS S3, MinIO, Ceph, R2...). Credentials come from
+    /// `credentials_file` or the standard `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` environment variables,
+    /// never from this file's own keys, and are never printed.
+    package struct S3: Sendable, Equatable {
+        /// `http(s)://host[:port]`, requests path-style; empty for no store.
+        package var endpoint = ""
+        /// The signing region.
+        package var region = "us-east-1"
+        /// An AWS shared-credentials file (`aws_access_key_id`, `aws_secret_access_key` of its `[default]`
+        /// section); empty reads the environment.
+        package var credentialsFile = ""
+        /// Buckets `url=s3://bucket/key` may name; empty refuses `s3://` sources.
+        package var sourceBuckets: [String] = []
 
         /// The defaults.
         package init() {}

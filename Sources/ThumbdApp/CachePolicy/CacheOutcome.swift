@@ -6,6 +6,8 @@ enum CacheOutcome: String, Sendable {
     case hitMemory = "HIT-MEMORY"
     /// From the disk tier, fresh.
     case hitDisk = "HIT-DISK"
+    /// From the shared tier (`cache.shared`): rendered by another node, or by this one before its disk was lost.
+    case hitShared = "HIT-SHARED"
     /// Rendered for this request.
     case miss = "MISS"
     /// Rendered for another request this one joined.

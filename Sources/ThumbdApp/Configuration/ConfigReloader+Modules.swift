@@ -22,7 +22,7 @@ extension ConfigReloader {
             (server.host, server.port, server.threads, server.backlog) =
                 (listener.host, listener.port, listener.threads, listener.backlog)
             self.server = server
-            fetcher = settings.originFetcherConfiguration
+            fetcher = settings.originFetcherConfiguration(objectStorage: try settings.objectStorage())
             var thumbnailer = settings.thumbnailerConfiguration
             // Settings that no key sets (encoder efforts, intermediate bands) stay as the thumbnailer has them.
             let current = components.thumbnailer.configuration

@@ -16,6 +16,29 @@ extension MetricsEndpoint {
         var evictions: Int
     }
 
+    /// The shared tier's counters (`cache.shared.enabled` only).
+    func writeSharedTier(to text: inout PrometheusText) {
+        guard let counters = sharedTier?.counters else { return }
+        text.family(MetricNames.sharedLookups, .counter, "Shared-tier lookups, by kind and result.")
+        for kind in SharedTierCounters.Kind.allCases {
+            for result in SharedTierCounters.LookupResult.allCases {
+                text.sample(
+                    MetricNames.sharedLookups, [("kind", kind.label), ("result", result.label)],
+                    counters.lookups(kind, result))
+            }
+        }
+        text.family(MetricNames.sharedPuts, .counter, "Shared-tier writes, by result.")
+        for result in SharedTierCounters.PutResult.allCases {
+            text.sample(MetricNames.sharedPuts, [("result", result.label)], counters.puts[result] ?? 0)
+        }
+        text.family(MetricNames.sharedPutsInFlight, .gauge, "Shared-tier writes under way.")
+        text.sample(MetricNames.sharedPutsInFlight, counters.putsUnderWay)
+        text.family(MetricNames.sharedBreakerOpen, .gauge, "1 while the shared tier is skipped after failures.")
+        text.sample(MetricNames.sharedBreakerOpen, counters.isOpen ? 1 : 0)
+        text.family(MetricNames.sharedBreakerOpenings, .counter, "Times the shared tier's breaker opened.")
+        text.sample(MetricNames.sharedBreakerOpenings, counters.breakerOpenings)
+    }
+
     func writeCaches(to text: inout PrometheusText) {
         var tiers: [Tier] = []
         var disks: [(name: String, statistics: DiskCache.Statistics)] = []

@@ -31,7 +31,8 @@ final class MetricsEndpoint: Sendable {
         routes: MetricsEndpoint.routes, prefixRoutes: MetricsEndpoint.prefixRoutes,
         outcomes: [
             (CacheOutcome.hitMemory.rawValue, "hit_memory"), (CacheOutcome.hitDisk.rawValue, "hit_disk"),
-            (CacheOutcome.miss.rawValue, "miss"), (CacheOutcome.coalesced.rawValue, "coalesced"),
+            (CacheOutcome.hitShared.rawValue, "hit_shared"), (CacheOutcome.miss.rawValue, "miss"),
+            (CacheOutcome.coalesced.rawValue, "coalesced"),
             (CacheOutcome.stale.rawValue, "stale"), (CacheOutcome.revalidated.rawValue, "revalidated"),
             (CacheOutcome.fallback.rawValue, "fallback"),
         ])
@@ -42,6 +43,7 @@ final class MetricsEndpoint: Sendable {
     let revalidator: Revalidator
     let renderPool: WorkerPool
     let prefetch: PrefetchService
+    let sharedTier: SharedTier?
     /// `metrics.listen`'s server settings; nil when /metrics is served on `server.listen`.
     private let ownConfiguration: HTTPServer.Configuration?
     /// The servers whose connections are counted: `main` (set once built: it takes the router this endpoint
@@ -50,8 +52,9 @@ final class MetricsEndpoint: Sendable {
 
     init(
         settings: Settings, fetcher: OriginFetcher, coordinator: RenderCoordinator, cache: ThumbnailCache,
-        revalidator: Revalidator, renderPool: WorkerPool, prefetch: PrefetchService
+        revalidator: Revalidator, renderPool: WorkerPool, prefetch: PrefetchService, sharedTier: SharedTier? = nil
     ) {
+        self.sharedTier = sharedTier
         self.prefetch = prefetch
         self.fetcher = fetcher
         self.coordinator = coordinator
@@ -149,6 +152,7 @@ final class MetricsEndpoint: Sendable {
         requests.write(to: &text)
         writeConnections(to: &text)
         writeCaches(to: &text)
+        writeSharedTier(to: &text)
         writeOrigin(to: &text)
         writeRenders(to: &text)
         writePrefetch(to: &text)

@@ -25,8 +25,9 @@ final class RenderCoordinator: Sendable {
     /// Receives the result and how this waiter entered (for `X-Cache: MISS` or `COALESCED`).
     typealias Completion = @Sendable (Result<RenderedVariant, ServiceError>, Admission) -> Void
 
-    /// How a request entered: it started the work, or joined work already under way.
-    enum Admission: Sendable { case started, joined }
+    /// How a request entered: it started the work, or joined work already under way; or (whichever it was) its
+    /// answer came from the shared tier, rendered by another node.
+    enum Admission: Sendable { case started, joined, shared }
 
     /// Identifies one waiter, to let it leave.
     struct Ticket: Sendable {
@@ -42,6 +43,7 @@ final class RenderCoordinator: Sendable {
     private let intermediates: IntermediateCache?
     private let policy: SharedFreshnessPolicy
     private let watermarks: WatermarkSource
+    private let shared: SharedTier?
     private let state = Mutex(State())
     private let counts = RenderCounters()
 
@@ -59,11 +61,14 @@ final class RenderCoordinator: Sendable {
     ///     (the output bytes are the same either way).
     ///   - watermarks: where a plan's watermark comes from (its URL is fetched after the source, on the same
     ///     flight: a client that leaves cancels it like the source's fetch).
+    ///   - shared: the shared tier, asked for the thumbnail and then for the original before the origin, and
+    ///     given what this node rendered and fetched; `nil` for none.
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache? = nil,
         policy: SharedFreshnessPolicy = SharedFreshnessPolicy(FreshnessPolicy(Settings.Cache())),
-        intermediates: IntermediateCache? = nil, watermarks: WatermarkSource = .none
+        intermediates: IntermediateCache? = nil, watermarks: WatermarkSource = .none, shared: SharedTier? = nil
     ) {
+        self.shared = shared
         self.watermarks = watermarks
         self.intermediates = intermediates
         self.fetcher = fetcher
@@ -125,7 +130,7 @@ final class RenderCoordinator: Sendable {
         case .started:
             counts.flightsStarted.increment()
             startFetch(key, flight: flight, priority: priority)
-        case .joined:
+        case .joined, .shared:  // (.shared is only ever an answer's, never an entry's)
             counts.coalescedJoins.increment()
             promote(promotion)
         }
@@ -180,10 +185,49 @@ final class RenderCoordinator: Sendable {
 
     // MARK: - Stages
 
-    /// Takes the source from the source cache when it holds a fresh copy, else from the origin.
+    /// The first stage: the shared tier's copy of the thumbnail when there is one, else the source.
     private func startFetch(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
+        guard let shared else {
+            startSourceLookup(key, flight: flight, priority: priority)
+            return
+        }
+        let ticket = shared.lookup(key) { [self] lookup in
+            switch lookup {
+            case .hit(let variant):
+                cache?.store(key, variant)  // promoted to disk and memory before anyone is answered
+                finish(key, flight: flight, result: .success(variant), answeredFromShared: true)
+                return
+            case .miss(let replace):
+                state.withLock { _ in flight.sharedWrite = replace ? .replace : .ifAbsent }
+            case .unavailable:
+                // The store failed: asking it for the original, or writing to it, would only add to the load.
+                state.withLock { _ in flight.isSharedUnavailable = true }
+            }
+            continueAfterShared(key, flight: flight)
+        }
+        guard let ticket else {  // the breaker skips the tier
+            startSourceLookup(key, flight: flight, priority: priority)
+            return
+        }
+        let abandoned = state.withLock { _ -> Bool in
+            flight.fetchTicket = ticket
+            return flight.stage == .abandoned
+        }
+        if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
+    }
+
+    /// After a shared-tier lookup: the source, at the flight's priority as it is now (a client may have joined a
+    /// background flight meanwhile), unless every waiter left.
+    private func continueAfterShared(_ key: VariantKey, flight: Flight) {
+        guard let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) else { return }
+        startSourceLookup(key, flight: flight, priority: priority)
+    }
+
+    /// Takes the source from the source cache when it holds a fresh copy, else from the shared tier, else from
+    /// the origin.
+    private func startSourceLookup(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
         guard let cache else {
-            startOriginFetch(key, flight: flight, priority: priority)
+            startSharedSourceLookup(key, flight: flight, priority: priority)
             return
         }
         let queued = cache.lookupSource(key.source) { [self] source in
@@ -192,10 +236,44 @@ final class RenderCoordinator: Sendable {
                 fetched(key, flight: flight, result: .success(source), sourceWasCached: true)
             } else if let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) {
                 // The priority as it is now: a client may have joined a background flight during the lookup.
-                startOriginFetch(key, flight: flight, priority: priority)
+                startSharedSourceLookup(key, flight: flight, priority: priority)
             }
         }
-        if !queued { startOriginFetch(key, flight: flight, priority: priority) }
+        if !queued { startSharedSourceLookup(key, flight: flight, priority: priority) }
+    }
+
+    /// The shared tier's copy of the original (when it keeps originals), else the origin.
+    private func startSharedSourceLookup(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
+        guard let shared, shared.keepsSources, !state.withLock({ _ in flight.isSharedUnavailable }) else {
+            startOriginFetch(key, flight: flight, priority: priority)
+            return
+        }
+        let ticket = shared.lookupSource(key.source) { [self] lookup in
+            switch lookup {
+            case .hit(let source):
+                // Not from this node's source cache: `fetched` keeps it there, and does not write it back.
+                state.withLock { _ in flight.sourceWrite = .none }
+                fetched(key, flight: flight, result: .success(source), sourceWasCached: false)
+                return
+            case .miss(let replace):
+                state.withLock { _ in flight.sourceWrite = replace ? .replace : .ifAbsent }
+            case .unavailable:
+                break
+            }
+            guard let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) else {
+                return
+            }
+            startOriginFetch(key, flight: flight, priority: priority)
+        }
+        guard let ticket else {
+            startOriginFetch(key, flight: flight, priority: priority)
+            return
+        }
+        let abandoned = state.withLock { _ -> Bool in
+            flight.fetchTicket = ticket
+            return flight.stage == .abandoned
+        }
+        if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
     }
 
     private func startOriginFetch(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
@@ -239,10 +317,12 @@ final class RenderCoordinator: Sendable {
         case .success(let source):
             // Kept as soon as it arrives, not after the render: another size of this source asked for during
             // the render then finds it instead of fetching it again.
-            if !sourceWasCached, let cache,
+            if !sourceWasCached,
                 case .store(let freshness) = policy.current.decide(source.headers, receivedAt: Timestamp.now())
             {
-                cache.storeSource(source, url: key.source, freshness: freshness)
+                cache?.storeSource(source, url: key.source, freshness: freshness)
+                // Written to the shared tier once the render has answered (only when it came from the origin).
+                state.withLock { _ in flight.sourceToShare = (source, freshness) }
             }
             if let watermark = key.spec.operations.watermark {
                 fetchWatermark(watermark, key, flight: flight, source: source)
@@ -334,6 +414,23 @@ final class RenderCoordinator: Sendable {
         counts.rendersFinished.increment()
         let answered = finish(key, flight: flight, result: result)
         if answered == 0 { counts.rendersUnattended.increment() }
+        share(key, flight: flight, result: result)
+    }
+
+    /// After the clients have their answer: what this node rendered, and the original it fetched, go to the
+    /// shared tier (when its lookups found nothing there, or something to overwrite).
+    private func share(_ key: VariantKey, flight: Flight, result: Result<RenderedVariant, ServiceError>) {
+        guard let shared else { return }
+        let (variantWrite, sourceWrite, source) = state.withLock { _ in
+            defer { flight.sourceToShare = nil }
+            return (flight.sharedWrite, flight.sourceWrite, flight.sourceToShare)
+        }
+        if case .success(let variant) = result, variantWrite != .none {
+            shared.store(key, variant, replacing: variantWrite == .replace)
+        }
+        if let (source, freshness) = source, sourceWrite != .none {
+            shared.storeSource(source, url: key.source, freshness: freshness, replacing: sourceWrite == .replace)
+        }
     }
 
     /// A rendered thumbnail with the freshness the source's caching headers give it (none when the origin
@@ -353,7 +450,10 @@ final class RenderCoordinator: Sendable {
     /// Removes the flight and answers every waiter still there, outside the lock.
     /// - Returns: how many waiters were answered.
     @discardableResult
-    private func finish(_ key: VariantKey, flight: Flight, result: Result<RenderedVariant, ServiceError>) -> Int {
+    private func finish(
+        _ key: VariantKey, flight: Flight, result: Result<RenderedVariant, ServiceError>,
+        answeredFromShared: Bool = false
+    ) -> Int {
         let waiters = state.withLock { state -> [Flight.Waiter] in
             if state.flights[key] === flight { state.flights[key] = nil }
             flight.stage = .finished
@@ -361,7 +461,7 @@ final class RenderCoordinator: Sendable {
             defer { flight.waiters.removeAll() }
             return flight.waiters
         }
-        for waiter in waiters { waiter.completion(result, waiter.admission) }
+        for waiter in waiters { waiter.completion(result, answeredFromShared ? .shared : waiter.admission) }
         return waiters.count
     }
 }
@@ -378,6 +478,24 @@ private final class Flight: @unchecked Sendable {
     var priority: FetchPriority
     var fetchTicket: FetchTicket?
     var renderJob: WorkerPool.Job?
+    /// How the thumbnail goes to the shared tier after the render: as the shared lookup found it.
+    var sharedWrite = SharedWrite.none
+    /// How the original goes there: as the shared source lookup found it.
+    var sourceWrite = SharedWrite.none
+    /// Whether the shared tier failed this flight's thumbnail lookup (then it is not asked for the original).
+    var isSharedUnavailable = false
+    /// The original fetched from the origin for this flight, with its freshness, to share after the render.
+    var sourceToShare: (FetchedSource, DiskCache.Freshness)?
+
+    /// Whether and how to write to the shared tier.
+    enum SharedWrite {
+        /// Not at all: no tier, it failed, or the value came from it.
+        case none
+        /// Unless another node stored it first (`If-None-Match: *`).
+        case ifAbsent
+        /// Over what is there (a corrupt or expired object).
+        case replace
+    }
 
     /// What to raise when a client joins this background flight now.
     var promotion: RenderCoordinator.Promotion {

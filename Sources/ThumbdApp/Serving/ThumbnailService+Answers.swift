@@ -82,7 +82,7 @@ extension ThumbnailService {
     ) {
         let (ticket, _) = coordinator.request(key, priority: .interactive) { [self] result, admission in
             respond(
-                result, key: key, outcome: admission == .started ? .miss : .coalesced, conditions: conditions, responder
+                result, key: key, outcome: admission.cacheOutcome, conditions: conditions, responder
             )
         }
         let coordinator = self.coordinator
@@ -110,6 +110,17 @@ extension ThumbnailService {
             var response = errorResponse.response
             Self.addCacheHeaders(&response, outcome, age: 0)
             responder.respond(response)
+        }
+    }
+}
+
+extension RenderCoordinator.Admission {
+    /// The `X-Cache` of an answer that went through the coordinator.
+    var cacheOutcome: CacheOutcome {
+        switch self {
+        case .started: .miss
+        case .joined: .coalesced
+        case .shared: .hitShared
         }
     }
 }

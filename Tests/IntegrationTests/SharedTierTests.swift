@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+import ThumbdTestSupport
+
+@testable import ThumbdApp
+
+extension Integration {
+    /// The shared tier (`cache.shared`) and `s3://` sources against moto's S3 server with its signature checks on
+    /// (``MotoServer``): two whole services on separate disks share one bucket, with one counting origin. Every
+    /// request to moto is signed by libcurl (`CURLOPT_AWS_SIGV4`) on the fetch thread; a wrong secret is refused by
+    /// moto itself.
+    @Suite(.serialized, .timeLimit(.minutes(3))) struct SharedTierTests {
+        static let bucket = "shared"
+        static let sourceBucket = "photos"
+
+        /// The keys a node of the shared tier adds to the base configuration.
+        static func overrides(_ moto: MotoServer, credentials: String, _ extra: [String: String] = [:]) -> [String:
+            String]
+        {
+            [
+                "s3.endpoint": moto.endpoint,
+                "s3.credentials_file": credentials,
+                "s3.source_buckets": "[\(sourceBucket)]",
+                "cache.shared.enabled": "true",
+                "cache.shared.bucket": bucket,
+                "cache.shared.prefix": "test/",
+                "cache.shared.breaker_failures": "3",
+                "cache.shared.breaker_pause": "30s",
+            ].merging(extra) { _, new in new }
+        }
+
+        static func credentials(_ moto: MotoServer, secret: String? = nil) throws -> (TempDirectory, String) {
+            let directory = try TempDirectory(prefix: "thumbd-s3-credentials")
+            let path = directory.appending("credentials")
+            try moto.writeCredentials(to: path, secret: secret)
+            return (directory, path)
+        }
+
+        /// Waits until `harness` has no write to the shared tier under way and has made at least `stored` (stored
+        /// or already there).
+        static func settled(_ harness: Harness, stored: Int) -> Bool {
+            waitUntil(timeout: .seconds(20)) {
+                guard let counters = harness.service.sharedTier?.counters else { return false }
+                return counters.putsUnderWay == 0
+                    && (counters.puts[.stored] ?? 0) + (counters.puts[.exists] ?? 0) >= stored
+            }
+        }
+
+        @Test func aThumbnailRenderedByOneNodeIsAnotherNodesSharedHitAndItsOriginalServesOtherSizes() async throws {
+            let moto = try await blocking { try MotoServer(buckets: [Self.bucket, Self.sourceBucket]) }
+            let (keep, credentials) = try Self.credentials(moto)
+            // Given node A and node B on their own disks, one bucket, one counting origin
+            let origin = try LoopbackOrigin(host: originHost)
+            defer { origin.stop() }
+            origin.route("/shared.jpg", .ok(Fixtures.orientation(1), contentType: "image/jpeg"))
+            let nodeA = try Harness(Self.overrides(moto, credentials: credentials), origin: origin)
+            let nodeB = try Harness(Self.overrides(moto, credentials: credentials), origin: origin)
+            let target = nodeA.thumbTarget("/shared.jpg", "w=32&format=png")
+
+            // When node A renders a thumbnail and has written it (and its original) to the shared tier
+            let first = try await nodeA.request(target)
+            #expect(first.status == 200 && first.header("x-cache") == "MISS")
+            #expect(Self.settled(nodeA, stored: 2))
+            let stored = try #require(nodeA.service.sharedTier?.counters)
+            #expect(stored.puts[.stored] == 2)
+            #expect(stored.lookups(.variant, .miss) == 1 && stored.lookups(.source, .miss) == 1)
+
+            // Then node B answers it from the shared tier: the same bytes, no render, no origin fetch
+            let second = try await nodeB.request(target)
+            #expect(second.status == 200)
+            #expect(second.header("x-cache") == "HIT-SHARED")
+            #expect(second.body == first.body)
+            #expect(second.header("etag") == first.header("etag"))
+            #expect(nodeB.service.renderCounters.rendersStarted == 0)
+            #expect(origin.hits("/shared.jpg") == 1)
+            // and promotes it: the next ask is a memory hit, without a second lookup
+            let third = try await nodeB.request(target)
+            #expect(third.header("x-cache") == "HIT-MEMORY")
+            #expect(nodeB.service.sharedTier?.counters.lookups(.variant, .hit) == 1)
+
+            // When node B is asked another size of that source
+            let other = try await nodeB.request(nodeB.thumbTarget("/shared.jpg", "w=16&format=png"))
+
+            // Then it renders from the shared original: still one origin fetch
+            #expect(other.status == 200 && other.header("x-cache") == "MISS")
+            let image = try DecodedImage(decoding: other.body)
+            #expect(image.width == 16 && image.height == 12)
+            #expect(origin.hits("/shared.jpg") == 1)
+            #expect(nodeB.service.sharedTier?.counters.lookups(.source, .hit) == 1)
+            #expect(nodeB.service.renderCounters.rendersStarted == 1)
+            withExtendedLifetime(keep) {}
+        }
+
+        @Test func aCorruptObjectIsIgnoredRenderedAgainAndOverwritten() async throws {
+            let moto = try await blocking { try MotoServer(buckets: [Self.bucket, Self.sourceBucket]) }
+            let (keep, credentials) = try Self.credentials(moto)
+            let origin = try LoopbackOrigin(host: originHost)
+            defer { origin.stop() }
+            origin.route("/corrupt.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let nodeA = try Harness(Self.overrides(moto, credentials: credentials), origin: origin)
+            let target = nodeA.thumbTarget("/corrupt.png", "w=24&format=png")
+            let first = try await nodeA.request(target)
+            #expect(first.status == 200)
+            #expect(Self.settled(nodeA, stored: 2))
+
+            // Given the stored thumbnail's bytes altered in the bucket (its metadata, checksum included, kept)
+            let altered = try await blocking { try moto.corrupt(bucket: Self.bucket, prefix: "test/v/") }
+            #expect(altered == 1)
+
+            // When node B asks for it
+            let nodeB = try Harness(Self.overrides(moto, credentials: credentials), origin: origin)
+            let second = try await nodeB.request(target)
+
+            // Then the corrupt object is never served: B renders (from the shared original) the same bytes as A
+            #expect(second.status == 200 && second.header("x-cache") == "MISS")
+            #expect(second.body == first.body)
+            #expect(nodeB.service.sharedTier?.counters.lookups(.variant, .corrupt) == 1)
+            #expect(origin.hits("/corrupt.png") == 1)
+            // and overwrites it without a condition, so node C gets a good copy
+            #expect(Self.settled(nodeB, stored: 1))
+            #expect(nodeB.service.sharedTier?.counters.puts[.stored] == 1)
+            let nodeC = try Harness(Self.overrides(moto, credentials: credentials), origin: origin)
+            let third = try await nodeC.request(target)
+            #expect(third.header("x-cache") == "HIT-SHARED")
+            #expect(third.body == first.body)
+            withExtendedLifetime(keep) {}
+        }
+
+        @Test func aWrongSecretIsRefusedByTheServerAndTheNodeStillAnswersFromItsOwnRender() async throws {
+            let moto = try await blocking { try MotoServer(buckets: [Self.bucket, Self.sourceBucket]) }
+            let (keep, credentials) = try Self.credentials(moto, secret: "not-the-secret-at-all")
+            let origin = try LoopbackOrigin(host: originHost)
+            defer { origin.stop() }
+            for index in 0..<6 {
+                origin.route("/wrong-\(index).png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            }
+            let node = try Harness(Self.overrides(moto, credentials: credentials), origin: origin)
+
+            // When six thumbnails are asked with a secret moto does not know
+            for index in 0..<6 {
+                let response = try await node.request(node.thumbTarget("/wrong-\(index).png", "w=32&format=png"))
+                // Then every one is rendered and answered
+                #expect(response.status == 200 && response.header("x-cache") == "MISS")
+                #expect(try DecodedImage(decoding: response.body).width == 32)
+            }
+            // and moto refused the signed lookups (errors; a failed thumbnail lookup skips the original's), until the
+            // breaker stopped asking after three
+            let counters = try #require(node.service.sharedTier?.counters)
+            #expect(counters.lookups(.variant, .error) == 3)
+            #expect(counters.lookups(.variant, .skipped) == 3)
+            #expect(counters.isOpen && counters.breakerOpenings == 1)
+            #expect(counters.puts[.stored] == 0)
+            withExtendedLifetime(keep) {}
+        }
+
+        @Test func withTheStoreDownEveryRequestIsAnsweredAndAttemptsAreBoundedByTheBreaker() async throws {
+            let moto = try await blocking { try MotoServer(buckets: [Self.bucket, Self.sourceBucket]) }
+            let (keep, credentials) = try Self.credentials(moto)
+            let origin = try LoopbackOrigin(host: originHost)
+            defer { origin.stop() }
+            for index in 0..<40 {
+                origin.route("/down-\(index).png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            }
+            let node = try Harness(Self.overrides(moto, credentials: credentials), origin: origin)
+            // Given the store stopped
+            try await blocking { moto.stop() }
+
+            // When 40 new thumbnails are asked
+            var statuses: [Int] = []
+            for index in 0..<40 {
+                statuses.append(try await node.request(node.thumbTarget("/down-\(index).png", "w=16")).status)
+            }
+
+            // Then all are answered, and the store was tried three times, then skipped
+            #expect(statuses == Array(repeating: 200, count: 40))
+            let counters = try #require(node.service.sharedTier?.counters)
+            #expect(counters.lookups(.variant, .error) == 3)
+            #expect(counters.lookups(.variant, .skipped) == 37)
+            #expect(counters.isOpen)
+            withExtendedLifetime(keep) {}
+        }
+
+        @Test func anS3SourceIsFetchedSignedAndCachedAndOtherBucketsAreRefused() async throws {
+            let moto = try await blocking { try MotoServer(buckets: [Self.bucket, Self.sourceBucket, "private"]) }
+            let (keep, credentials) = try Self.credentials(moto)
+            let fixture = Fixtures.url("quadrants.png").path
+            try await blocking {
+                try moto.put(
+                    bucket: Self.sourceBucket, key: "pictures/a b+c.png", file: fixture, contentType: "image/png")
+                try moto.put(bucket: "private", key: "x.png", file: fixture, contentType: "image/png")
+            }
+            let node = try Harness(Self.overrides(moto, credentials: credentials, ["cache.shared.enabled": "false"]))
+
+            // When a listed bucket's object is asked (its key needs percent-encoding)
+            let target = Harness.thumbTarget(url: "s3://photos/pictures/a%20b%2Bc.png", "w=32&format=png")
+            let first = try await node.request(target)
+
+            // Then it is fetched (signed), rendered, and the next size comes from the source cache
+            #expect(first.status == 200, "\(String(decoding: first.body, as: UTF8.self))")
+            let image = try DecodedImage(decoding: first.body)
+            #expect(image.width == 32 && image.height == 24)
+            let second = try await node.request(Harness.thumbTarget(url: "s3://photos/pictures/a%20b%2Bc.png", "w=16"))
+            #expect(second.status == 200)
+            #expect(node.service.renderCounters.sourceCacheHits == 1)
+
+            // And a bucket not in s3.source_buckets is 403, a missing key 404, both with a JSON reason
+            let refused = try await node.request(Harness.thumbTarget(url: "s3://private/x.png"))
+            #expect(refused.status == 403)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("source not allowed"))
+            let missing = try await node.request(Harness.thumbTarget(url: "s3://photos/none.png"))
+            #expect(missing.status == 404)
+            withExtendedLifetime(keep) {}
+        }
+    }
+}
