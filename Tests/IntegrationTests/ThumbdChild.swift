@@ -54,6 +54,15 @@ final class ThumbdChild: Sendable {
         return try client.readResponse(timeout: timeout)
     }
 
+    /// The value of the sample `name` (with `labels` written as in the exposition, `kind="thumbnail",…`, or none)
+    /// in its `/metrics`; nil when it has none. Blocks the calling thread.
+    func metric(_ name: String, labels: String? = nil) throws -> Int? {
+        let text = String(decoding: try get("/metrics").body, as: UTF8.self)
+        let prefix = labels.map { "\(name){\($0)} " } ?? "\(name) "
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return nil }
+        return Double(line.dropFirst(prefix.count)).map { Int($0) }
+    }
+
     /// Graceful stop: SIGTERM, then waits up to `timeout` for the exit. Blocks the calling thread.
     func stop(timeout: Duration = .seconds(30)) -> ChildProcess.Termination? {
         process.kill(SIGTERM)
@@ -67,8 +76,11 @@ final class ThumbdChild: Sendable {
 
     /// Writes the child's configuration: the harness's base settings (origins on 127.0.0.2 allowed, two
     /// HTTP and two render threads, no access log unless `accessLog`: then one line per request on standard
-    /// output) with `log.level` set so that the `listening` line shows.
-    static func writeConfiguration(to path: String, logLevel: String = "info", accessLog: Bool = false) throws {
+    /// output) with `log.level` set so that the `listening` line shows, and `extraYAML` (more top-level sections)
+    /// after them.
+    static func writeConfiguration(
+        to path: String, logLevel: String = "info", accessLog: Bool = false, extraYAML: String = ""
+    ) throws {
         let yaml = """
             server:
               listen: 127.0.0.1:0
@@ -82,7 +94,7 @@ final class ThumbdChild: Sendable {
               level: \(logLevel)
 
             """
-        try Data(yaml.utf8).write(to: URL(fileURLWithPath: path))
+        try Data((yaml + extraYAML).utf8).write(to: URL(fileURLWithPath: path))
     }
 
     /// thumbd did not start listening in time.
