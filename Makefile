@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 APT_PACKAGES := libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
 # Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests);
-# python3-venv holds the URL builders from PyPI (Tests/Builders/requirements.txt) in .venv-test/; haproxy (2.6 on
+# python3-venv holds the URL builders and moto from PyPI (Tests/Builders/requirements.txt) in .venv-test/; haproxy (2.6 on
 # Debian 12) runs deploy/cluster/haproxy.cfg in front of several thumbd processes (Tests/IntegrationTests/ClusterTests),
 # nginx (1.22) runs deploy/cluster/nginx.conf the same way (ClusterNginxTests).
 APT_TEST_PACKAGES := chromium python3-venv haproxy nginx
@@ -26,8 +26,9 @@ deps:
 test-deps:
 	@$(MAKE) --no-print-directory install-packages PACKAGES="$(APT_TEST_PACKAGES)"
 
-# The pinned PyPI packages the integration tests build thumbor's and imgproxy's URLs with, in a git-ignored virtual
-# environment; made again when Tests/Builders/requirements.txt changes.
+# The pinned PyPI packages of the integration tests (thumbor's and imgproxy's URL builders; moto's S3 server for the
+# shared tier and s3:// sources), in a git-ignored virtual environment; made again when
+# Tests/Builders/requirements.txt changes.
 test-venv: test-deps $(TEST_VENV)/.installed
 
 $(TEST_VENV)/.installed: Tests/Builders/requirements.txt

@@ -59,6 +59,23 @@ package enum StatusPage {
         }
         html += "</tbody></table></section>"
 
+        let shared = report.sharedTier
+        if shared.enabled {
+            html += "<section id=\"shared\"><h2>Shared tier</h2><p>Breaker: <b id=\"shared-breaker\">"
+            html += shared.breakerOpen ? "open (skipped)" : "closed"
+            html += "</b></p><table><thead><tr><th></th><th>hits</th><th>misses</th><th>errors</th><th>skipped</th>"
+            html += "<th>unusable</th></tr></thead><tbody><tr id=\"shared-lookups\"><th>lookups</th>"
+            for count in [shared.hits, shared.misses, shared.errors, shared.skipped, shared.unusable] {
+                html += "<td data-value=\"\(count)\">\(count)</td>"
+            }
+            html += "</tr></tbody><thead><tr><th></th><th>stored</th><th>already there</th><th>errors</th>"
+            html += "<th>dropped</th><th></th></tr></thead><tbody><tr id=\"shared-writes\"><th>writes</th>"
+            for count in [shared.stored, shared.alreadyStored, shared.writeErrors, shared.dropped] {
+                html += "<td data-value=\"\(count)\">\(count)</td>"
+            }
+            html += "<td></td></tr></tbody></table></section>"
+        }
+
         let requests = report.requests
         html += "<section id=\"requests\"><h2>Requests per second</h2>"
         html += chart(requests.buckets, bucketSeconds: requests.bucketSeconds)

@@ -35,6 +35,44 @@ package struct StatusReport: Sendable, Encodable, Equatable {
         }
     }
 
+    /// The shared tier on S3-compatible storage (`cache.shared`), since start.
+    package struct SharedTier: Sendable, Encodable, Equatable {
+        /// False when the tier is off (its numbers are 0).
+        package var enabled: Bool
+        /// True while the breaker skips the tier after failures.
+        package var breakerOpen: Bool
+        /// Lookups (thumbnails and originals): fresh intact objects, none, failures, skipped by the breaker,
+        /// and unusable objects (corrupt or expired, overwritten).
+        package var hits: Int
+        package var misses: Int
+        package var errors: Int
+        package var skipped: Int
+        package var unusable: Int
+        /// Writes: stored, already stored by another node, failed, dropped (queue full or breaker open).
+        package var stored: Int
+        package var alreadyStored: Int
+        package var writeErrors: Int
+        package var dropped: Int
+
+        package init(
+            enabled: Bool, breakerOpen: Bool = false, hits: Int = 0, misses: Int = 0, errors: Int = 0,
+            skipped: Int = 0, unusable: Int = 0, stored: Int = 0, alreadyStored: Int = 0, writeErrors: Int = 0,
+            dropped: Int = 0
+        ) {
+            self.enabled = enabled
+            self.breakerOpen = breakerOpen
+            self.hits = hits
+            self.misses = misses
+            self.errors = errors
+            self.skipped = skipped
+            self.unusable = unusable
+            self.stored = stored
+            self.alreadyStored = alreadyStored
+            self.writeErrors = writeErrors
+            self.dropped = dropped
+        }
+    }
+
     /// Responses over the last 10 minutes.
     package struct Requests: Sendable, Encodable, Equatable {
         /// Responses since start.
@@ -137,6 +175,7 @@ package struct StatusReport: Sendable, Encodable, Equatable {
     package var signing: Bool
     package var hitRatio: HitRatio
     package var tiers: [Tier]
+    package var sharedTier: SharedTier
     package var requests: Requests
     package var inFlight: InFlight
     package var topSources: TopSources
@@ -144,9 +183,11 @@ package struct StatusReport: Sendable, Encodable, Equatable {
     package var recentErrors: [RecentError]
 
     package init(
-        generatedAt: String, uptimeSeconds: Int, signing: Bool, hitRatio: HitRatio, tiers: [Tier], requests: Requests,
-        inFlight: InFlight, topSources: TopSources, recentErrors: [RecentError]
+        generatedAt: String, uptimeSeconds: Int, signing: Bool, hitRatio: HitRatio, tiers: [Tier],
+        sharedTier: SharedTier = SharedTier(enabled: false), requests: Requests, inFlight: InFlight,
+        topSources: TopSources, recentErrors: [RecentError]
     ) {
+        self.sharedTier = sharedTier
         self.generatedAt = generatedAt
         self.uptimeSeconds = uptimeSeconds
         self.signing = signing

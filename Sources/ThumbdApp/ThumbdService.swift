@@ -158,7 +158,8 @@ package final class ThumbdService: Sendable {
         let status = StatusService(
             token: settings.admin.token, verifier: signatureVerifier, dialectKeys: dialectKeys,
             mounts: StatusService.galleryMounts(settings),
-            cache: cache, fetcher: fetcher, coordinator: coordinator, renderPool: renderPool, activity: activity)
+            cache: cache, fetcher: fetcher, coordinator: coordinator, renderPool: renderPool, activity: activity,
+            sharedTier: sharedTier)
         status.register(in: &router)
 
         // Always installed and always called, even with the access log off: /metrics and /status count every

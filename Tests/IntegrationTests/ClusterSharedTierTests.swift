@@ -59,7 +59,9 @@ extension Integration {
             let split = sources.filter { first.nodesByKey[$0].map { Set($0).count != 1 } ?? true }
             #expect(split.isEmpty, "\(split.count) sources answered by several nodes")
             #expect(origin.requests.count == Shared.sourceCount)
-            let written = try await blocking { try Self.waitForWrites(of: [1, 2, 3].map { threeNodes[$0] }, atLeast: 4 * Shared.sourceCount) }
+            let written = try await blocking {
+                try Self.waitForWrites(of: [1, 2, 3].map { threeNodes[$0] }, atLeast: 4 * Shared.sourceCount)
+            }
             // (a thumbnail and an original per source, each written once by its one node)
             #expect(written == 4 * Shared.sourceCount)
 

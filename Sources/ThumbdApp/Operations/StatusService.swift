@@ -28,6 +28,7 @@ final class StatusService: Sendable {
     private let coordinator: RenderCoordinator
     private let renderPool: WorkerPool
     private let activity: ActivityRecorder
+    private let sharedTier: SharedTier?
     /// Whether /thumb needs signatures now (the gallery says so); follows reloads of the keys.
     private let verifier: URLSignatureVerifier
     private var signing: Bool { verifier.requiresSignature }
@@ -41,8 +42,9 @@ final class StatusService: Sendable {
         token: String, verifier: URLSignatureVerifier, dialectKeys: DialectKeys,
         mounts: GalleryForms,
         cache: ThumbnailCache, fetcher: OriginFetcher, coordinator: RenderCoordinator,
-        renderPool: WorkerPool, activity: ActivityRecorder
+        renderPool: WorkerPool, activity: ActivityRecorder, sharedTier: SharedTier? = nil
     ) {
+        self.sharedTier = sharedTier
         self.tokens = Mutex(Array(token.utf8))
         self.verifier = verifier
         self.dialectKeys = dialectKeys
@@ -142,6 +144,7 @@ final class StatusService: Sendable {
                     name: "disk_sources", enabled: sources != nil, entries: sources?.currentEntries ?? 0,
                     bytes: sources?.currentBytes ?? 0, maxBytes: sources?.maxBytes ?? 0),
             ],
+            sharedTier: sharedTierStatus(),
             requests: .init(
                 total: activity.totalRequests, bucketSeconds: ActivityRecorder.bucketSeconds,
                 buckets: activity.buckets,
@@ -164,6 +167,22 @@ final class StatusService: Sendable {
                     time: StatusReport.iso8601(unixTime: $0.unixTime), status: $0.status, method: $0.method,
                     route: LoggingRedaction.redactingSignature(in: $0.route), message: $0.message)
             })
+    }
+
+    /// The shared tier's counters, summed over thumbnails and originals.
+    private func sharedTierStatus() -> StatusReport.SharedTier {
+        guard let counters = sharedTier?.counters else { return .init(enabled: false) }
+        func lookups(_ results: SharedTierCounters.LookupResult...) -> Int {
+            SharedTierCounters.Kind.allCases.reduce(0) { total, kind in
+                total + results.reduce(0) { $0 + counters.lookups(kind, $1) }
+            }
+        }
+        return .init(
+            enabled: true, breakerOpen: counters.isOpen, hits: lookups(.hit), misses: lookups(.miss),
+            errors: lookups(.error), skipped: lookups(.skipped), unusable: lookups(.corrupt, .stale),
+            stored: counters.puts[.stored] ?? 0, alreadyStored: counters.puts[.exists] ?? 0,
+            writeErrors: counters.puts[.error] ?? 0,
+            dropped: (counters.puts[.dropped] ?? 0) + (counters.puts[.skipped] ?? 0))
     }
 
     /// Query parameters that commonly carry credentials (thumbd's `sig`, presigned S3/GCS URLs, API keys).
