@@ -8,7 +8,8 @@ extension Integration {
     /// thumbd on many nodes behind nginx (issue 18), the twin of ``ClusterTests``: the shipped
     /// `deploy/cluster/nginx.conf` (``NginxChild``) in front of three real `thumbd` processes (``ThumbdChild``),
     /// each on its own cache directory, with a counting origin. nginx hashes the `url` parameter on a ketama ring
-    /// (`hash $arg_url consistent`), so every size of a source meets the one node that holds the source.
+    /// (`hash $thumbd_source_key consistent`, `$arg_url` for `/thumb`), so every size of a source meets the one
+    /// node that holds the source. ``ClusterPathKeysTests`` does the same through thumbor's and imgproxy's forms.
     ///
     /// Who answered what: nginx's access log (the shipped `thumbd` format) names the upstream address of every
     /// request, the last one when it tried several; each node's own access log must count exactly as many

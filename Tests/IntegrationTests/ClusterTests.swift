@@ -217,9 +217,12 @@ extension Integration {
             /// The status of each target's answer, in order (0: none).
             var statuses: [Int] = []
             var failures: [String] = []
-            /// For each `url` value, the server id the balancer's log names for each of its answers, in order.
+            /// For each `url` value (``HAProxyChild/LoggedRequest/key``), the server id the balancer's log names for
+            /// each of its answers, in order.
             var nodesByKey: [String: [Int]] = [:]
-            /// `/thumb` answers per node id: as the balancer's log counts them, and as the nodes' access logs do.
+            /// The same for each target as sent.
+            var nodesByTarget: [String: [Int]] = [:]
+            /// Image answers per node id: as the balancer's log counts them, and as the nodes' access logs do.
             var proxyCounts: [Int: Int] = [:]
             var nodeCounts: [Int: Int] = [:]
 
@@ -229,16 +232,16 @@ extension Integration {
         }
 
         /// Sends `targets` through `haproxy` (``send(_:port:)``), then reads who answered each: the server
-        /// the balancer's log names, and the number of `/thumb` lines each node's own access log gained. Waits up
+        /// the balancer's log names, and the number of image lines each node's own access log gained. Waits up
         /// to 10 s for both logs to hold every answer. Blocks the calling thread.
         static func ask(_ targets: [String], through haproxy: some ClusterBalancer, of cluster: Cluster) -> Round {
-            let proxyMark = haproxy.thumbRequests().count
+            let proxyMark = haproxy.imageRequests().count
             let nodeMarks = cluster.accessLogCounts()
             var round = send(targets, port: haproxy.port)
             let deadline = ContinuousClock.now + .seconds(10)
             var proxyLog: ArraySlice<HAProxyChild.LoggedRequest> = []
             repeat {
-                proxyLog = haproxy.thumbRequests().dropFirst(proxyMark)
+                proxyLog = haproxy.imageRequests().dropFirst(proxyMark)
                 round.nodeCounts = cluster.accessLogCounts(since: nodeMarks)
                 if proxyLog.count >= round.answered && round.nodeCounts.values.reduce(0, +) >= round.answered {
                     break
@@ -247,6 +250,7 @@ extension Integration {
             } while ContinuousClock.now < deadline
             for entry in proxyLog {
                 round.nodesByKey[entry.key, default: []].append(entry.server)
+                round.nodesByTarget[entry.target, default: []].append(entry.server)
                 round.proxyCounts[entry.server, default: 0] += 1
             }
             return round
@@ -301,12 +305,12 @@ extension Integration {
 }
 
 /// A load balancer in front of a test ``Cluster`` (HAProxy, nginx): where clients connect, and which node its log
-/// says answered each `/thumb` request.
+/// says answered each image request (`/thumb`, thumbor's and imgproxy's forms).
 protocol ClusterBalancer: Sendable {
     /// Its listening port on 127.0.0.1.
     var port: Int { get }
-    /// Every `/thumb` request logged so far with the id of the node that answered it, in order.
-    func thumbRequests() -> [HAProxyChild.LoggedRequest]
+    /// Every image request logged so far with the id of the node that answered it, in order.
+    func imageRequests() -> [HAProxyChild.LoggedRequest]
 }
 
 extension HAProxyChild: ClusterBalancer {}
@@ -332,22 +336,26 @@ struct Cluster: Sendable {
         Dictionary(uniqueKeysWithValues: nodes.keys.map { ("thumbd-\($0)", state) })
     }
 
-    /// How many `/thumb` requests each process has logged so far, by process.
-    func accessLogCounts() -> [Int] { everyNode.map { Self.thumbLines($0.child) } }
+    /// How many image requests each process has logged so far, by process.
+    func accessLogCounts() -> [Int] { everyNode.map { Self.imageLines($0.child) } }
 
-    /// `/thumb` requests logged by each node id since `marks` (from ``accessLogCounts()``).
+    /// Image requests logged by each node id since `marks` (from ``accessLogCounts()``).
     func accessLogCounts(since marks: [Int]) -> [Int: Int] {
         var counts: [Int: Int] = [:]
         for (index, node) in everyNode.enumerated() {
-            let added = Self.thumbLines(node.child) - (index < marks.count ? marks[index] : 0)
+            let added = Self.imageLines(node.child) - (index < marks.count ? marks[index] : 0)
             if added > 0 { counts[node.id, default: 0] += added }
         }
         return counts
     }
 
-    /// Lines `… method=GET path=/thumb status=200 …` in a node's access log (its standard output). A line
-    /// carries the path without the query, so it tells how many requests a node answered, not which.
-    private static func thumbLines(_ node: ThumbdChild) -> Int {
-        node.process.standardOutput.split(separator: "\n").count { $0.contains(" path=/thumb ") }
+    /// Lines `… method=GET path=/thumb status=200 …` in a node's access log (its standard output), or with a path
+    /// under the default prefixes of thumbor's and imgproxy's forms (`path=/thumbor/…`). A line carries the path
+    /// without the query (and the forms' signature segment redacted), so it tells how many requests a node
+    /// answered, not which.
+    private static func imageLines(_ node: ThumbdChild) -> Int {
+        node.process.standardOutput.split(separator: "\n").count { line in
+            line.contains(" path=/thumb ") || line.contains(" path=/thumbor/") || line.contains(" path=/imgproxy/")
+        }
     }
 }

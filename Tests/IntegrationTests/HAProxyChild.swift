@@ -100,21 +100,42 @@ final class HAProxyChild: Sendable {
         throw Failure(description: "stats: the chunked body ended early")
     }
 
-    /// A `/thumb` request in HAProxy's log: the id of the server that answered it and its `url` value.
+    /// An image request in a balancer's log: the id of the server that answered it and the target as sent.
     struct LoggedRequest: Sendable {
         var server: Int
-        var key: String
+        /// `/thumb?url=…&w=16`, `/thumbor/unsafe/16x0/…`, `/imgproxy/insecure/…`, exactly as the client sent it.
+        var target: String
+
+        /// For `/thumb?url=…`, the `url` value as sent (the targets of the tests put it first); else the target.
+        var key: String {
+            guard target.hasPrefix(Self.thumbPrefix) else { return target }
+            return String(target.dropFirst(Self.thumbPrefix.count).prefix { $0 != "&" })
+        }
+
+        private static let thumbPrefix = "/thumb?url="
+
+        /// The target between `"GET ` and ` HTTP/` in a log line, when it is an image request: `/thumb?url=`,
+        /// or a path under the default prefixes of thumbor's and imgproxy's forms.
+        static func imageTarget(in line: Substring) -> String? {
+            guard let start = line.range(of: "\"GET /"),
+                let end = line.range(of: " HTTP/", range: start.upperBound..<line.endIndex)
+            else { return nil }
+            let target = "/" + line[start.upperBound..<end.lowerBound]
+            let isImage = ["/thumb?url=", "/thumbor/", "/imgproxy/"].contains { target.hasPrefix($0) }
+            return isImage ? target : nil
+        }
     }
 
-    /// Every `/thumb` request HAProxy has logged so far (standard output, `option httplog`), in order:
-    /// `127.0.0.1:41234 [25/Nov/2026:04:07:41.254] thumbnails thumbd/thumbd-2 0/0/0/3/3 200 391 - - ---- …
-    /// "GET /thumb?url=http%3A%2F%2F…&w=16 HTTP/1.1"`. A request no server answered (`<NOSRV>`) is left out.
-    func thumbRequests() -> [LoggedRequest] {
+    /// Every image request (``LoggedRequest/imageTarget(in:)``) HAProxy has logged so far (standard output,
+    /// `option httplog`), in order: `127.0.0.1:41234 [25/Nov/2026:04:07:41.254] thumbnails thumbd/thumbd-2
+    /// 0/0/0/3/3 200 391 - - ---- … "GET /thumb?url=http%3A%2F%2F…&w=16 HTTP/1.1"`. A request no server answered
+    /// (`<NOSRV>`) is left out.
+    func imageRequests() -> [LoggedRequest] {
         process.standardOutput.split(separator: "\n").compactMap { line in
-            guard let server = line.range(of: " thumbd/thumbd-"), let request = line.range(of: "\"GET /thumb?url="),
+            guard let server = line.range(of: " thumbd/thumbd-"), let target = LoggedRequest.imageTarget(in: line),
                 let id = Int(line[server.upperBound...].prefix { $0.isNumber })
             else { return nil }
-            return LoggedRequest(server: id, key: String(line[request.upperBound...].prefix { $0 != "&" && $0 != " " }))
+            return LoggedRequest(server: id, target: target)
         }
     }
 

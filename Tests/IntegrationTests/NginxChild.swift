@@ -61,20 +61,21 @@ final class NginxChild: ClusterBalancer {
         return true
     }
 
-    /// Every `/thumb` request nginx has logged so far (`logs/access.log`, the shipped `thumbd` format), in order:
-    /// `127.0.0.1 [25/Nov/2026:04:07:41 +0000] "GET /thumb?url=http%3A%2F%2F…&w=16 HTTP/1.1" 200 391
-    /// upstream=127.0.0.1:41234 upstream_status=200 …`. The node that answered is the last address of
-    /// `upstream=` (the ones before it were tried and failed); a request no node answered is left out.
-    func thumbRequests() -> [HAProxyChild.LoggedRequest] {
+    /// Every image request (``HAProxyChild/LoggedRequest/imageTarget(in:)``) nginx has logged so far
+    /// (`logs/access.log`, the shipped `thumbd` format), in order: `127.0.0.1 [25/Nov/2026:04:07:41 +0000] "GET
+    /// /thumb?url=http%3A%2F%2F…&w=16 HTTP/1.1" 200 391 upstream=127.0.0.1:41234 upstream_status=200 …`. The node
+    /// that answered is the last address of `upstream=` (the ones before it were tried and failed); a request no
+    /// node answered is left out.
+    func imageRequests() -> [HAProxyChild.LoggedRequest] {
         let log = (try? String(contentsOfFile: directory.appending("logs/access.log"), encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
-            guard let request = line.range(of: "\"GET /thumb?url="), let upstream = line.range(of: " upstream="),
+            guard let target = HAProxyChild.LoggedRequest.imageTarget(in: line),
+                let upstream = line.range(of: " upstream="),
                 let end = line.range(of: " upstream_status=", range: upstream.upperBound..<line.endIndex),
                 let last = line[upstream.upperBound..<end.lowerBound].split(separator: ", ").last,
                 let id = idsByAddress[String(last)]
             else { return nil }
-            let key = String(line[request.upperBound...].prefix { $0 != "&" && $0 != " " })
-            return HAProxyChild.LoggedRequest(server: id, key: key)
+            return HAProxyChild.LoggedRequest(server: id, target: target)
         }
     }
 

@@ -76,8 +76,8 @@ final class ThumbdChild: Sendable {
 
     /// Writes the child's configuration: the harness's base settings (origins on 127.0.0.2 allowed, two
     /// HTTP and two render threads, no access log unless `accessLog`: then one line per request on standard
-    /// output) with `log.level` set so that the `listening` line shows, and `extraYAML` (more top-level sections)
-    /// after them.
+    /// output) with `log.level` set so that the `listening` line shows, and `extraYAML` (top-level sections the
+    /// base leaves out, such as `thumbor:` and `imgproxy:`) after it.
     static func writeConfiguration(
         to path: String, logLevel: String = "info", accessLog: Bool = false, extraYAML: String = ""
     ) throws {
@@ -92,9 +92,9 @@ final class ThumbdChild: Sendable {
             log:
               access: \(accessLog)
               level: \(logLevel)
-
+            \(extraYAML)
             """
-        try Data((yaml + extraYAML).utf8).write(to: URL(fileURLWithPath: path))
+        try Data(yaml.utf8).write(to: URL(fileURLWithPath: path))
     }
 
     /// thumbd did not start listening in time.
