@@ -181,7 +181,8 @@ final class SharedTier: Sendable {
             storage: storage, bucket: settings.bucket, key: objectKey, method: .put(upload), timeout: settings.timeout,
             priority: .background)
         fetcher.object(request) { [self] result in
-            putsUnderWay.subtract(1, ordering: .relaxed)
+            // Counted before the write leaves the gauge: one that reads "none under way" sees its outcome.
+            defer { putsUnderWay.subtract(1, ordering: .relaxed) }
             switch result {
             case .success:
                 breaker.record(success: true)
