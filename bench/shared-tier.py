@@ -195,11 +195,13 @@ def main():
         for index, target in enumerate(targets):
             for name in order[index % 3:] + order[: index % 3]:
                 record(f"miss-{name}", nodes[name], target, "MISS")
-        # The tier's writes settle.
+        # The tier's writes settle (a write is queued just after its answer leaves: give the last one a moment).
+        time.sleep(1)
         deadline = time.time() + 120
         while time.time() < deadline and nodes["tier"].metric("thumbd_shared_puts_in_flight", "") > 0:
             time.sleep(0.2)
-        stored = nodes["tier"].metric("thumbd_shared_puts_total", 'result="stored"')
+        puts = {result: nodes["tier"].metric("thumbd_shared_puts_total", f'result="{result}"')
+                for result in ["stored", "exists", "error", "dropped", "skipped"]}
         # Shared hits: a node on the tier's prefix with an empty disk; then memory hits.
         reader = Node("reader", binary, 18064, os.path.join(results, "reader"), tier("a/"), environment)
         all_nodes.append(reader)
@@ -237,7 +239,8 @@ def main():
             f"mean {statistics.mean(latencies['miss-tier']) / statistics.mean(latencies['miss-readonly']):.3f}x "
             f"(goal <= 1.05x)",
             f"- miss with the tier (lookups + PUTs) / no tier: p50 {p50['miss-tier'] / p50['miss-plain']:.3f}x",
-            f"- objects stored by the tier node: {stored:.0f}; unexpected answers: {len(unexpected)}",
+            "- the tier node's writes: " + ", ".join(f"{result} {count:.0f}" for result, count in puts.items())
+            + f"; unexpected answers: {len(unexpected)}",
         ]
         summary = "\n".join(lines) + "\n"
         with open(os.path.join(results, "summary.md"), "w") as file:
