@@ -216,6 +216,8 @@ extension Integration {
         struct Round: Sendable {
             /// The status of each target's answer, in order (0: none).
             var statuses: [Int] = []
+            /// Each target's answer, in order (nil: none).
+            var responses: [RawHTTPClient.Response?] = []
             var failures: [String] = []
             /// For each `url` value (``HAProxyChild/LoggedRequest/key``), the server id the balancer's log names for
             /// each of its answers, in order.
@@ -265,6 +267,7 @@ extension Integration {
             for target in targets {
                 guard ContinuousClock.now < deadline else {
                     round.statuses.append(0)
+                    round.responses.append(nil)
                     round.failures.append("\(target): not sent, the round's 120 s were over")
                     continue
                 }
@@ -274,6 +277,7 @@ extension Integration {
                     try connection.send(ThumbdChild.requestText(target))
                     let response = try connection.readResponse(timeout: .seconds(30))
                     round.statuses.append(response.status)
+                    round.responses.append(response)
                     // nginx closes a client's connection after keepalive_requests (1,000) answers, saying so
                     if response.header("Connection")?.lowercased() == "close" {
                         connection.close()
@@ -282,6 +286,7 @@ extension Integration {
                 } catch {
                     client = nil
                     round.statuses.append(0)
+                    round.responses.append(nil)
                     round.failures.append("\(target): \(error)")
                 }
             }
@@ -315,6 +320,31 @@ protocol ClusterBalancer: Sendable {
 
 extension HAProxyChild: ClusterBalancer {}
 
+/// A load balancer whose active health checks can be read (HAProxy's stats, Varnish's `backend.list`).
+protocol ClusterHealthChecks: Sendable {
+    /// Each node's state as the balancer sees it, by `thumbd-<id>` (HAProxy: `UP`, `DOWN`, `UP 1/2`, …;
+    /// Varnish: `healthy`, `sick`). Blocks the calling thread.
+    func serverStates() throws -> [String: String]
+}
+
+extension ClusterHealthChecks {
+    /// Waits (polling every 20 ms, up to `timeout`) until every server named in `expected` has that state;
+    /// returns the last states read. Blocks the calling thread.
+    func waitForStates(_ expected: [String: String], timeout: Duration = .seconds(10)) -> [String: String] {
+        let deadline = ContinuousClock.now + timeout
+        var states: [String: String] = [:]
+        while true {
+            states = (try? serverStates()) ?? [:]
+            if expected.allSatisfy({ states[$0.key] == $0.value }) || ContinuousClock.now >= deadline {
+                return states
+            }
+            usleep(20_000)
+        }
+    }
+}
+
+extension HAProxyChild: ClusterHealthChecks {}
+
 /// The thumbd nodes of a test cluster by id (their HAProxy server id), and what their access logs count.
 struct Cluster: Sendable {
     private var nodes: [Int: ThumbdChild] = [:]
@@ -331,7 +361,7 @@ struct Cluster: Sendable {
     /// One `server` line per node, by id.
     var servers: [HAProxyChild.Server] { nodes.keys.sorted().map { .init(id: $0, port: nodes[$0]!.port) } }
 
-    /// Every server in `state` (what HAProxy's stats should show).
+    /// Every server in `state` (what the balancer's health checks should show: ``ClusterHealthChecks``).
     func states(_ state: String) -> [String: String] {
         Dictionary(uniqueKeysWithValues: nodes.keys.map { ("thumbd-\($0)", state) })
     }

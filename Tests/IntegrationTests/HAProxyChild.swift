@@ -58,7 +58,7 @@ final class HAProxyChild: Sendable {
     }
 
     /// Each server's `status` column in the stats CSV (`UP`, `DOWN`, `UP 1/2` while a check is pending, …),
-    /// by server name. Blocks the calling thread.
+    /// by server name (`thumbd-<id>`). Blocks the calling thread.
     func serverStates() throws -> [String: String] {
         let client = try RawHTTPClient(host: "127.0.0.1", port: statsPort)
         defer { client.close() }
@@ -136,20 +136,6 @@ final class HAProxyChild: Sendable {
                 let id = Int(line[server.upperBound...].prefix { $0.isNumber })
             else { return nil }
             return LoggedRequest(server: id, target: target)
-        }
-    }
-
-    /// Waits (polling every 20 ms, up to `timeout`) until every server named in `states` has that state;
-    /// returns the last states read. Blocks the calling thread.
-    func waitForStates(_ expected: [String: String], timeout: Duration = .seconds(10)) -> [String: String] {
-        let deadline = ContinuousClock.now + timeout
-        var states: [String: String] = [:]
-        while true {
-            states = (try? serverStates()) ?? [:]
-            if expected.allSatisfy({ states[$0.key] == $0.value }) || ContinuousClock.now >= deadline {
-                return states
-            }
-            usleep(20_000)
         }
     }
 
