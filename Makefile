@@ -7,8 +7,11 @@ APT_PACKAGES := libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
 # Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests);
 # python3-venv holds the URL builders and moto from PyPI (Tests/Builders/requirements.txt) in .venv-test/; haproxy (2.6 on
 # Debian 12) runs deploy/cluster/haproxy.cfg in front of several thumbd processes (Tests/IntegrationTests/ClusterTests),
-# nginx (1.22) runs deploy/cluster/nginx.conf the same way (ClusterNginxTests).
-APT_TEST_PACKAGES := chromium python3-venv haproxy nginx
+# nginx (1.22) runs deploy/cluster/nginx.conf the same way (ClusterNginxTests), varnish (7.1) runs
+# deploy/cluster/varnish.vcl (ClusterVarnishTests). The tests start their own processes on loopback ports; on a machine
+# with systemd, Debian's packages also start services of their own (nginx's default site on :80, varnishd on :6081):
+# `systemctl disable --now haproxy nginx varnish varnishncsa` if you do not want them.
+APT_TEST_PACKAGES := chromium python3-venv haproxy nginx varnish
 TEST_VENV := .venv-test
 CONFIG ?= config/thumbd.yaml
 CACHE_DIR ?= var/cache

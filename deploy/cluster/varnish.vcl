@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: Apache-2.0
+# Varnish 7.1 (Debian 12's package) in front of N thumbd nodes, each with its own memory and disk cache, with
+# Varnish's own cache in front of them all. deploy/cluster/README.md ("Varnish in front") explains the design and
+# the figures. Tests/IntegrationTests/ClusterVarnishTests.swift checks this file (`varnishd -C -f`) and runs it, with
+# only the backends' addresses and the probe interval replaced, in front of three and then four real thumbd
+# processes.
+#
+# The one idea, as with haproxy.cfg and nginx.conf: hash the `url` query parameter (the source), not the whole URI,
+# so every size of a source is asked of the node that already holds the source and its 512 px intermediate. On top
+# of that, Varnish keeps the thumbnails it has served and answers them again without asking any node.
+#
+# On Debian, install it as /etc/varnish/default.vcl (the varnish service's -f), set the listen address and the cache
+# size in the service's ExecStart (`systemctl edit --full varnish`: -a :8080, -s malloc,<size>), and:
+#   varnishd -C -f /etc/varnish/default.vcl >/dev/null 2>&1 && echo OK   # check after an edit (it prints the
+#                                                                           # compiled C, or the error, on stderr)
+#   systemctl reload varnish        # apply it: vcl.load + vcl.use (/usr/share/varnish/varnishreload); cache kept
+
+vcl 4.1;
+
+import directors;
+import std;
+
+# Health: thumbd's /ready is 200 while it serves and 503 from the start of a graceful stop (SIGTERM), so a node
+# that is stopping or starting receives nothing new. Every probe is a request on every node, every interval.
+probe thumbd_ready {
+    .request =
+        "GET /ready HTTP/1.1"
+        "Host: thumbd"
+        "Connection: close"
+        "User-Agent: varnish-probe";
+    .expected_response = 200;
+    .interval = 2s;
+    .timeout = 2s;
+    # Healthy while at least 2 of the last 3 probes succeeded: a dead node is out after two failed probes (2-4 s),
+    # and back after two good ones; requests meanwhile are retried on the next node (vcl_backend_error below).
+    .window = 3;
+    .threshold = 2;
+    # Healthy from the start (the default, threshold - 1, starts every node sick until its first probe returns):
+    # a reload (vcl.load + vcl.use) then never finds a ring with no healthy node and answers 503. A node that is
+    # really down at that moment costs its first requests a retry, as above.
+    .initial = 2;
+}
+
+# One backend per thumbd node, all alike. Adding a node: a backend here and a line in each director in vcl_init,
+# then reload; about 1/N of the sources move to it and are fetched and rendered once more there.
+# Timeouts: connect 2 s; the first byte may take as long as thumbd's worst cold request (fetch.timeout, 10 s, + a
+# render of a large source); thumbd sends a thumbnail in one write, so the gap between bytes is short.
+backend thumbd_1 {
+    .host = "10.0.0.11";
+    .port = "8080";
+    .probe = thumbd_ready;
+    .connect_timeout = 2s;
+    .first_byte_timeout = 30s;
+    .between_bytes_timeout = 10s;
+}
+backend thumbd_2 {
+    .host = "10.0.0.12";
+    .port = "8080";
+    .probe = thumbd_ready;
+    .connect_timeout = 2s;
+    .first_byte_timeout = 30s;
+    .between_bytes_timeout = 10s;
+}
+backend thumbd_3 {
+    .host = "10.0.0.13";
+    .port = "8080";
+    .probe = thumbd_ready;
+    .connect_timeout = 2s;
+    .first_byte_timeout = 30s;
+    .between_bytes_timeout = 10s;
+}
+
+sub vcl_init {
+    # The ring. Each node's place on it comes from its `ident` (SHA-256 of ident + 1..replicas), not its address
+    # or the backend's name: give every node a fixed ident and never reuse one, so that a node replaced on a new
+    # address keeps its keys, and so that two Varnish servers in front of the same nodes agree on the ring.
+    new ring = directors.shard();
+    ring.add_backend(thumbd_1, ident = "thumbd-1");
+    ring.add_backend(thumbd_2, ident = "thumbd-2");
+    ring.add_backend(thumbd_3, ident = "thumbd-3");
+    # 1,600 points per node (HAProxy's weight 100 and nginx's weight=10 give as many). With the default 67 the
+    # shares are uneven: measured over 4,000 keys, three nodes got 30-35 % and four 23-28 %; with 1,600, 32-34 % and
+    # 24-26 %.
+    ring.reconfigure(replicas = 1600);
+    # No rampup and no warmup (both off by default; said here because both are tempting). Rampup sends part of a
+    # node's keys to the next node while the node is new or back; warmup sends a share of every key's requests to
+    # the next node all the time. Either way the second node fetches the source from its origin and renders it
+    # again: the cost the ring is there to avoid. A node that comes back answers its keys from its own disk.
+    ring.set_rampup(0s);
+    ring.set_warmup(0.0);
+
+    # Requests without a `url` parameter (/health, /metrics, /status, the pages, thumbor's and imgproxy's path
+    # forms) go round robin over the healthy nodes, as with HAProxy and nginx.
+    new spread = directors.round_robin();
+    spread.add_backend(thumbd_1);
+    spread.add_backend(thumbd_2);
+    spread.add_backend(thumbd_3);
+}
+
+sub vcl_recv {
+    if (req.method != "GET" && req.method != "HEAD") {
+        # The admin routes (DELETE /cache, POST /cache/trim, POST and DELETE /prefetch): to a node, never cached.
+        return (pass);
+    }
+    if (req.url !~ "^/thumb\?") {
+        # /health, /ready, /metrics, /status, /info, the pages, and thumbor's and imgproxy's path forms: not
+        # cached here (they are, or are not, in thumbd's own tiers).
+        return (pass);
+    }
+    # thumbd reads no cookie, and the built-in vcl_recv would not cache a request that carries one: a site's
+    # cookies on its image host would turn every thumbnail into a pass.
+    unset req.http.Cookie;
+    # Thumbnails vary with Accept (format=auto: AVIF, then WebP, else JPEG or PNG; thumbd answers `Vary: Accept`),
+    # and browsers send many spellings of it. Varnish keeps one copy per distinct Vary'd value, so Accept is cut
+    # down to what thumbd reads from it, by thumbd's own rule (AcceptHeader.swift): whether `image/avif` and
+    # `image/webp` are named with a quality above 0. Every browser then shares one of four copies per URL, and the
+    # node receives the reduced header, which asks for the same format as the original.
+    if (req.http.Accept) {
+        # The entries thumbd ignores (`image/avif;q=0`, `image/webp; foo=1; q=0.000`) first, then the two names.
+        set req.http.X-Thumbd-Accept = regsuball(req.http.Accept,
+            "(?i)(^|,)\s*image/(avif|webp)\s*;([^,]*;)?\s*q\s*=\s*0(\.0*)?\s*(;[^,]*)?(?=,|$)", "");
+        if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/avif\s*(;|,|$)") {
+            if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
+                set req.http.Accept = "image/avif,image/webp";
+            } else {
+                set req.http.Accept = "image/avif";
+            }
+        } elsif (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
+            set req.http.Accept = "image/webp";
+        } else {
+            unset req.http.Accept;
+        }
+        unset req.http.X-Thumbd-Accept;
+    }
+    # Then the built-in vcl_recv: a request with Authorization is passed, every other one looked up in the cache
+    # by URL and Host. Client hints (image.client_hints) need nothing here: thumbd names the ones it read in
+    # `Vary`, and Varnish keeps a copy per value.
+}
+
+sub vcl_backend_fetch {
+    # The node is chosen here, for each backend request, so that a retry (below) can choose again.
+    if (bereq.url ~ "^[^?]*\?([^&]*&)*?url=") {
+        # The key: the raw (percent-encoded) value of the first `url` parameter, on any path (/thumb, /info,
+        # DELETE /cache: a purge reaches the node that holds the source); w, h, fit, format and sig do not change
+        # the node. `alt = bereq.retries`: the first attempt asks the key's node (or, when the probes have marked
+        # it sick, the next healthy one on the ring); a retry skips the nodes already tried and takes the next
+        # healthy one, so a source whose node just died goes to the node that will own it once the probes notice.
+        set bereq.backend = ring.backend(by = KEY,
+            key = ring.key(regsub(bereq.url, "^[^?]*\?([^&]*&)*?url=([^&]*).*$", "\2")),
+            alt = bereq.retries);
+    } else {
+        set bereq.backend = spread.backend();
+    }
+}
+
+sub vcl_backend_error {
+    # No answer from the node: refused or reset (killed, restarting, not yet marked sick), or a timeout. A GET is
+    # safe to send twice: try the next node on the ring, at most 3 nodes in all.
+    if (bereq.retries < 2 && (bereq.method == "GET" || bereq.method == "HEAD")) {
+        return (retry);
+    }
+}
+
+sub vcl_backend_response {
+    # Which node answered, kept with the cached copy so that a hit names it too (unset it in vcl_deliver if
+    # clients should not see your nodes' names).
+    set beresp.http.X-Thumbd-Node = beresp.backend.name;
+    # 503: the node is overloaded (image.queue_limit) or stopping. Ask the next node on the ring, as for a node
+    # that does not answer. Not 502 and 504: thumbd answers them when the *origin* fails or times out, and another
+    # node would only ask the same origin again (up to fetch.timeout each).
+    if (beresp.status == 503 && bereq.retries < 2 && (bereq.method == "GET" || bereq.method == "HEAD")) {
+        return (retry);
+    }
+    if (bereq.uncacheable) {
+        return (deliver);
+    }
+    # The source, for a purge through Varnish (vcl_deliver); never shown to clients.
+    set beresp.http.X-Thumbd-Source = regsub(bereq.url, "^[^?]*\?([^&]*&)*?url=([^&]*).*$", "\2");
+    # Thumbnails are kept as long as thumbd's Cache-Control says (cache.client_max_age, minus `Age`), which the
+    # built-in vcl_backend_response reads. Errors: thumbd sends `no-store` (not cached) or, for a fallback image,
+    # `max-age=<image.fallback_ttl>`. Varnish would give an error that has neither its default_ttl (2 min), and
+    # serve any error 10 s past its TTL (default_grace): an error is kept exactly as long as thumbd says, no longer.
+    if (beresp.status >= 400) {
+        set beresp.grace = 0s;
+        if (beresp.http.Cache-Control !~ "(?i)(^|,)\s*(s-maxage|max-age)\s*=" && !beresp.http.Expires) {
+            set beresp.ttl = 0s;
+        }
+    }
+}
+
+sub vcl_deliver {
+    # A purge through Varnish (`DELETE /cache?url=…` with the admin token) that the node accepted also drops
+    # Varnish's copies of every size of that source. Only after the node's 200, so a request without the token
+    # cannot empty Varnish's cache. The key is compared as written: purge with the spelling the URLs use.
+    if (req.method == "DELETE" && req.url ~ "^/cache\?([^&]*&)*?url=" && resp.status == 200) {
+        if (!std.ban("obj.http.X-Thumbd-Source == "
+                + regsub(req.url, "^[^?]*\?([^&]*&)*?url=([^&]*).*$", "\2"))) {
+            std.log("thumbd purge: ban refused: " + std.ban_error());
+        }
+    }
+    # X-Cache names the tier that answered (thumbd: HIT-MEMORY, HIT-DISK, MISS, …); a hit here is Varnish's.
+    if (obj.hits > 0) {
+        set resp.http.X-Cache = "HIT-VARNISH";
+    }
+    unset resp.http.X-Thumbd-Source;
+}
