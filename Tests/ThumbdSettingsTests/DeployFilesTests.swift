@@ -35,6 +35,60 @@ import ThumbdTestSupport
         #expect(manifest.contains("path: /ready"))
     }
 
+    @Test func kubernetesClusterManifestLoadsWithTheSharedTierItsEnvironmentTurnsOn() throws {
+        // Given deploy/kubernetes/cluster.yaml: its ConfigMap's thumbd.yaml and the THUMBD_* values its Deployment
+        // sets, when they are loaded together, then they are valid and the shared tier is on, on the named bucket
+        let manifest = try String(
+            contentsOf: root.appendingPathComponent("deploy/kubernetes/cluster.yaml"), encoding: .utf8)
+        let embedded = try #require(Self.literalBlock(named: "thumbd.yaml", in: manifest))
+        let environment = Self.environment(in: manifest)
+        let files = try ConfigTestFiles()
+        let settings = try ConfigFile(path: try files.write(embedded), environment: environment).load()
+        #expect(settings.cache.shared.isEnabled && settings.cache.shared.bucket == "thumbd-cache")
+        #expect(!settings.s3.endpoint.isEmpty && environment.count >= 5, "\(environment)")
+        #expect(manifest.contains("replicas: 3") && manifest.contains("kind: Ingress"))
+        #expect(manifest.contains("nginx.ingress.kubernetes.io/upstream-hash-by: \"$arg_url$uri\""))
+        #expect(manifest.contains("path: /health") && manifest.contains("path: /ready"))
+        #expect(manifest.contains("name: AWS_ACCESS_KEY_ID") && manifest.contains("name: AWS_SECRET_ACCESS_KEY"))
+    }
+
+    @Test func composeClusterEnvironmentLoadsWithTheSharedTierOnMinIO() throws {
+        // Given deploy/docker-compose-cluster.yml's THUMBD_* values with deploy/thumbd.yaml, when they are loaded
+        // together, then they are valid and the shared tier is on, on the MinIO service
+        let compose = try String(
+            contentsOf: root.appendingPathComponent("deploy/docker-compose-cluster.yml"), encoding: .utf8)
+        let environment = Self.environment(in: compose)
+        let settings = try ConfigFile(
+            path: root.appendingPathComponent("deploy/thumbd.yaml").path, environment: environment
+        ).load()
+        #expect(settings.cache.shared.isEnabled && settings.cache.shared.bucket == "thumbd-cache")
+        #expect(settings.s3.endpoint == "http://minio:9000", "\(environment)")
+        #expect(compose.contains("./cluster/haproxy.cfg:") && compose.contains("store/thumbd-cache"))
+    }
+
+    /// The `THUMBD_*` values a manifest sets as text: Kubernetes' `- {name: THUMBD_X, value: "v"}` and Compose's
+    /// `THUMBD_X: v` (a value taken from the host's environment, `${…}`, is left out).
+    private static func environment(in text: String) -> [String: String] {
+        var environment: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let name: Substring
+            let value: Substring
+            if let start = trimmed.range(of: "{name: THUMBD_"), let comma = trimmed.range(of: ", value: ") {
+                name = trimmed[trimmed.index(start.upperBound, offsetBy: -7)..<comma.lowerBound]
+                value = trimmed[comma.upperBound...].dropLast()
+            } else if trimmed.hasPrefix("THUMBD_"), let colon = trimmed.range(of: ": ") {
+                name = trimmed[..<colon.lowerBound]
+                value = trimmed[colon.upperBound...]
+            } else {
+                continue
+            }
+            guard !value.contains("${") else { continue }
+            environment[String(name)] = value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        }
+        return environment
+    }
+
     /// The text of a YAML literal block `name: |` (its lines, less their common indentation), up to the first
     /// line indented no deeper than the key.
     private static func literalBlock(named name: String, in yaml: String) -> String? {
