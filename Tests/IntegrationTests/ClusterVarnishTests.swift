@@ -326,6 +326,50 @@ extension Integration {
             _ = try await blocking { varnish.stop() }
         }
 
+        @Test func everyFormOfASourceMeetsOneNodeAndVarnishKeepsEveryForm() async throws {
+            typealias Keys = ClusterPathKeysTests
+            // Given 100 sources, and three nodes mounting thumbor's and imgproxy's forms behind Varnish
+            let (origin, urls) = try Keys.origin(folders: ["src"])
+            let directory = try TempDirectory(prefix: "thumbd-cluster-varnish-keys")
+            let cluster = try await Keys.startNodes(in: directory)
+            let varnish = try await blocking { try VarnishChild(servers: cluster.servers) }
+            let healthy = try await blocking { varnish.waitForStates(cluster.states("healthy")) }
+            #expect(healthy == cluster.states("healthy"))
+
+            // When every size of every source is asked as /thumb, thumbor (the gallery's spelling, no scheme),
+            // imgproxy plain and imgproxy base64 (one key for the four, as with HAProxy)
+            let grouped = Keys.requests(urls[0], forms: [.thumb, .thumbor, .imgproxyPlain, .imgproxyBase64])
+            let first = try await blocking { Self.ask(grouped.map(\.target), through: varnish, of: cluster) }
+
+            // Then every answer is a 200 made by a node, all twelve requests of a source were answered by one node,
+            // which fetched it once
+            #expect(first.round.failures.isEmpty, "\(first.round.failures.prefix(3))")
+            #expect(first.round.statuses.allSatisfy { $0 == 200 }, "\(first.round.statusCounts)")
+            #expect(first.hits == 0)
+            #expect(first.round.proxyCounts == first.round.nodeCounts, "the answers and the nodes' logs disagree")
+            let placement = Keys.placement(first.round, grouped)
+            #expect(
+                placement.splitForms.isEmpty,
+                "\(placement.splitForms.count) forms split: \(placement.splitForms.prefix(3))")
+            #expect(
+                placement.sourcesOnSeveralNodes.isEmpty,
+                "sources on several nodes: \(placement.sourcesOnSeveralNodes.prefix(5))")
+            #expect(origin.requests.count == Keys.sourceCount)
+
+            // When the same requests are sent again
+            let again = try await blocking { Self.ask(grouped.map(\.target), through: varnish, of: cluster) }
+
+            // Then Varnish answers every form from its cache
+            #expect(again.round.statuses.allSatisfy { $0 == 200 }, "\(again.round.statusCounts)")
+            #expect(again.hits == grouped.count && again.round.nodeCounts.isEmpty, "\(again.round.nodeCounts)")
+            let ring = placement.nodesBySource.compactMapValues(\.first)
+            print(
+                "ClusterVarnishTests: \(grouped.count) requests (4 forms x 3 widths x \(Keys.sourceCount) sources): "
+                    + "\(origin.requests.count) origin fetches, sources per node \(Keys.shares(ring)); again: "
+                    + "\(again.hits) Varnish hits")
+            _ = try await blocking { varnish.stop() }
+        }
+
         // MARK: - Helpers
 
         /// A round through Varnish: the shared ``ClusterTests/Round`` (who answered each key, by `X-Thumbd-Node`;
@@ -351,8 +395,8 @@ extension Integration {
             }
         }
 
-        /// Sends `targets` (`/thumb?url=…&…`) through `varnish` one at a time, then reads who answered each from
-        /// the answers, and waits (up to 10 s) until the nodes' access logs and varnishd's `MAIN.backend_req` hold
+        /// Sends `targets` through `varnish` one at a time, then reads who answered each from the answers (by
+        /// target, and by `url` value for `/thumb?url=…` targets), and waits (up to 10 s) until the nodes' access logs and varnishd's `MAIN.backend_req` hold
         /// every answer Varnish fetched, then 200 ms more for any they should not hold. Blocks the calling thread.
         static func ask(_ targets: [String], through varnish: VarnishChild, of cluster: Cluster) -> VarnishRound {
             let nodeMarks = cluster.accessLogCounts()
@@ -362,8 +406,11 @@ extension Integration {
                 guard let response, let name = response.header("X-Thumbd-Node"),
                     let node = Int(name.dropFirst("thumbd_".count))
                 else { continue }
-                let key = String(target.dropFirst("/thumb?url=".count).prefix { $0 != "&" })
-                result.round.nodesByKey[key, default: []].append(node)
+                if target.hasPrefix("/thumb?url=") {
+                    let key = String(target.dropFirst("/thumb?url=".count).prefix { $0 != "&" })
+                    result.round.nodesByKey[key, default: []].append(node)
+                }
+                result.round.nodesByTarget[target, default: []].append(node)
                 if response.header("X-Cache") == "HIT-VARNISH" {
                     result.hits += 1
                 } else {

@@ -3,11 +3,12 @@
 # Varnish's own cache in front of them all. deploy/cluster/README.md ("Varnish in front") explains the design and
 # the figures. Tests/IntegrationTests/ClusterVarnishTests.swift checks this file (`varnishd -C -f`) and runs it, with
 # only the backends' addresses and the probe interval replaced, in front of three and then four real thumbd
-# processes.
+# processes, and in front of three that mount thumbor's and imgproxy's forms.
 #
-# The one idea, as with haproxy.cfg and nginx.conf: hash the `url` query parameter (the source), not the whole URI,
-# so every size of a source is asked of the node that already holds the source and its 512 px intermediate. On top
-# of that, Varnish keeps the thumbnails it has served and answers them again without asking any node.
+# The one idea, as with haproxy.cfg and nginx.conf: hash the source (/thumb's `url` parameter, or the source in
+# thumbor's and imgproxy's paths), not the whole URI, so every size of a source is asked of the node that already
+# holds the source and its 512 px intermediate. On top of that, Varnish keeps the thumbnails it has served and
+# answers them again without asking any node.
 #
 # On Debian, install it as /etc/varnish/default.vcl (the varnish service's -f), set the listen address and the cache
 # size in the service's ExecStart (`systemctl edit --full varnish`: -a :8080, -s malloc,<size>), and:
@@ -17,6 +18,7 @@
 
 vcl 4.1;
 
+import blob;
 import directors;
 import std;
 
@@ -98,13 +100,64 @@ sub vcl_init {
 }
 
 sub vcl_recv {
+    # The key: the source, which tells the node that holds it (vcl_backend_fetch hands it to the ring), whichever
+    # of the three URL forms asks for it, written as thumbd's builders write a /thumb `url`: the same key as
+    # haproxy.cfg's txn.source_key, made with the same steps (deploy/cluster/README.md, "The key"). vmod_blob does
+    # the decoding and the encoding; each decoding is guarded, since a failed one would fail the request. Never a
+    # client's own header.
+    unset req.http.X-Thumbd-Key;
+    if (req.url ~ "^/thumbor/") {
+        # thumbor's form: the image, after the signature and the optional parts in thumbor's order (filters end at
+        # the first `)/`), up to the query string; read as thumbd reads it: percent-decoded once, a `http:/` mended,
+        # `http://` put in front of a bare host.
+        # (One expression, on one line: a regular expression in VCL is a single literal.)
+        set req.http.X-Thumbd-Key = regsub(req.url, "^/thumbor/[^/?]*/(?:debug/)?(?:meta/)?(?:trim(?::top-left|:bottom-right)?(?::[0-9]+)?/)?(?:[0-9.]+x[0-9.]+:[0-9.]+x[0-9.]+/)?(?:(?:adaptive-)?(?:full-)?fit-in/)?(?:-?(?:[0-9]*|orig)x-?(?:[0-9]*|orig)/)?(?:(?:left|right|center)/)?(?:(?:top|middle|bottom)/)?(?:smart/)?(?:filters:[^?]*?\)/)?([^?]*).*$", "\1");
+        if (req.http.X-Thumbd-Key !~ "%(?![0-9A-Fa-f]{2})") {
+            set req.http.X-Thumbd-Key = blob.transcode(decoding = URL, encoded = req.http.X-Thumbd-Key);
+        }
+        set req.http.X-Thumbd-Key = regsub(req.http.X-Thumbd-Key, "(?i)^(https?:/)([^/])", "\1/\2");
+        if (req.http.X-Thumbd-Key !~ "^[^/]*://") {
+            set req.http.X-Thumbd-Key = "http://" + req.http.X-Thumbd-Key;
+        }
+        set req.http.X-Thumbd-Key = blob.transcode(encoding = URL, case = UPPER, encoded = req.http.X-Thumbd-Key);
+    } elsif (req.url ~ "^/imgproxy/(?:info/)?[^/?]*/(?:[^/?]*(?::|%3A)[^/?]*/)*plain/") {
+        # imgproxy's plain form (`info/` included): the source after the signature and the options (the segments
+        # holding a `:` or a `%3A`), up to its `@extension`, a `scheme:/` mended, percent-decoded.
+        set req.http.X-Thumbd-Key = regsub(req.url,
+            "^/imgproxy/(?:info/)?[^/?]*/(?:[^/?]*(?::|%3A)[^/?]*/)*plain/([^@?]*).*$", "\1");
+        set req.http.X-Thumbd-Key = regsub(req.http.X-Thumbd-Key, "^(\S+):/([^/])", "\1://\2");
+        if (req.http.X-Thumbd-Key !~ "%(?![0-9A-Fa-f]{2})") {
+            set req.http.X-Thumbd-Key = blob.transcode(decoding = URL, encoded = req.http.X-Thumbd-Key);
+        }
+        set req.http.X-Thumbd-Key = blob.transcode(encoding = URL, case = UPPER, encoded = req.http.X-Thumbd-Key);
+    } elsif (req.url ~ "^/imgproxy/") {
+        # Its base64 form: up to the `.extension`, slashes and padding dropped, decoded. Text that is not base64
+        # stays the key as it is.
+        set req.http.X-Thumbd-Key = regsuball(
+            regsub(req.url, "^/imgproxy/(?:info/)?[^/?]*/(?:[^/?]*(?::|%3A)[^/?]*/)*([^.?]*).*$", "\1"), "(/|=+$)", "");
+        if (req.http.X-Thumbd-Key ~ "^[A-Za-z0-9_-]*$" && req.http.X-Thumbd-Key !~ "^(....)*.$") {
+            set req.http.X-Thumbd-Key = blob.transcode(decoding = BASE64URLNOPAD, encoding = URL, case = UPPER,
+                encoded = req.http.X-Thumbd-Key);
+        }
+    } elsif (req.url ~ "^[^?]*\?([^&]*&)*?url=[^&]") {
+        # /thumb and every other path (/info, DELETE /cache: a purge reaches the node that holds the source): the raw
+        # value of the first `url` parameter, as sent; w, h, fit, format and sig do not change the node.
+        set req.http.X-Thumbd-Key = regsub(req.url, "^[^?]*\?([^&]*&)*?url=([^&]*).*$", "\2");
+    }
+    if (req.http.X-Thumbd-Key == "" || req.http.X-Thumbd-Key == req.url) {
+        # No source found (/health, /status, a path that did not match): round robin.
+        unset req.http.X-Thumbd-Key;
+    }
+
     if (req.method != "GET" && req.method != "HEAD") {
         # The admin routes (DELETE /cache, POST /cache/trim, POST and DELETE /prefetch): to a node, never cached.
         return (pass);
     }
-    if (req.url !~ "^/thumb\?") {
-        # /health, /ready, /metrics, /status, /info, the pages, and thumbor's and imgproxy's path forms: not
-        # cached here (they are, or are not, in thumbd's own tiers).
+    if (req.url !~ "^/(thumb\?|thumbor/|imgproxy/)") {
+        # /health, /ready, /metrics, /status, /info, the pages: not cached here (they are, or are not, in thumbd's
+        # own tiers). The thumbnail forms are (thumbor's and imgproxy's at their default prefixes: edit the
+        # expressions above and this one for others); what thumbd sends with `no-store` (errors, the forms' JSON
+        # answers) is not kept.
         return (pass);
     }
     # thumbd reads no cookie, and the built-in vcl_recv would not cache a request that carries one: a site's
@@ -139,15 +192,12 @@ sub vcl_recv {
 
 sub vcl_backend_fetch {
     # The node is chosen here, for each backend request, so that a retry (below) can choose again.
-    if (bereq.url ~ "^[^?]*\?([^&]*&)*?url=") {
-        # The key: the raw (percent-encoded) value of the first `url` parameter, on any path (/thumb, /info,
-        # DELETE /cache: a purge reaches the node that holds the source); w, h, fit, format and sig do not change
-        # the node. `alt = bereq.retries`: the first attempt asks the key's node (or, when the probes have marked
-        # it sick, the next healthy one on the ring); a retry skips the nodes already tried and takes the next
-        # healthy one, so a source whose node just died goes to the node that will own it once the probes notice.
-        set bereq.backend = ring.backend(by = KEY,
-            key = ring.key(regsub(bereq.url, "^[^?]*\?([^&]*&)*?url=([^&]*).*$", "\2")),
-            alt = bereq.retries);
+    if (bereq.http.X-Thumbd-Key) {
+        # `alt = bereq.retries`: the first attempt asks the key's node (or, when the probes have marked it sick, the
+        # next healthy one on the ring); a retry skips the nodes already tried and takes the next healthy one, so a
+        # source whose node just died goes to the node that will own it once the probes notice. (The key header
+        # travels to the node, which ignores it.)
+        set bereq.backend = ring.backend(by = KEY, key = ring.key(bereq.http.X-Thumbd-Key), alt = bereq.retries);
     } else {
         set bereq.backend = spread.backend();
     }
@@ -174,8 +224,8 @@ sub vcl_backend_response {
     if (bereq.uncacheable) {
         return (deliver);
     }
-    # The source, for a purge through Varnish (vcl_deliver); never shown to clients.
-    set beresp.http.X-Thumbd-Source = regsub(bereq.url, "^[^?]*\?([^&]*&)*?url=([^&]*).*$", "\2");
+    # The source's key, for a purge through Varnish (vcl_deliver); never shown to clients.
+    set beresp.http.X-Thumbd-Source = bereq.http.X-Thumbd-Key;
     # Thumbnails are kept as long as thumbd's Cache-Control says (cache.client_max_age, minus `Age`), which the
     # built-in vcl_backend_response reads. Errors: thumbd sends `no-store` (not cached) or, for a fallback image,
     # `max-age=<image.fallback_ttl>`. Varnish would give an error that has neither its default_ttl (2 min), and
@@ -192,9 +242,8 @@ sub vcl_deliver {
     # A purge through Varnish (`DELETE /cache?url=…` with the admin token) that the node accepted also drops
     # Varnish's copies of every size of that source. Only after the node's 200, so a request without the token
     # cannot empty Varnish's cache. The key is compared as written: purge with the spelling the URLs use.
-    if (req.method == "DELETE" && req.url ~ "^/cache\?([^&]*&)*?url=" && resp.status == 200) {
-        if (!std.ban("obj.http.X-Thumbd-Source == "
-                + regsub(req.url, "^[^?]*\?([^&]*&)*?url=([^&]*).*$", "\2"))) {
+    if (req.method == "DELETE" && req.url ~ "^/cache\?" && req.http.X-Thumbd-Key && resp.status == 200) {
+        if (!std.ban("obj.http.X-Thumbd-Source == " + req.http.X-Thumbd-Key)) {
             std.log("thumbd purge: ban refused: " + std.ban_error());
         }
     }
