@@ -203,24 +203,29 @@ final class RenderCoordinator: Sendable {
                 // The store failed: asking it for the original, or writing to it, would only add to the load.
                 state.withLock { _ in flight.isSharedUnavailable = true }
             }
-            continueAfterShared(key, flight: flight)
+            guard let priority = priorityIfWaitedFor(flight) else { return }
+            startSourceLookup(key, flight: flight, priority: priority)
         }
         guard let ticket else {  // the breaker skips the tier
             startSourceLookup(key, flight: flight, priority: priority)
             return
         }
+        hold(ticket, for: flight)
+    }
+
+    /// The flight's priority as it is now (a client may have joined a background flight during a lookup), or nil
+    /// when every waiter left: the next stage starts only then.
+    private func priorityIfWaitedFor(_ flight: Flight) -> FetchPriority? {
+        state.withLock { _ in flight.stage == .abandoned ? nil : flight.priority }
+    }
+
+    /// Makes `ticket` the one a leaving client cancels, and cancels it at once if every client has left already.
+    private func hold(_ ticket: FetchTicket, for flight: Flight) {
         let abandoned = state.withLock { _ -> Bool in
             flight.fetchTicket = ticket
             return flight.stage == .abandoned
         }
         if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
-    }
-
-    /// After a shared-tier lookup: the source, at the flight's priority as it is now (a client may have joined a
-    /// background flight meanwhile), unless every waiter left.
-    private func continueAfterShared(_ key: VariantKey, flight: Flight) {
-        guard let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) else { return }
-        startSourceLookup(key, flight: flight, priority: priority)
     }
 
     /// Takes the source from the source cache when it holds a fresh copy, else from the shared tier, else from
@@ -234,8 +239,7 @@ final class RenderCoordinator: Sendable {
             if let source {
                 counts.sourceCacheHits.increment()
                 fetched(key, flight: flight, result: .success(source), sourceWasCached: true)
-            } else if let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) {
-                // The priority as it is now: a client may have joined a background flight during the lookup.
+            } else if let priority = priorityIfWaitedFor(flight) {
                 startSharedSourceLookup(key, flight: flight, priority: priority)
             }
         }
@@ -260,20 +264,14 @@ final class RenderCoordinator: Sendable {
             case .unavailable:
                 break
             }
-            guard let priority = state.withLock({ _ in flight.stage == .abandoned ? nil : flight.priority }) else {
-                return
-            }
+            guard let priority = priorityIfWaitedFor(flight) else { return }
             startOriginFetch(key, flight: flight, priority: priority)
         }
         guard let ticket else {
             startOriginFetch(key, flight: flight, priority: priority)
             return
         }
-        let abandoned = state.withLock { _ -> Bool in
-            flight.fetchTicket = ticket
-            return flight.stage == .abandoned
-        }
-        if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
+        hold(ticket, for: flight)
     }
 
     private func startOriginFetch(_ key: VariantKey, flight: Flight, priority: FetchPriority) {
@@ -345,11 +343,7 @@ final class RenderCoordinator: Sendable {
             }
         }
         guard let ticket else { return }
-        let abandoned = state.withLock { _ -> Bool in
-            flight.fetchTicket = ticket
-            return flight.stage == .abandoned
-        }
-        if abandoned, fetcher.cancel(ticket) { counts.fetchCancellations.increment() }
+        hold(ticket, for: flight)
     }
 
     /// Hands the source (and the watermark) to a render worker.
