@@ -530,7 +530,7 @@ extension Integration {
                 ("mb with PNG", rs("fit", 32, 24, ext: "png", "mb:4000"), "q.png", refused("invalid mb")),
                 ("the extension .heic", rs("fit", 32, 24, ext: "heic"), "q.png", refused("heic")),
                 ("an unknown preset", free("pr:nope"), "q.png", refused("nope")),
-                ("an s3:// source", rs("fit", 32, 24), "s3://bucket/q.png", refused("unsupported option: s3://")),
+                ("a gs:// source", rs("fit", 32, 24), "gs://bucket/q.png", refused("unsupported option: gs://")),
             ]
         }
 

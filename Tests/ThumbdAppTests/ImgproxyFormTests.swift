@@ -417,12 +417,12 @@ import Thumbnailing
             .malformedPath(
                 "the source URL is not URL-safe base64 of UTF-8 text")
         ),
-        ("/insecure/plain/s3://bucket/a.jpg", .unsupportedOption("s3://")),
+        ("/insecure/plain/gs://bucket/a.jpg", .unsupportedOption("gs://")),
         ("/insecure/plain/local:///a.jpg", .unsupportedOption("local://")),
         (
             "/insecure/plain/ftp://example.com/a.jpg",
             .invalidValue(
-                "source", reason: "must be an absolute http or https URL")
+                "source", reason: "must be an absolute http(s) URL or s3://bucket/key")
         ),
     ]
 

@@ -153,9 +153,13 @@ import Thumbnailing
         #expect(try ThumborPath.imageURL("https:/img.test/a.jpg") == "https://img.test/a.jpg")
         #expect(try ThumborPath.imageURL("HTTPS://img.test/a.jpg") == "HTTPS://img.test/a.jpg")
         #expect(try ThumborPath.imageURL("s3://bucket/a.jpg") == "s3://bucket/a.jpg")
+        // an s3:// image is an s3:// source, as in /thumb (read only from a bucket in s3.source_buckets)
         #expect(
-            Self.error("fit-in/10x10/s3://bucket/a.jpg")
-                == .invalidValue("image", reason: "must be an absolute http or https URL"))
+            try Self.key(thumbor: "fit-in/10x10/s3://bucket/a.jpg")
+                == Self.key(thumb: "url=s3%3A%2F%2Fbucket%2Fa.jpg&w=10&h=10"))
+        #expect(
+            Self.error("fit-in/10x10/ftp://img.test/a.jpg")
+                == .invalidValue("image", reason: "must be an absolute http(s) URL or s3://bucket/key"))
     }
 
     // MARK: - Refusals

@@ -158,7 +158,7 @@ extension ThumbnailRequest {
             watermark = ThumbnailSpec.Watermark(image: .named(name, digest: digest))
         case (nil, let text?):
             guard text.utf8.count <= maxURLBytes, let url = try? SourceURL(text) else {
-                throw .invalidValue("wm_url", reason: "must be an absolute http or https URL")
+                throw .invalidValue("wm_url", reason: "must be an absolute http(s) URL or s3://bucket/key")
             }
             watermark = ThumbnailSpec.Watermark(image: .url(url.string))
         }

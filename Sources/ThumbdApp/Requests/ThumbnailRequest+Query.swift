@@ -80,7 +80,7 @@ extension ThumbnailRequest {
         do {
             source = try SourceURL(rawURL)
         } catch {
-            throw .invalidValue("url", reason: "must be an absolute http or https URL")
+            throw .invalidValue("url", reason: "must be an absolute http(s) URL or s3://bucket/key")
         }
         // The canonical form can be a little longer than what was sent (`http://a?q` is `http://a/?q`); it is what
         // the canonical query carries, so it must fit the same limit, or one spelling of a plan would be accepted

@@ -115,7 +115,7 @@ final class InfoService: Sendable {
         }
         guard let url, !url.isEmpty else { throw .missingParameter("url") }
         guard url.utf8.count <= ThumbnailRequest.maxURLBytes, let source = try? SourceURL(url) else {
-            throw .invalidValue("url", reason: "must be an absolute http or https URL")
+            throw .invalidValue("url", reason: "must be an absolute http(s) URL or s3://bucket/key")
         }
         return source
     }

@@ -49,7 +49,7 @@ extension ImgproxyForm {
         if components.sourceExtension != nil { throw .unsupportedOption("an extension on an info URL") }
         guard components.source.utf8.count <= ThumbnailRequest.maxURLBytes,
             let source = try? SourceURL(components.source)
-        else { throw .invalidValue("source", reason: "must be an absolute http or https URL") }
+        else { throw .invalidValue("source", reason: "must be an absolute http(s) URL or s3://bucket/key") }
         return (source, options)
     }
 }

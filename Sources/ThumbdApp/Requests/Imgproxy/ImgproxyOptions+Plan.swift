@@ -39,12 +39,13 @@ extension ImgproxyOptions {
         return plan
     }
 
-    /// The source: an absolute http(s) URL (checked by `/thumb`'s rules as `url`); imgproxy's storage schemes are
-    /// refused by name.
+    /// The source: an absolute http(s) URL, or `s3://bucket/key` as imgproxy writes S3 objects (checked by `/thumb`'s
+    /// rules as `url`: read from `s3.*` when the bucket is in `s3.source_buckets`); imgproxy's other storage schemes
+    /// are refused by name.
     private static func source(_ url: String, into plan: inout DialectPlan) throws(RequestError) {
         if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
             let scheme = url[..<colon].lowercased()
-            if ["local", "s3", "gs", "abs", "swift"].contains(scheme) { throw .unsupportedOption("\(scheme)://") }
+            if ["local", "gs", "abs", "swift"].contains(scheme) { throw .unsupportedOption("\(scheme)://") }
         }
         plan.set(.url, url, option: "source")
     }
