@@ -38,12 +38,7 @@ extension Integration {
         {
             let started = ContinuousClock.now
             // Given a counting origin with 300 sources (one small PNG at distinct paths)
-            let origin = try LoopbackOrigin(host: originHost)
-            let png = Fixtures.bytes("quadrants.png")
-            for index in 0..<Shared.sourceCount {
-                origin.route("/src/\(index).png", .ok(png, contentType: "image/png"))
-            }
-            let sources = (0..<Shared.sourceCount).map { Harness.percentEncoded(origin.url("/src/\($0).png")) }
+            let (origin, sources) = try ClusterTests.countingOrigin(sources: Shared.sourceCount)
             let thumbTargets = sources.flatMap { source in Shared.widths.map { "/thumb?url=\(source)&w=\($0)" } }
 
             // and three thumbd processes, each on its own cache directory, behind nginx with the shipped file
@@ -70,7 +65,7 @@ extension Integration {
             let split = sources.filter { first.nodesByKey[$0].map { Set($0).count != 1 || $0.count != 3 } ?? true }
             #expect(split.isEmpty, "\(split.count) sources not answered 3 times by one node: \(split.prefix(3))")
             #expect(origin.requests.count == Shared.sourceCount)
-            let refetched = (0..<Shared.sourceCount).filter { origin.hits("/src/\($0).png") != 1 }
+            let refetched = ClusterTests.sourcesNotFetchedOnce(by: origin, sources: Shared.sourceCount)
             #expect(refetched.isEmpty, "sources not fetched exactly once: \(refetched.prefix(5))")
             let ringOfThree = first.nodesByKey.compactMapValues { $0.first }
             print("ClusterNginxTests: 3 nodes, sources per node \(Shared.shares(ringOfThree, sources))")

@@ -171,7 +171,7 @@ extension Integration {
                 placement.sourcesOnSeveralNodes.isEmpty,
                 "sources on several nodes: \(placement.sourcesOnSeveralNodes.prefix(5))")
             #expect(origin.requests.count == Self.sourceCount)
-            let refetched = (0..<Self.sourceCount).filter { origin.hits("/src/\($0).png") != 1 }
+            let refetched = ClusterTests.sourcesNotFetchedOnce(by: origin, sources: Self.sourceCount)
             #expect(refetched.isEmpty, "sources not fetched exactly once: \(refetched.prefix(5))")
             let ring = placement.nodesBySource.compactMapValues(\.first)
             print(
@@ -225,7 +225,7 @@ extension Integration {
                 placement.sourcesOnSeveralNodes.isEmpty,
                 "sources on several nodes: \(placement.sourcesOnSeveralNodes.prefix(5))")
             #expect(origin.requests.count == Self.sourceCount)
-            let refetched = (0..<Self.sourceCount).filter { origin.hits("/src/\($0).png") != 1 }
+            let refetched = ClusterTests.sourcesNotFetchedOnce(by: origin, sources: Self.sourceCount)
             #expect(refetched.isEmpty, "sources not fetched exactly once: \(refetched.prefix(5))")
             let ring = placement.nodesBySource.compactMapValues(\.first)
             print(

@@ -15,12 +15,7 @@ extension Integration {
         @Test func aLostNodesKeysAreServedFromTheSharedTierAndComeBackToItWithAnEmptyDisk() async throws {
             let started = ContinuousClock.now
             let moto = try await blocking { try MotoServer(buckets: ["cluster"]) }
-            let origin = try LoopbackOrigin(host: originHost)
-            let png = Fixtures.bytes("quadrants.png")
-            for index in 0..<Shared.sourceCount {
-                origin.route("/src/\(index).png", .ok(png, contentType: "image/png"))
-            }
-            let sources = (0..<Shared.sourceCount).map { Harness.percentEncoded(origin.url("/src/\($0).png")) }
+            let (origin, sources) = try ClusterTests.countingOrigin(sources: Shared.sourceCount)
             let thumbTargets = sources.flatMap { source in Shared.widths.map { "/thumb?url=\(source)&w=\($0)" } }
 
             // Given three nodes on their own disks, one shared bucket, behind HAProxy with the shipped file

@@ -32,12 +32,7 @@ extension Integration {
         @Test func everySizeOfASourceMeetsOneNodeThroughANodeLossAndAFourthNodeMovesAQuarterOfTheKeys() async throws {
             let started = ContinuousClock.now
             // Given a counting origin with 300 sources (one small PNG at distinct paths)
-            let origin = try LoopbackOrigin(host: originHost)
-            let png = Fixtures.bytes("quadrants.png")
-            for index in 0..<Self.sourceCount {
-                origin.route("/src/\(index).png", .ok(png, contentType: "image/png"))
-            }
-            let sources = (0..<Self.sourceCount).map { Harness.percentEncoded(origin.url("/src/\($0).png")) }
+            let (origin, sources) = try ClusterTests.countingOrigin(sources: Self.sourceCount)
             let probes = (0..<Self.probeCount).map { Harness.percentEncoded(origin.url("/probe/\($0).png")) }
             let thumbTargets = sources.flatMap { source in Self.widths.map { "/thumb?url=\(source)&w=\($0)" } }
             let probeTargets = probes.map { "/thumb?url=\($0)&w=0" }
@@ -71,7 +66,7 @@ extension Integration {
             let split = sources.filter { first.nodesByKey[$0].map { Set($0).count != 1 || $0.count != 3 } ?? true }
             #expect(split.isEmpty, "\(split.count) sources not answered 3 times by one node: \(split.prefix(3))")
             #expect(origin.requests.count == Self.sourceCount)
-            let refetched = (0..<Self.sourceCount).filter { origin.hits("/src/\($0).png") != 1 }
+            let refetched = ClusterTests.sourcesNotFetchedOnce(by: origin, sources: Self.sourceCount)
             #expect(refetched.isEmpty, "sources not fetched exactly once: \(refetched.prefix(5))")
             let ringOfThree = first.nodesByKey.compactMapValues { $0.first }
             print("ClusterTests: 3 nodes, sources per node \(Self.shares(ringOfThree, sources))")
@@ -165,12 +160,8 @@ extension Integration {
 
         @Test func requestsForAKilledNodeAreRedispatchedBeforeTheChecksNoticeIt() async throws {
             // Given three nodes behind HAProxy whose checks would take a minute to notice a dead node
-            let origin = try LoopbackOrigin(host: originHost)
-            let png = Fixtures.bytes("quadrants.png")
-            for index in 0..<Self.sourceCount {
-                origin.route("/src/\(index).png", .ok(png, contentType: "image/png"))
-            }
-            let sources = (0..<Self.sourceCount).map { Harness.percentEncoded(origin.url("/src/\($0).png")) }
+            let (origin, sources) = try ClusterTests.countingOrigin(sources: Self.sourceCount)
+            defer { origin.stop() }  // it must serve until the test ends
             let thumbTargets = sources.flatMap { source in Self.widths.map { "/thumb?url=\(source)&w=\($0)" } }
             let directory = try TempDirectory(prefix: "thumbd-cluster")
             let configuration = directory.appending("thumbd.yaml")
@@ -211,6 +202,22 @@ extension Integration {
         }
 
         // MARK: - Helpers
+
+        /// A counting origin on 127.0.0.2 with `count` sources (one small PNG at `/src/<i>.png`), and their URLs
+        /// percent-encoded for a `url` parameter.
+        static func countingOrigin(sources count: Int) throws -> (LoopbackOrigin, [String]) {
+            let origin = try LoopbackOrigin(host: originHost)
+            let png = Fixtures.bytes("quadrants.png")
+            for index in 0..<count {
+                origin.route("/src/\(index).png", .ok(png, contentType: "image/png"))
+            }
+            return (origin, (0..<count).map { Harness.percentEncoded(origin.url("/src/\($0).png")) })
+        }
+
+        /// The indexes of the sources of ``countingOrigin(sources:)`` not fetched exactly once.
+        static func sourcesNotFetchedOnce(by origin: LoopbackOrigin, sources count: Int) -> [Int] {
+            (0..<count).filter { origin.hits("/src/\($0).png") != 1 }
+        }
 
         /// What one round of requests got back, and who answered.
         struct Round: Sendable {

@@ -38,12 +38,7 @@ extension Integration {
         {
             let started = ContinuousClock.now
             // Given a counting origin with 300 sources (one small PNG at distinct paths) and 1,700 more keys
-            let origin = try LoopbackOrigin(host: originHost)
-            let png = Fixtures.bytes("quadrants.png")
-            for index in 0..<Shared.sourceCount {
-                origin.route("/src/\(index).png", .ok(png, contentType: "image/png"))
-            }
-            let sources = (0..<Shared.sourceCount).map { Harness.percentEncoded(origin.url("/src/\($0).png")) }
+            let (origin, sources) = try ClusterTests.countingOrigin(sources: Shared.sourceCount)
             let probes = (0..<Shared.probeCount).map { Harness.percentEncoded(origin.url("/probe/\($0).png")) }
             let thumbTargets = Self.targets(sources, Shared.widths)
             let probeTargets = probes.map { "/thumb?url=\($0)&w=0" }
@@ -77,7 +72,7 @@ extension Integration {
             }
             #expect(split.isEmpty, "\(split.count) sources not answered 3 times by one node: \(split.prefix(3))")
             #expect(origin.requests.count == Shared.sourceCount)
-            let refetched = (0..<Shared.sourceCount).filter { origin.hits("/src/\($0).png") != 1 }
+            let refetched = ClusterTests.sourcesNotFetchedOnce(by: origin, sources: Shared.sourceCount)
             #expect(refetched.isEmpty, "sources not fetched exactly once: \(refetched.prefix(5))")
             let ringOfThree = first.round.nodesByKey.compactMapValues { $0.first }
             print("ClusterVarnishTests: 3 nodes, sources per node \(Shared.shares(ringOfThree, sources))")
@@ -187,12 +182,8 @@ extension Integration {
         @Test func requestsForAKilledNodeAreRetriedOnTheNextNodeBeforeTheProbesNoticeIt() async throws {
             // Given three nodes behind Varnish whose probes would take minutes to notice a dead node, and every size
             // of every source asked once
-            let origin = try LoopbackOrigin(host: originHost)
-            let png = Fixtures.bytes("quadrants.png")
-            for index in 0..<Shared.sourceCount {
-                origin.route("/src/\(index).png", .ok(png, contentType: "image/png"))
-            }
-            let sources = (0..<Shared.sourceCount).map { Harness.percentEncoded(origin.url("/src/\($0).png")) }
+            let (origin, sources) = try ClusterTests.countingOrigin(sources: Shared.sourceCount)
+            defer { origin.stop() }  // it must serve until the test ends
             let directory = try TempDirectory(prefix: "thumbd-cluster-varnish")
             let startNode = try Self.nodeStarter(in: directory)
             var nodes = Cluster()
