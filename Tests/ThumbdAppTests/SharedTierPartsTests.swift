@@ -3,6 +3,8 @@ import Caching
 import OriginFetch
 import Testing
 import ThumbdSettings
+import ThumbdTestSupport
+import Thumbnailing
 
 @testable import ThumbdApp
 
@@ -74,5 +76,45 @@ import ThumbdSettings
         #expect(throws: SettingsError.self) { try settings.objectStorage(environment: [:]) }
         settings.s3.endpoint = ""
         #expect(try settings.objectStorage(environment: [:]) == nil)
+    }
+}
+
+extension SharedTierPartsTests {
+    @Test func writesUnderWayAreBoundedInCountAndInBytes() throws {
+        // Given a store whose connections never complete (a full accept queue), so writes stay under way
+        let blackhole = try BlackholeListener()
+        let fetcher = try OriginFetcher(configuration: .init())
+        defer { fetcher.shutdown() }
+        let storage = ObjectStorage(
+            endpoint: "http://127.0.0.1:\(blackhole.port)", region: "us-east-1",
+            credentials: .init(accessKeyID: "AKIAEXAMPLE", secretAccessKey: "secret"))
+        let tier = SharedTier(
+            fetcher: fetcher, storage: storage,
+            settings: .init(
+                bucket: "bucket", prefix: "t/", timeout: .seconds(30), breakerFailures: 5, breakerPause: .seconds(30),
+                putQueue: 3, keepsSources: true, maxPutBytes: 1_000))
+        let freshness = DiskCache.Freshness(
+            validatedAt: Timestamp.now(), expiresAt: Timestamp.now().advanced(by: .seconds(60)))
+        func variant(_ bytes: Int) -> RenderedVariant {
+            RenderedVariant(bytes: [UInt8](repeating: 7, count: bytes), format: .png, freshness: freshness)
+        }
+        let spec = try ThumbnailSpec(width: 10, height: nil, format: .exactly(.png))
+        func key(_ index: Int) throws -> VariantKey {
+            VariantKey(source: try SourceURL("http://img.test/\(index).png"), spec: spec)
+        }
+
+        // When four writes of 400 bytes are asked
+        for index in 0..<4 { tier.store(try key(index), variant(400), replacing: false) }
+
+        // Then two are under way (a third would pass 1,000 bytes) and two were dropped; a small one still fits both
+        // bounds (a third slot of three, 900 bytes)
+        var counters = tier.counters
+        #expect(counters.putsUnderWay == 2 && counters.puts[.dropped] == 2)
+        tier.store(try key(4), variant(100), replacing: false)
+        counters = tier.counters
+        #expect(counters.putsUnderWay == 3 && counters.puts[.dropped] == 2)
+        // and with three under way, even a tiny write is dropped
+        tier.store(try key(5), variant(1), replacing: false)
+        #expect(tier.counters.puts[.dropped] == 3 && tier.counters.putsUnderWay == 3)
     }
 }

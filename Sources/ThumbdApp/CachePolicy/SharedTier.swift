@@ -41,6 +41,9 @@ final class SharedTier: Sendable {
     private let settings: Settings
     private let breaker: CircuitBreaker
     private let putsUnderWay = Atomic<Int>(0)
+    /// Bytes of the writes under way: each holds one copy of its body until the store answers.
+    private let putBytesUnderWay = Atomic<Int>(0)
+
     private let counts = SharedTierCounters()
     private let logger = Logger(label: "thumbd.cache.shared")
 
@@ -53,6 +56,9 @@ final class SharedTier: Sendable {
         var breakerPause: Duration
         var putQueue: Int
         var keepsSources: Bool
+        /// At most this many bytes of writes under way, whatever `putQueue` allows: 256 originals of 25 MB would
+        /// otherwise hold gigabytes. A write over it is dropped (an original larger than it is never shared).
+        var maxPutBytes = 64 << 20
     }
 
     init(fetcher: OriginFetcher, storage: ObjectStorage, settings: Settings) {
@@ -172,17 +178,28 @@ final class SharedTier: Sendable {
             counts.countPut(.dropped)
             return
         }
+        guard putBytesUnderWay.add(body.count, ordering: .relaxed).newValue <= settings.maxPutBytes else {
+            putBytesUnderWay.subtract(body.count, ordering: .relaxed)
+            putsUnderWay.subtract(1, ordering: .relaxed)
+            counts.countPut(.dropped)
+            return
+        }
         let digest = SharedObject.sha256Hex(body)
         let upload = ObjectUpload(
             body: body, bodySHA256: digest,
             contentType: SharedObject.printable(contentType) ?? "application/octet-stream",
             metadata: metadata + [("thumbd-sha256", digest)], onlyIfAbsent: !replacing)
+        // A write also gets a millisecond per 10 kB (a floor of 10 MB/s), so a large original is not cut off by
+        // a deadline made for lookups of thumbnails (and does not open the breaker for it).
         let request = ObjectRequest(
-            storage: storage, bucket: settings.bucket, key: objectKey, method: .put(upload), timeout: settings.timeout,
-            priority: .background)
+            storage: storage, bucket: settings.bucket, key: objectKey, method: .put(upload),
+            timeout: settings.timeout + .milliseconds(body.count / 10_000), priority: .background)
         fetcher.object(request) { [self] result in
             // Counted before the write leaves the gauge: one that reads "none under way" sees its outcome.
-            defer { putsUnderWay.subtract(1, ordering: .relaxed) }
+            defer {
+                putBytesUnderWay.subtract(body.count, ordering: .relaxed)
+                putsUnderWay.subtract(1, ordering: .relaxed)
+            }
             switch result {
             case .success:
                 breaker.record(success: true)
