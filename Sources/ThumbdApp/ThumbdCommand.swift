@@ -112,9 +112,11 @@ package struct ThumbdCommand: ParsableCommand {
             let thumbnailer = try Thumbnailer(
                 configuration: resolution.settings.thumbnailerConfiguration, vips: Vips.initialize())
             do throws(SettingsError) {
-                // What only the service can check: each preset with /thumb's parser, the fallback image rendered.
+                // What only the service can check: each preset with /thumb's parser, the fallback image rendered,
+                // the object store's buckets and credentials.
                 _ = try resolution.settings.thumbQueryRules()
                 _ = try resolution.settings.fallbackImage(thumbnailer: thumbnailer)
+                _ = try resolution.settings.objectStorage(environment: environment)
             } catch {
                 var located = error
                 located.source = ConfigFile.Resolution.origin(of: error.key, in: resolution.origins)

@@ -155,9 +155,6 @@ extension Settings {
         if s3.region.isEmpty || !s3.region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
             throw check.error(\.s3.region, "must be a region name such as us-east-1")
         }
-        for bucket in s3.sourceBuckets where !Self.isBucketName(bucket) {
-            throw check.error(\.s3.sourceBuckets, "\"\(bucket)\" is not a bucket name (3-63 of a-z 0-9 . -)")
-        }
         if !s3.sourceBuckets.isEmpty && endpoint.isEmpty {
             throw check.error(\.s3.sourceBuckets, "needs s3.endpoint")
         }
@@ -172,20 +169,10 @@ extension Settings {
         {
             throw check.error(\.cache.shared.prefix, "must be up to 200 of A-Z a-z 0-9 / _ . - and not start with /")
         }
-        guard cache.shared.isEnabled else { return }
-        if endpoint.isEmpty { throw check.error(\.cache.shared.isEnabled, "needs s3.endpoint") }
-        if !Self.isBucketName(cache.shared.bucket) {
-            throw check.error(\.cache.shared.bucket, "must be a bucket name (3-63 of a-z 0-9 . -)")
+        // Bucket names are checked with the store's own rule where the store is made (Settings.objectStorage()).
+        if cache.shared.isEnabled && endpoint.isEmpty {
+            throw check.error(\.cache.shared.isEnabled, "needs s3.endpoint")
         }
-    }
-
-    /// S3's bucket-name rule, which keeps a bucket from changing a request's path.
-    static func isBucketName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (3...63).contains(bytes.count) else { return false }
-        let isAlphanumeric = { (byte: UInt8) in (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
-        return isAlphanumeric(bytes[0]) && isAlphanumeric(bytes[bytes.count - 1])
-            && bytes.allSatisfy { isAlphanumeric($0) || $0 == 0x2E || $0 == 0x2D }
     }
 
     private func validateSecrets(_ check: Check) throws(SettingsError) {

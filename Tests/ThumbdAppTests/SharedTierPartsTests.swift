@@ -118,3 +118,19 @@ extension SharedTierPartsTests {
         #expect(tier.counters.puts[.dropped] == 3 && tier.counters.putsUnderWay == 3)
     }
 }
+
+extension SharedTierPartsTests {
+    @Test func bucketNamesAreCheckedWhereTheStoreIsMade() {
+        var settings = Settings()
+        settings.s3.endpoint = "http://127.0.0.1:9000"
+        let environment = ["AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "s"]
+        settings.cache.shared.isEnabled = true
+        settings.cache.shared.bucket = "Not_A_Bucket"
+        #expect(throws: SettingsError.self) { try settings.objectStorage(environment: environment) }
+        settings.cache.shared.bucket = "thumbs"
+        settings.s3.sourceBuckets = ["photos", "../x"]
+        #expect(throws: SettingsError.self) { try settings.objectStorage(environment: environment) }
+        settings.s3.sourceBuckets = ["photos"]
+        #expect((try? settings.objectStorage(environment: environment)) != nil)
+    }
+}

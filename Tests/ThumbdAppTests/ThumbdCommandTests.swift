@@ -52,6 +52,21 @@ import ThumbdTestSupport
         #expect(report.output.contains("image.default_quality (\(path):2): must be from 1 to 100, got 0"))
     }
 
+    @Test func checkConfigReadsTheObjectStoresCredentialsWithoutPrintingThem() throws {
+        let files = try ConfigTestFiles()
+        let path = try files.write("s3:\n  endpoint: http://127.0.0.1:9000\n")
+        let command = try ThumbdCommand.parse(["--check-config", "--config", path])
+        // Without credentials: a configuration error naming the endpoint
+        let missing = command.checkConfigReport(environment: [:])
+        #expect(missing.status == ThumbdCommand.configurationErrorStatus)
+        #expect(missing.output.contains("s3.endpoint"))
+        // With them (the standard variables): valid, and the secret is not printed
+        let present = command.checkConfigReport(
+            environment: ["AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "never-printed-secret"])
+        #expect(present.status == 0)
+        #expect(!present.output.contains("never-printed-secret"))
+    }
+
     @Test func checkConfigUsesTheConfigVariableWithoutAFlag() throws {
         let files = try ConfigTestFiles()
         let path = try files.write("server:\n  threads: 7\n")

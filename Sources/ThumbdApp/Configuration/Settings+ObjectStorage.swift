@@ -4,18 +4,28 @@ import OriginFetch
 import ThumbdSettings
 
 extension Settings {
-    /// The `s3.*` store with its credentials, or nil without `s3.endpoint`. Read at start and at every reload
-    /// (so rotated credentials in the file apply on SIGHUP), never printed.
+    /// The `s3.*` store with its credentials, or nil without `s3.endpoint`. Read at start, at every reload (so
+    /// rotated credentials in the file apply on SIGHUP) and by `--check-config`; never printed. The buckets named
+    /// in `cache.shared.bucket` and `s3.source_buckets` are checked here with the store's own rule.
     ///
     /// Credentials come from `s3.credentials_file` (an AWS shared-credentials file: the `aws_access_key_id` and
     /// `aws_secret_access_key` of its `[default]` section, or of its top lines when it has no sections), else from
     /// the `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` environment variables. Session tokens are not
     /// supported (libcurl 7.88's SigV4 cannot send one).
-    /// - Throws: `SettingsError` naming `s3.credentials_file` or `s3.endpoint` when no complete pair is found.
+    /// - Throws: `SettingsError` naming `s3.credentials_file` or `s3.endpoint` when no complete pair is found, or
+    ///   the bucket key whose name S3 would refuse.
     func objectStorage(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(SettingsError) -> ObjectStorage? {
         guard !s3.endpoint.isEmpty else { return nil }
+        // S3's bucket-name rule: what keeps a bucket from changing a request's path.
+        if cache.shared.isEnabled && !ObjectStorage.isValidBucket(cache.shared.bucket) {
+            throw SettingsError(key: "cache.shared.bucket", reason: "must be a bucket name (3-63 of a-z 0-9 . -)")
+        }
+        if let bucket = s3.sourceBuckets.first(where: { !ObjectStorage.isValidBucket($0) }) {
+            throw SettingsError(
+                key: "s3.source_buckets", reason: "\"\(bucket)\" is not a bucket name (3-63 of a-z 0-9 . -)")
+        }
         let credentials: ObjectStorageCredentials
         if !s3.credentialsFile.isEmpty {
             guard let data = FileManager.default.contents(atPath: s3.credentialsFile),
