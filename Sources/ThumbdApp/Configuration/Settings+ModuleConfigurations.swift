@@ -49,12 +49,22 @@ extension Settings {
         return configuration
     }
 
+    /// `image.render_threads: 0`: one render thread per core, plus a quarter (at least one). A render thread is not
+    /// busy all the time it holds a job (page faults and mappings of pixel buffers, which take the process's
+    /// memory-map lock; locks of the caches it stores into), so one per core leaves cores idle under load: on 2
+    /// cores, 2 threads used about 1.6–1.7 of them through the peers' COLD list, 3 threads about 1.85, for
+    /// 15–20 % more thumbnails per second on COLD and ZIPF (4 threads: no better than 3). BENCHMARKS.md, issue 17.
+    static func defaultRenderThreads(cores: Int) -> Int {
+        cores + (cores + 3) / 4
+    }
+
     /// `image.render_threads` and `image.queue_limit` for the render pool. Background work (prefetch,
     /// background revalidation) gets a queue of the same size and one thread of its own at a lower OS
     /// priority (docs/caching.md, "Priority lanes").
     var renderPoolConfiguration: WorkerPool.Configuration {
         WorkerPool.Configuration(
-            threads: image.renderThreads == 0 ? EventLoopGroup.coreCount : image.renderThreads,
+            threads: image.renderThreads == 0
+                ? Self.defaultRenderThreads(cores: EventLoopGroup.coreCount) : image.renderThreads,
             interactiveQueueCapacity: image.queueLimit,
             backgroundQueueCapacity: image.queueLimit,
             name: "render",
