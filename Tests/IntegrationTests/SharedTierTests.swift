@@ -248,6 +248,22 @@ extension Integration {
             #expect(String(decoding: refused.body, as: UTF8.self).contains("source not allowed"))
             let missing = try await node.request(Harness.thumbTarget(url: "s3://photos/none.png"))
             #expect(missing.status == 404)
+
+            // And five sizes of a new object asked at once are one signed GET (coalesced like an HTTP source)
+            try await blocking {
+                try moto.put(bucket: Self.sourceBucket, key: "burst.png", file: fixture, contentType: "image/png")
+            }
+            let transfersBefore = node.service.fetchCounters.transfersStarted
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for width in [8, 12, 16, 20, 24] {
+                    group.addTask {
+                        try await node.request(Harness.thumbTarget(url: "s3://photos/burst.png", "w=\(width)")).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 5))
+            #expect(node.service.fetchCounters.transfersStarted == transfersBefore + 1)
             withExtendedLifetime(keep) {}
         }
     }
