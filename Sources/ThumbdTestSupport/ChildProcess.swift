@@ -147,6 +147,20 @@ package final class ChildProcess: Sendable {
         }
     }
 
+    /// Polls (every 20 ms, up to `timeout`) until something accepts a connection on 127.0.0.1:`port`: true then;
+    /// false when the child ended or the time ran out first. Blocks the calling thread.
+    package func waitUntilAccepting(port: Int, timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while exitStatus == nil && ContinuousClock.now < deadline {
+            if let client = try? RawHTTPClient(host: "127.0.0.1", port: port) {
+                client.close()
+                return true
+            }
+            usleep(20_000)
+        }
+        return false
+    }
+
     /// What the child wrote to standard output so far.
     package var standardOutput: String { Self.read(outputDirectory.appending("stdout")) }
 

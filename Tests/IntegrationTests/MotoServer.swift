@@ -35,13 +35,9 @@ final class MotoServer: Sendable {
             executable: URLBuilders.packageRoot + "/.venv-test/bin/moto_server",
             arguments: ["-H", "127.0.0.1", "-p", String(port)],
             environment: ["INITIAL_NO_AUTH_ACTION_COUNT": String(Self.unsignedRequests(buckets: buckets.count))])
-        let deadline = ContinuousClock.now + timeout
-        while (try? RawHTTPClient(host: "127.0.0.1", port: port)) == nil {
-            if process.exitStatus != nil || ContinuousClock.now >= deadline {
-                _ = process.kill(SIGKILL)
-                throw Failure(description: "moto_server did not start: \(process.standardError.suffix(2000))")
-            }
-            usleep(50_000)
+        guard process.waitUntilAccepting(port: port, timeout: timeout) else {
+            _ = process.kill(SIGKILL)
+            throw Failure(description: "moto_server did not start: \(process.standardError.suffix(2000))")
         }
         let output = try Self.script(["http://127.0.0.1:\(port)"] + buckets)
         guard let pair = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: String],

@@ -40,26 +40,15 @@ final class NginxChild: ClusterBalancer {
         process = try ChildProcess(
             executable: try Self.executable(),
             arguments: ["-p", directory.path, "-c", path, "-e", "stderr", "-g", "daemon off;"])
-        let deadline = ContinuousClock.now + timeout
-        while !Self.accepts(port) {
-            if process.exitStatus != nil || ContinuousClock.now >= deadline {
-                let errors = (try? String(contentsOfFile: directory.appending("logs/error.log"), encoding: .utf8)) ?? ""
-                throw Failure(
-                    description: "nginx did not start (\(process.exitStatus.map { "\($0)" } ?? "no connection")); "
-                        + "stderr:\n\(process.standardError)\(errors)\nconfiguration:\n\(text)")
-            }
-            usleep(20_000)
+        guard process.waitUntilAccepting(port: port, timeout: timeout) else {
+            let errors = (try? String(contentsOfFile: directory.appending("logs/error.log"), encoding: .utf8)) ?? ""
+            throw Failure(
+                description: "nginx did not start (\(process.exitStatus.map { "\($0)" } ?? "no connection")); "
+                    + "stderr:\n\(process.standardError)\(errors)\nconfiguration:\n\(text)")
         }
     }
 
     deinit { stop() }
-
-    /// Whether something accepts a connection on 127.0.0.1:`port`.
-    private static func accepts(_ port: Int) -> Bool {
-        guard let client = try? RawHTTPClient(host: "127.0.0.1", port: port) else { return false }
-        client.close()
-        return true
-    }
 
     /// Every image request (``HAProxyChild/LoggedRequest/imageTarget(in:)``) nginx has logged so far
     /// (`logs/access.log`, the shipped `thumbd` format), in order: `127.0.0.1 [25/Nov/2026:04:07:41 +0000] "GET

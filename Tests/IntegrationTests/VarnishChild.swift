@@ -55,25 +55,14 @@ final class VarnishChild: ClusterHealthChecks {
                 "-F", "-n", directory.appending("work"), "-a", "127.0.0.1:\(port)", "-T", "127.0.0.1:0",
                 "-s", "malloc,64m", "-f", path,
             ])
-        let deadline = ContinuousClock.now + timeout
-        while !Self.accepts(port) {
-            if process.exitStatus != nil || ContinuousClock.now >= deadline {
-                throw Failure(
-                    description: "varnishd did not start (\(process.exitStatus.map { "\($0)" } ?? "no connection")); "
-                        + "stderr:\n\(process.standardError)\(process.standardOutput)\nVCL:\n\(text)")
-            }
-            usleep(20_000)
+        guard process.waitUntilAccepting(port: port, timeout: timeout) else {
+            throw Failure(
+                description: "varnishd did not start (\(process.exitStatus.map { "\($0)" } ?? "no connection")); "
+                    + "stderr:\n\(process.standardError)\(process.standardOutput)\nVCL:\n\(text)")
         }
     }
 
     deinit { stop() }
-
-    /// Whether something accepts a connection on 127.0.0.1:`port`.
-    private static func accepts(_ port: Int) -> Bool {
-        guard let client = try? RawHTTPClient(host: "127.0.0.1", port: port) else { return false }
-        client.close()
-        return true
-    }
 
     /// Graceful stop (SIGTERM to the manager, which stops its worker), then waits up to `timeout`.
     @discardableResult
