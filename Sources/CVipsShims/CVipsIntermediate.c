@@ -129,7 +129,22 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
         image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
                                            VIPS_FAIL_ON_ERROR, "shrink", shrink, NULL);
         if (!image) goto failed;
-        if (info.use_icc && !p.keep_icc) {
+        // Decoded at that scale, then resized to the band by thumbd_resample (CVipsResample.c) when it takes
+        // the pixels; CMYK, alpha and high-bit-depth sources keep vips_thumbnail_image.
+        step = THUMBD_VIPS_STEP_DECODE;
+        THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+        step = THUMBD_VIPS_STEP_THUMBNAIL;
+        int convert = info.use_icc && !p.keep_icc;
+        double excess = (double)VIPS_MAX(image->Xsize, image->Ysize) / band;
+        int width = excess <= 1 ? image->Xsize : VIPS_MAX(1, (int)rint(image->Xsize / excess));
+        int height = excess <= 1 ? image->Ysize : VIPS_MAX(1, (int)rint(image->Ysize / excess));
+        if (thumbd_resample_fits(image, width, height)) {
+            if (excess > 1) THUMBD_REPLACE(image, thumbd_resample(in, &thumbd_next, width, height));
+            // After the resize, as vips_thumbnail does: fewer pixels to convert.
+            if (convert) {
+                THUMBD_REPLACE(image, vips_icc_transform(in, &thumbd_next, "srgb", "embedded", TRUE, NULL));
+            }
+        } else if (convert) {
             THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
                                                        VIPS_SIZE_DOWN, "no_rotate", TRUE, "export_profile", "srgb",
                                                        NULL));
@@ -243,17 +258,23 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
     thumbd_box_scale(p, width, height, &hscale, &vscale);
     int target_width = VIPS_MAX(1, (int)rint(width * hscale));
     int target_height = VIPS_MAX(1, (int)rint(height * vscale));
-    // libvips 8.14's reduce widens its kernel with the ratio (lanczos3 over 8x = 48 taps per axis): 512 ->
-    // 64 px took 6-9 ms. As shrink-on-load does for the direct job, first average integer blocks down to
-    // 2-4x the box (fast), then let the resize antialias the rest. Alpha images skip the block step, which
-    // would average colour under transparent pixels; vips_thumbnail_image premultiplies around its resize.
-    int block = (int)VIPS_MIN(image->Xsize / (2.0 * target_width), image->Ysize / (2.0 * target_height));
-    if (block >= 2 && !vips_image_hasalpha(image)) {
-        THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)block, (double)block, NULL));
+    if (thumbd_resample_fits(image, target_width, target_height)) {
+        // thumbd's own Lanczos-3 (CVipsResample.c) over the whole ratio, on the intermediate's pixels.
+        THUMBD_REPLACE(image, thumbd_resample(in, &thumbd_next, target_width, target_height));
+    } else {
+        // Alpha, or a box larger than the intermediate (enlarging): libvips. Its 8.14 reduce widens its kernel
+        // with the ratio (lanczos3 over 8x = 48 taps per axis), so, as shrink-on-load does for the direct job,
+        // first average integer blocks down to 2-4x the box, then let the resize antialias the rest. Alpha
+        // images skip the block step, which would average colour under transparent pixels;
+        // vips_thumbnail_image premultiplies around its resize.
+        int block = (int)VIPS_MIN(image->Xsize / (2.0 * target_width), image->Ysize / (2.0 * target_height));
+        if (block >= 2 && !vips_image_hasalpha(image)) {
+            THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)block, (double)block, NULL));
+        }
+        THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, target_width, "height", target_height,
+                                                   "size", VIPS_SIZE_FORCE, "no_rotate", TRUE, NULL));
+        THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
     }
-    THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, target_width, "height", target_height, "size",
-                                               VIPS_SIZE_FORCE, "no_rotate", TRUE, NULL));
-    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
     // Our copy is private: the kept profile can go back on it for the metadata step.
     if (intermediate->icc && p.keep_icc) {
         vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, VIPS_AREA(intermediate->icc)->data,

@@ -164,3 +164,10 @@ ThumbdVipsStep thumbd_vips_fail(VipsImage *image, ThumbdVipsStep step, ThumbdVip
 
 // vips_image_map callback that removes every metadata field of a private image.
 void *thumbd_vips_remove_field(VipsImage *image, const char *name, GValue *value, void *unused);
+
+// Lanczos-3 downscaling done by thumbd (CVipsResample.c): non-zero when `image` is something it takes (8-bit,
+// one or three bands, no alpha, not CMYK) and width x height is no larger on either axis.
+int thumbd_resample_fits(VipsImage *image, int width, int height);
+// Resizes `in` (transfer none; computed into memory first when it is lazy) to exactly width x height into a
+// new in-memory image *out (transfer full) with in's metadata. -1 with libvips's error set when it does not fit.
+int thumbd_resample(VipsImage *in, VipsImage **out, int width, int height);

@@ -109,6 +109,37 @@ import Thumbnailing
         #expect(image.mismatch(in: probes, tolerance: 8) == nil)
     }
 
+    /// thumbd's own Lanczos-3 (CVipsResample.c) makes the 512 px intermediate of a large picture and the box
+    /// from it: flat areas keep their exact colour (the weights sum to one), and the whole picture stays
+    /// within a level or two of libvips's direct render, for colour and grey, from PNG and from JPEG (whose
+    /// intermediate is decoded at 1/2 by libjpeg, then resampled).
+    @Test(arguments: [("grid.png", ImageFormat.png), ("grey.png", .png), ("grid.png", .jpeg), ("grey.png", .jpeg)])
+    func thumbdsResampleMatchesADirectRender(_ fixture: String, _ sourceFormat: ImageFormat) throws {
+        // A 1500 px source, so the intermediate is resampled from it and the 160 px box again from that.
+        let large = try TestThumbnailer.make().render(
+            Fixtures.bytes(fixture),
+            spec: TestThumbnailer.spec(1500, 1500, quality: 95, enlarge: true, format: .exactly(sourceFormat)))
+        let recorder = Recorder()
+        let thumbnail = try recorder.render(TestThumbnailer.make(), large.bytes, TestThumbnailer.spec(160, 160))
+        let direct = try TestThumbnailer.make { $0.intermediateBands = [] }
+            .render(large.bytes, spec: TestThumbnailer.spec(160, 160))
+        #expect(recorder.bands.withLock { $0 } == [512])
+        let image = try DecodedImage(decoding: thumbnail.bytes)
+        let reference = try DecodedImage(decoding: direct.bytes)
+        #expect(image.width == reference.width && image.height == reference.height)
+        #expect(image.bands == reference.bands)
+        #expect(Self.meanAbsoluteDifference(image, reference) < 1.5)
+        // Away from the edges between areas (the corner cells of the grid, the halves of the grey), the colour
+        // is the source's: exactly from PNG, within JPEG's own error from JPEG.
+        let tolerance = sourceFormat == .png ? 0 : 3
+        let source = try DecodedImage(decoding: Fixtures.bytes(fixture))
+        for (u, v) in [(1, 1), (5, 1), (1, 5), (5, 5)] {
+            let (x, y) = (u * image.width / 6, v * image.height / 6)
+            let original = source.colour(x: u * source.width / 6, y: v * source.height / 6)
+            #expect(image.colour(x: x, y: y).isClose(to: original, tolerance: tolerance), "at \(x), \(y)")
+        }
+    }
+
     @Test func alphaAndAnimationSurviveTheIntermediate() throws {
         let thumbnailer = try Self.smallBands()
         let recorder = Recorder()

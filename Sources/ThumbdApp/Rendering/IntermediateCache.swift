@@ -6,8 +6,8 @@ import Thumbnailing
 
 /// Keeps the intermediate renders of recent sources (`IntermediateImage`: a source decoded once to fit a
 /// band, 512 x 512 by default), so that other boxes of the same source are resized from it instead of
-/// decoding the source again (measured on corpus photos of 1280-3088 px: 3-7 ms from the intermediate for
-/// 64-256 px boxes, against 13-40 ms from the source, including the encode).
+/// decoding the source again (the peers' ZIPF boxes: 1.7 ms on average from a JPEG's intermediate against
+/// 21 ms from the source, including the encode).
 ///
 /// - Keyed by source URL, a digest of the source bytes and the band: a source that changed at the origin
 ///   (revalidated with a new body) gets new intermediates, so outputs stay a pure function of the bytes.
