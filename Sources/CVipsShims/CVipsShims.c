@@ -29,12 +29,14 @@ int thumbd_vips_init(const char *argv0, char **error_detail) {
     // with a general protection fault inside liborc. Measured with the peers' vips_bench on its corpus,
     // 2 threads: 97.9 / 109.9 thumbnails/s with orc, 96.2 / 103.1 without (within noise).
     vips_vector_set_enabled(FALSE);
-    // Pixel buffers above 128 KiB (decodes, intermediates) get their own mapping and go back to the
-    // kernel when freed. glibc otherwise raises this threshold after every such free (up to 32 MiB), and
-    // the buffers of later renders come from the per-thread heaps, which keep freed memory: RSS after the
-    // peers' ZIPF run was 419 MiB with the intermediate cache (128 MB) and 194 MiB with the fixed threshold,
-    // at the same request rate (1,100 / 1,080 req/s). Setting it also turns the dynamic adjustment off.
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    // Pixel buffers above 4 MiB (decodes of large sources) get their own mapping and go back to the kernel
+    // when freed; smaller ones (intermediates, resample lines, thumbnails) come from the heaps. glibc would
+    // otherwise raise this threshold after every such free (up to 32 MiB), and the heaps would keep freed
+    // decodes: RSS after the peers' ZIPF run was 419 MiB with the dynamic threshold, 194 MiB with 128 KiB.
+    // 128 KiB made every buffer a fresh mapping, faulted in and zeroed page by page: 4 MiB served ZIPF 10 %
+    // faster (3,002-3,099 against 2,691-2,822 req/s) for 281 instead of 259 MiB (BENCHMARKS.md, "thumbd's own
+    // resample"). Setting it also turns the dynamic adjustment off.
+    mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
     // Block every loader, re-allow the six families thumbd serves, then block whatever libvips itself
     // marks untrusted (last, so that re-allowing a family can never re-enable an untrusted loader in it).
     // SVG, PDF, MVG, ImageMagick, matrix, CSV, raw, FITS, JPEG 2000, JPEG XL, ... stay blocked.
