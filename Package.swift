@@ -62,7 +62,9 @@ let package = Package(
             name: "CVipsShims",
             dependencies: ["CVips"],
             cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
-            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]
+            linkerSettings: [
+                .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"), .linkedLibrary("jpeg"),
+            ]
         ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
 

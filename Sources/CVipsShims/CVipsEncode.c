@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The last steps of a job: what metadata the output keeps, and the encoder (with max_bytes's quality search).
 #include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
+
+#include <jpeglib.h>
 
 #include "CVipsShimsInternal.h"
 
@@ -129,6 +133,85 @@ static VipsForeignSubsample subsample(ThumbdVipsThumbnailParams p) {
                                                                      : VIPS_FOREIGN_SUBSAMPLE_AUTO;
 }
 
+// libjpeg reports errors through error_exit, which must not return: back to jpeg_direct's setjmp.
+typedef struct {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+} JpegError;
+
+static void jpeg_failed(j_common_ptr cinfo) {
+    char text[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, text);
+    vips_error("thumbd", "jpeg: %s", text);
+    longjmp(((JpegError *)cinfo->err)->jump, 1);
+}
+
+static void jpeg_warning(j_common_ptr cinfo, int level) {
+    (void)cinfo;
+    (void)level;
+}
+
+// Whether jpeg_direct can write `image`: 8-bit sRGB or grey, no metadata to keep.
+static int jpeg_direct_fits(VipsImage *image, int strip) {
+    return strip && image->BandFmt == VIPS_FORMAT_UCHAR &&
+           ((image->Bands == 3 && image->Type == VIPS_INTERPRETATION_sRGB) ||
+            (image->Bands == 1 && image->Type == VIPS_INTERPRETATION_B_W));
+}
+
+// JPEG through libjpeg on the calling thread, with the settings jpegsave would use (quality, optimised
+// Huffman tables, progressive, chroma subsampling as subsample_mode says, the resolution in the JFIF header).
+// vips_jpegsave_buffer costs a thread pool, a write-behind thread and its hand-offs for a thumbnail-sized
+// image: 0.30 against 0.06 ms for 64 x 43 px, 0.83 against 0.50 ms for 256 x 170. *data is malloc'ed, which
+// is g_malloc since GLib 2.46, so thumbd_vips_free releases it like libvips's buffers.
+static int jpeg_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int quality, void **data, size_t *length) {
+    VipsImage *pixels = vips_image_copy_memory(image);  // a new reference when already in memory
+    if (!pixels) return -1;
+    struct jpeg_compress_struct cinfo;
+    JpegError error;
+    unsigned char *buffer = NULL;  // address taken: libjpeg's updates survive the longjmp
+    unsigned long size = 0;
+    cinfo.err = jpeg_std_error(&error.base);
+    error.base.error_exit = jpeg_failed;
+    error.base.emit_message = jpeg_warning;
+    if (setjmp(error.jump)) {
+        jpeg_destroy_compress(&cinfo);
+        free(buffer);
+        g_object_unref(pixels);
+        return -1;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, &buffer, &size);
+    cinfo.image_width = (JDIMENSION)pixels->Xsize;
+    cinfo.image_height = (JDIMENSION)pixels->Ysize;
+    cinfo.input_components = pixels->Bands;
+    cinfo.in_color_space = pixels->Bands == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    cinfo.optimize_coding = TRUE;
+    // libvips's subsample_mode: auto subsamples chroma below quality 90.
+    int full_chroma = p.chroma == 2 || (p.chroma == 0 && quality >= 90);
+    if (pixels->Bands == 3 && full_chroma) {
+        cinfo.comp_info[0].h_samp_factor = 1;
+        cinfo.comp_info[0].v_samp_factor = 1;
+    }
+    if (p.jpeg_progressive) jpeg_simple_progression(&cinfo);
+    // Xres and Yres are pixels per millimetre; JFIF takes dots per inch.
+    cinfo.density_unit = 1;
+    cinfo.X_density = (UINT16)VIPS_CLIP(1, rint(pixels->Xres * 25.4), 65535);
+    cinfo.Y_density = (UINT16)VIPS_CLIP(1, rint(pixels->Yres * 25.4), 65535);
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = VIPS_IMAGE_ADDR(pixels, 0, cinfo.next_scanline);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    g_object_unref(pixels);
+    *data = buffer;
+    *length = size;
+    return 0;
+}
+
 static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int quality, int strip,
                 void **data, size_t *length) {
     switch (format) {
@@ -136,6 +219,7 @@ static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailPa
         // cgif quantises to one palette per frame (libimagequant); an animation keeps its frames and delays.
         return vips_gifsave_buffer(image, data, length, "strip", TRUE, NULL);
     case THUMBD_VIPS_FORMAT_JPEG:
+        if (jpeg_direct_fits(image, strip)) return jpeg_direct(image, p, quality, data, length);
         return vips_jpegsave_buffer(image, data, length, "Q", quality, "optimize_coding", TRUE, "interlace",
                                     p.jpeg_progressive ? TRUE : FALSE, "subsample_mode", subsample(p), "strip",
                                     strip, NULL);

@@ -111,23 +111,38 @@ __attribute__((target_clones("avx2", "default"))) static void round_line(const i
     for (int i = 0; i < length; i++) line[i] = round_clip(sums[i]);
 }
 
+// Output lines computed before they are written out turned: BLOCK consecutive lines make BLOCK x bands
+// contiguous bytes in each destination line, instead of scattering single pixels across cache lines.
+#define BLOCK 8
+
 // One pass: output line o of `k` is the weighted sum of its source lines (each `pixels` x `bands` bytes,
-// `stride` apart), written turned: its pixel x goes to line x of dst, at column o.
+// `stride` apart), written turned: its pixel x goes to line x of dst, at column o. `lines` holds BLOCK lines.
 static void pass(const uint8_t *src, size_t stride, int pixels, int bands, const Kernel *k, uint8_t *dst,
-                 size_t dst_stride, int32_t *sums, uint8_t *line) {
-    for (int o = 0; o < k->out; o++) {
-        accumulate(src + (size_t)k->start[o] * stride, stride, pixels * bands, k->weights + (size_t)o * k->taps,
-                   k->taps, sums);
-        round_line(sums, pixels * bands, line);
-        uint8_t *d = dst + (size_t)o * bands;
+                 size_t dst_stride, int32_t *sums, uint8_t *lines) {
+    size_t length = (size_t)pixels * bands;
+    for (int first = 0; first < k->out; first += BLOCK) {
+        int count = VIPS_MIN(BLOCK, k->out - first);
+        for (int b = 0; b < count; b++) {
+            int o = first + b;
+            accumulate(src + (size_t)k->start[o] * stride, stride, (int)length, k->weights + (size_t)o * k->taps,
+                       k->taps, sums);
+            round_line(sums, (int)length, lines + b * length);
+        }
+        uint8_t *d = dst + (size_t)first * bands;
         if (bands == 3) {
             for (int x = 0; x < pixels; x++, d += dst_stride) {
-                d[0] = line[3 * x];
-                d[1] = line[3 * x + 1];
-                d[2] = line[3 * x + 2];
+                const uint8_t *from = lines + (size_t)x * 3;
+                for (int b = 0; b < count; b++, from += length) {
+                    d[3 * b] = from[0];
+                    d[3 * b + 1] = from[1];
+                    d[3 * b + 2] = from[2];
+                }
             }
         } else {
-            for (int x = 0; x < pixels; x++, d += dst_stride) d[0] = line[x];
+            for (int x = 0; x < pixels; x++, d += dst_stride) {
+                const uint8_t *from = lines + x;
+                for (int b = 0; b < count; b++, from += length) d[b] = *from;
+            }
         }
     }
 }
@@ -147,17 +162,24 @@ int thumbd_resample(VipsImage *in, VipsImage **out, int width, int height) {
     }
     VipsImage *source = vips_image_copy_memory(in);  // only a new reference when `in` is in memory already
     if (!source) return -1;
+    if (width == source->Xsize && height == source->Ysize) {
+        // Lanczos at a ratio of one is the identity (every tap but the centre is at a zero of the kernel). A
+        // copy of the header only: the caller may change its metadata, and `in` may be a shared intermediate.
+        int failed = vips_copy(source, out, NULL);
+        g_object_unref(source);
+        return failed ? -1 : 0;
+    }
     int bands = source->Bands, in_width = source->Xsize, in_height = source->Ysize;
     int longest_line = VIPS_MAX(in_width, height) * bands;
     Kernel rows = {0}, columns = {0};
-    uint8_t *turned = NULL, *line = NULL;
+    uint8_t *turned = NULL, *lines = NULL;
     int32_t *sums = NULL;
     VipsImage *result = vips_image_new_memory();
     if (kernel_make(in_height, height, &rows) || kernel_make(in_width, width, &columns)) goto failed;
     turned = malloc((size_t)in_width * height * bands);
     sums = malloc(sizeof(int32_t) * longest_line);
-    line = malloc(longest_line);
-    if (!turned || !sums || !line) goto failed;
+    lines = malloc((size_t)BLOCK * longest_line);
+    if (!turned || !sums || !lines) goto failed;
     // Same header and metadata as the source, new size, pixels in memory.
     if (vips_image_pipelinev(result, VIPS_DEMAND_STYLE_ANY, source, NULL)) goto failed;
     result->Xsize = width;
@@ -166,12 +188,12 @@ int thumbd_resample(VipsImage *in, VipsImage **out, int width, int height) {
     // Columns first, written turned (one line per source column), then the same pass over those lines turns
     // the picture back upright: both passes sum whole lines, which is what vectorises.
     pass(VIPS_IMAGE_ADDR(source, 0, 0), VIPS_IMAGE_SIZEOF_LINE(source), in_width, bands, &rows, turned,
-         (size_t)height * bands, sums, line);
+         (size_t)height * bands, sums, lines);
     pass(turned, (size_t)height * bands, height, bands, &columns, VIPS_IMAGE_ADDR(result, 0, 0),
-         VIPS_IMAGE_SIZEOF_LINE(result), sums, line);
+         VIPS_IMAGE_SIZEOF_LINE(result), sums, lines);
     free(turned);
     free(sums);
-    free(line);
+    free(lines);
     kernel_free(&rows);
     kernel_free(&columns);
     g_object_unref(source);
@@ -182,7 +204,7 @@ failed:
     vips_error("thumbd", "resample: out of memory or no image for %dx%d", width, height);
     free(turned);
     free(sums);
-    free(line);
+    free(lines);
     kernel_free(&rows);
     kernel_free(&columns);
     g_object_unref(source);

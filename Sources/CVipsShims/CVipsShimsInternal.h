@@ -169,5 +169,6 @@ void *thumbd_vips_remove_field(VipsImage *image, const char *name, GValue *value
 // one or three bands, no alpha, not CMYK) and width x height is no larger on either axis.
 int thumbd_resample_fits(VipsImage *image, int width, int height);
 // Resizes `in` (transfer none; computed into memory first when it is lazy) to exactly width x height into a
-// new in-memory image *out (transfer full) with in's metadata. -1 with libvips's error set when it does not fit.
+// new in-memory image *out (transfer full) with in's metadata; at in's own size, *out is a new image over in's
+// pixels (a header copy, private to the caller). -1 with libvips's error set when it does not fit.
 int thumbd_resample(VipsImage *in, VipsImage **out, int width, int height);

@@ -50,6 +50,24 @@ import Thumbnailing
         let full = try Self.render("progressive.jpg", 160, .jpeg, quality: 75) { $0.chroma = .full }
         #expect(Self.lumaSampling(subsampled.bytes) == 0x22)
         #expect(Self.lumaSampling(full.bytes) == 0x11)
+        // Unset: libvips's rule, kept by thumbd's own JPEG writer: subsampled below quality 90, full from 90.
+        let low = try Self.render("progressive.jpg", 160, .jpeg, quality: 89) { _ in }
+        let high = try Self.render("progressive.jpg", 160, .jpeg, quality: 90) { _ in }
+        #expect(Self.lumaSampling(low.bytes) == 0x22)
+        #expect(Self.lumaSampling(high.bytes) == 0x11)
+    }
+
+    /// Thumbnails with nothing to keep are written by libjpeg directly (CVipsEncode.c); with metadata kept,
+    /// by libvips. Both give the same picture at the same quality.
+    @Test func thumbdsJPEGWriterAndLibvipssAgree() throws {
+        let direct = try Self.render("copyright.jpg", 48, .jpeg, quality: 85) { _ in }
+        let kept = try Self.render("copyright.jpg", 48, .jpeg, quality: 85) { $0.keepCopyright = true }
+        let a = try DecodedImage(decoding: direct.bytes)
+        let b = try DecodedImage(decoding: kept.bytes)
+        #expect(!a.hasEXIF && b.hasEXIF)
+        #expect(a.width == b.width && a.height == b.height && a.bands == b.bands)
+        #expect(a.pixels == b.pixels)
+        #expect(Self.lumaSampling(direct.bytes) == Self.lumaSampling(kept.bytes))
     }
 
     @Test func losslessWebPKeepsEveryPixel() throws {
