@@ -63,7 +63,8 @@ let package = Package(
             dependencies: ["CVips"],
             cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
             linkerSettings: [
-                .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"), .linkedLibrary("jpeg"),
+                .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
+                .linkedLibrary("jpeg"),
             ]
         ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
