@@ -3,7 +3,7 @@
 # Both install the missing Debian packages first (as root, or through sudo).
 
 SHELL := /bin/bash
-APT_PACKAGES := libvips-dev libjpeg-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
+APT_PACKAGES := libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
 # Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests);
 # python3-venv holds the URL builders and moto from PyPI (Tests/Builders/requirements.txt) in .venv-test/; haproxy (2.6 on
 # Debian 12) runs deploy/cluster/haproxy.cfg in front of several thumbd processes (Tests/IntegrationTests/ClusterTests),

@@ -64,7 +64,7 @@ let package = Package(
             cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
             linkerSettings: [
                 .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
-                .linkedLibrary("jpeg"),
+                .linkedLibrary("jpeg"), .linkedLibrary("webp"),
             ]
         ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),

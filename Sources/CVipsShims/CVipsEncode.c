@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <jpeglib.h>
+#include <webp/encode.h>
 
 #include "CVipsShimsInternal.h"
 
@@ -212,6 +213,48 @@ static int jpeg_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int qualit
     return 0;
 }
 
+// Whether webp_direct can write `image`: one lossy frame, 8-bit sRGB without alpha, no metadata to keep.
+static int webp_direct_fits(VipsImage *image, ThumbdVipsThumbnailParams p, int strip) {
+    return strip && !p.lossless && image->BandFmt == VIPS_FORMAT_UCHAR && image->Bands == 3 &&
+           image->Type == VIPS_INTERPRETATION_sRGB && vips_image_get_page_height(image) == image->Ysize;
+}
+
+// Lossy WebP through libwebp on the calling thread, configured as webpsave configures it (the default preset
+// at the quality, the effort as libwebp's method), for the same reason as jpeg_direct. *data is libwebp's
+// malloc'ed buffer (g_malloc since GLib 2.46).
+static int webp_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int quality, void **data, size_t *length) {
+    VipsImage *pixels = vips_image_copy_memory(image);
+    if (!pixels) return -1;
+    WebPConfig config;
+    WebPPicture picture;
+    WebPMemoryWriter writer;
+    if (!WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, (float)quality) || !WebPPictureInit(&picture)) {
+        g_object_unref(pixels);
+        vips_error("thumbd", "webp: libwebp version mismatch");
+        return -1;
+    }
+    config.method = p.webp_effort;
+    config.alpha_quality = 100;
+    picture.width = pixels->Xsize;
+    picture.height = pixels->Ysize;
+    WebPMemoryWriterInit(&writer);
+    picture.writer = WebPMemoryWrite;
+    picture.custom_ptr = &writer;
+    int ok = WebPValidateConfig(&config) &&
+             WebPPictureImportRGB(&picture, VIPS_IMAGE_ADDR(pixels, 0, 0), (int)VIPS_IMAGE_SIZEOF_LINE(pixels)) &&
+             WebPEncode(&config, &picture);
+    if (!ok) vips_error("thumbd", "webp: encoding failed (libwebp error %d)", (int)picture.error_code);
+    WebPPictureFree(&picture);
+    g_object_unref(pixels);
+    if (!ok) {
+        WebPMemoryWriterClear(&writer);
+        return -1;
+    }
+    *data = writer.mem;
+    *length = writer.size;
+    return 0;
+}
+
 static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int quality, int strip,
                 void **data, size_t *length) {
     switch (format) {
@@ -227,6 +270,7 @@ static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailPa
         return vips_pngsave_buffer(image, data, length, "compression", p.png_compression, "interlace",
                                    p.jpeg_progressive ? TRUE : FALSE, "strip", strip, NULL);
     case THUMBD_VIPS_FORMAT_WEBP: {
+        if (webp_direct_fits(image, p, strip)) return webp_direct(image, p, quality, data, length);
         if (vips_webpsave_buffer(image, data, length, "Q", quality, "effort", p.webp_effort, "lossless",
                                  p.lossless ? TRUE : FALSE, "strip", strip, NULL))
             return -1;
