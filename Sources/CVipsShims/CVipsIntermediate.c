@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Renders through a deterministic intermediate (see CVipsShims.h, thumbd_vips_plan).
 //
-// A small box is rendered in two stages: source -> intermediate (vips_thumbnail_buffer into band x band,
-// shrink-on-load, decoded, upright, 8-bit, metadata stripped, in memory) -> the box. Which boxes go this way
+// A small box is rendered in two stages: source -> intermediate (fit into band x band, shrink-on-load,
+// decoded, upright, 8-bit, metadata stripped, in memory; resized by thumbd_resample for most JPEG and PNG
+// sources, by vips_thumbnail for the rest: thumbd_decode_into_band) -> the box (thumbd_resample, or libvips
+// for alpha and enlargements). Which boxes go this way
 // depends only on the spec and the source's header, and the intermediate only on the source and the band,
 // so the output bytes are the same whether the intermediate was just made or taken from thumbd's cache.
 // The same checks as the direct job apply (allowed loaders, pixel limit, fail_on=error) and the same steps
@@ -100,6 +102,85 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
     return THUMBD_VIPS_STEP_OK;
 }
 
+// The largest shrink-on-load factor (1, 2, 4 or 8) that still leaves `band` pixels on the longest side.
+// vips_thumbnail keeps a 2x margin above its target when it picks one (its own final resize antialiases from
+// it); every box made from an intermediate is resized again with a full Lanczos-3, so the intermediate needs
+// none: for a 1600 px JPEG and band 512 that is 1/2 instead of a full decode.
+static int load_shrink(ThumbdVipsSourceInfo info, int band) {
+    int longest = VIPS_MAX(info.upright_width, info.upright_height);
+    int shrink = 8;
+    while (shrink > 1 && (longest + shrink - 1) / shrink < band) shrink /= 2;
+    return shrink;
+}
+
+// Decodes the source into `band` x `band` (never enlarged), 8-bit, converted to sRGB through its profile when
+// `convert` and it has one; *image is then in memory (transfer full). JPEG and PNG with 8-bit pixels and no
+// alpha are decoded at their shrink-on-load scale (JPEG) or box-averaged to at most twice the band while
+// decoding (PNG), then resized by thumbd_resample; other sources, and these with alpha, CMYK or more bits, go
+// through vips_thumbnail. (WebP too: libwebp's scaled decode costs as much as a full one, and its rescaler
+// followed by ours was no faster than vips_thumbnail and 0.2 of 255 levels further from a direct render.)
+// Reports the step that failed (decode errors: DECODE).
+static ThumbdVipsStep thumbd_decode_into_band(const void *buffer, size_t length, ThumbdVipsFormat format,
+                                              ThumbdVipsSourceInfo info, int band, int convert_profile,
+                                              VipsImage **out) {
+    ThumbdVipsStep step = THUMBD_VIPS_STEP_THUMBNAIL;
+    VipsImage *image = NULL;
+    int convert = info.use_icc && convert_profile;
+    // The loaders read the borrowed buffer lazily; fail_on=error as in the direct job.
+    if (format == THUMBD_VIPS_FORMAT_JPEG) {
+        image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
+                                           VIPS_FAIL_ON_ERROR, "shrink", load_shrink(info, band), NULL);
+    } else if (format == THUMBD_VIPS_FORMAT_PNG) {
+        image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
+                                           VIPS_FAIL_ON_ERROR, NULL);
+    }
+    if (format == THUMBD_VIPS_FORMAT_JPEG && !image) goto failed;
+    if (image && format != THUMBD_VIPS_FORMAT_JPEG && !thumbd_resample_fits(image, 1, 1)) {
+        // Alpha, 16 bits, ...: vips_thumbnail premultiplies and converts around its own resize.
+        g_object_unref(image);
+        image = NULL;
+    }
+    if (!image) {
+        vips_error_clear();
+        ResizeTarget target = {band, band, VIPS_SIZE_DOWN};
+        if (thumbd_vips_thumbnail_call(buffer, length, &image, target, convert ? "srgb" : NULL)) goto failed;
+        step = THUMBD_VIPS_STEP_DECODE;
+        THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+        *out = image;
+        return THUMBD_VIPS_STEP_OK;
+    }
+    if (format == THUMBD_VIPS_FORMAT_PNG) {
+        // No shrink-on-load: average integer blocks while decoding (streamed, so a large PNG is never held
+        // whole) down to 2-4x the band, then resample the rest, as libvips's resize does.
+        int block = VIPS_MAX(image->Xsize, image->Ysize) / (2 * band);
+        if (block >= 2) THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)block, (double)block, NULL));
+    }
+    step = THUMBD_VIPS_STEP_DECODE;
+    THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
+    step = THUMBD_VIPS_STEP_THUMBNAIL;
+    double excess = (double)VIPS_MAX(image->Xsize, image->Ysize) / band;
+    int width = excess <= 1 ? image->Xsize : VIPS_MAX(1, (int)rint(image->Xsize / excess));
+    int height = excess <= 1 ? image->Ysize : VIPS_MAX(1, (int)rint(image->Ysize / excess));
+    if (thumbd_resample_fits(image, width, height)) {
+        if (excess > 1) THUMBD_REPLACE(image, thumbd_resample(in, &thumbd_next, width, height));
+        // After the resize, as vips_thumbnail does: fewer pixels to convert.
+        if (convert) THUMBD_REPLACE(image, vips_icc_transform(in, &thumbd_next, "srgb", "embedded", TRUE, NULL));
+    } else if (convert) {
+        // CMYK or more bits (JPEG): libvips converts around its resize.
+        THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size", VIPS_SIZE_DOWN,
+                                                   "no_rotate", TRUE, "export_profile", "srgb", NULL));
+    } else {
+        THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size", VIPS_SIZE_DOWN,
+                                                   "no_rotate", TRUE, NULL));
+    }
+    *out = image;
+    return THUMBD_VIPS_STEP_OK;
+
+failed:
+    if (image) g_object_unref(image);
+    return step;
+}
+
 ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, ThumbdVipsThumbnailParams p,
                                             int band, ThumbdVipsIntermediate **out,
                                             ThumbdVipsThumbnailResult *result) {
@@ -114,48 +195,8 @@ ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, T
     ThumbdVipsStep step = thumbd_vips_check_source(buffer, length, p, result, &info);
     if (step != THUMBD_VIPS_STEP_OK) return step;
 
-    // A square box is the same in stored and upright orientation.
-    step = THUMBD_VIPS_STEP_THUMBNAIL;
-    ResizeTarget target = {band, band, VIPS_SIZE_DOWN};
-    if (result->source_format == THUMBD_VIPS_FORMAT_JPEG) {
-        // vips_thumbnail keeps a 2x margin above its target when it picks libjpeg's shrink-on-load factor
-        // (its own final resize antialiases from it). Every box made from an intermediate is at most half
-        // its size, so the intermediate needs no margin: decode at the largest factor that still gives
-        // band pixels, then resize. For a 1600 px JPEG and band 512 that is 1/2 instead of a full decode.
-        int longest = VIPS_MAX(info.upright_width, info.upright_height);
-        int shrink = 8;
-        while (shrink > 1 && (longest + shrink - 1) / shrink < band) shrink /= 2;
-        // The loader reads the borrowed buffer lazily; fail_on=error as in the direct job.
-        image = vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
-                                           VIPS_FAIL_ON_ERROR, "shrink", shrink, NULL);
-        if (!image) goto failed;
-        // Decoded at that scale, then resized to the band by thumbd_resample (CVipsResample.c) when it takes
-        // the pixels; CMYK, alpha and high-bit-depth sources keep vips_thumbnail_image.
-        step = THUMBD_VIPS_STEP_DECODE;
-        THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
-        step = THUMBD_VIPS_STEP_THUMBNAIL;
-        int convert = info.use_icc && !p.keep_icc;
-        double excess = (double)VIPS_MAX(image->Xsize, image->Ysize) / band;
-        int width = excess <= 1 ? image->Xsize : VIPS_MAX(1, (int)rint(image->Xsize / excess));
-        int height = excess <= 1 ? image->Ysize : VIPS_MAX(1, (int)rint(image->Ysize / excess));
-        if (thumbd_resample_fits(image, width, height)) {
-            if (excess > 1) THUMBD_REPLACE(image, thumbd_resample(in, &thumbd_next, width, height));
-            // After the resize, as vips_thumbnail does: fewer pixels to convert.
-            if (convert) {
-                THUMBD_REPLACE(image, vips_icc_transform(in, &thumbd_next, "srgb", "embedded", TRUE, NULL));
-            }
-        } else if (convert) {
-            THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
-                                                       VIPS_SIZE_DOWN, "no_rotate", TRUE, "export_profile", "srgb",
-                                                       NULL));
-        } else {
-            THUMBD_REPLACE(image, vips_thumbnail_image(in, &thumbd_next, band, "height", band, "size",
-                                                       VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL));
-        }
-    } else if (thumbd_vips_thumbnail_call(buffer, length, &image, target,
-                                          info.use_icc && !p.keep_icc ? "srgb" : NULL)) {
-        goto failed;
-    }
+    step = thumbd_decode_into_band(buffer, length, result->source_format, info, band, !p.keep_icc, &image);
+    if (step != THUMBD_VIPS_STEP_OK) goto failed;
 
     step = THUMBD_VIPS_STEP_DECODE;
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
