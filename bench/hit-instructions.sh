@@ -8,6 +8,8 @@
 # origin; the 50 HOT pairs are warmed, counters zeroed, then `wrk -t1 -c4 -d5s` over them; the dump is divided
 # by wrk's request count. Prints instructions per request and the 25 most expensive functions (self cost).
 #   bench/hit-instructions.sh [BIN ...]   (default: the release build; env PEERS=$HOME/peers DURATION=5s)
+#   THUMBOR=true TEMPLATE='/unsafe/fit-in/{w}x{h}/{url}' bench/hit-instructions.sh [BIN ...]
+#                                         the same hits through the thumbor form mounted at / (unsafe URLs)
 # Needs valgrind (apt-get install valgrind), wrk, nginx, the peers kit. Results: bench/results/<UTC>-hit-instructions/.
 set -euo pipefail
 bins=()
@@ -32,7 +34,9 @@ ln -s "$peers/corpus" "$out/peers/corpus"
 for port in 18001 18046; do
   if ss -Hltn "sport = :$port" | grep -q .; then echo "port $port is in use" >&2; exit 1; fi
 done
-python3 "$peers/gen_lists.py" render --template '/thumb?url={url_enc}&w={w}&h={h}' --origin http://127.0.0.1:18001 \
+template='/thumb?url={url_enc}&w={w}&h={h}'
+if [ -n "${TEMPLATE:-}" ]; then template="$TEMPLATE"; fi
+python3 "$peers/gen_lists.py" render --template "$template" --origin http://127.0.0.1:18001 \
   "$peers/lists/hot.tsv" > "$out/hot.txt"
 nginx -p "$PWD/$out/peers/" -c "$peers/conf/origin.conf" > "$out/origin.log" 2>&1 &
 origin=$!
@@ -46,7 +50,7 @@ for bin in "${bins[@]}"; do
   run="$out/$n"
   mkdir -p "$run/cache"
   objcopy --strip-debug "$bin" "$run/thumbd"
-  THUMBD_FETCH_ALLOW_PRIVATE_NETWORKS=true THUMBD_LOG_ACCESS=false valgrind --tool=callgrind \
+  THUMBD_FETCH_ALLOW_PRIVATE_NETWORKS=true THUMBD_LOG_ACCESS=false THUMBD_THUMBOR_ENABLED=${THUMBOR:-false} THUMBD_THUMBOR_PREFIX=/ THUMBD_THUMBOR_ALLOW_UNSAFE=true valgrind --tool=callgrind \
     --callgrind-out-file="$run/callgrind.out" "$run/thumbd" --listen 127.0.0.1:18046 --cache-dir "$run/cache" \
     > "$run/thumbd.log" 2>&1 &
   pid=$!

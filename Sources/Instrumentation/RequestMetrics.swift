@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Per-request HTTP metrics, recorded once per response from the server's access-log hook on the connection's
 /// loop: requests by route and status, duration by route, and the responses' cache outcome (`X-Cache`).
 ///
@@ -13,6 +19,8 @@ package final class RequestMetrics: Sendable {
     package let routes: [String]
     /// Routes before this index match exactly; from it to `other`, also their subpaths.
     private let firstPrefixRoute: Int
+    /// `routes[i].utf8.count`.
+    private let routeLengths: [Int]
     /// `(access-log note, outcome label)` pairs, e.g. `("HIT-MEMORY", "hit_memory")`.
     package let outcomes: [(note: String, label: String)]
     private let statusCounts: CounterGrid
@@ -29,6 +37,7 @@ package final class RequestMetrics: Sendable {
     ///   - outcomes: the access-log notes counted as cache outcomes, with their label values.
     package init(routes: [String], prefixRoutes: [String] = [], outcomes: [(note: String, label: String)]) {
         self.routes = routes + prefixRoutes + ["other"]
+        routeLengths = self.routes.map(\.utf8.count)
         firstPrefixRoute = routes.count
         self.outcomes = outcomes
         statusCounts = CounterGrid(slots: self.routes.count * Self.statusSlots)
@@ -41,8 +50,11 @@ package final class RequestMetrics: Sendable {
     package func routeIndex(_ path: String) -> Int {
         var index = 0
         let count = routes.count - 1
+        let length = path.utf8.count
         while index < count {
-            if routes[index] == path { return index }
+            // Lengths first (O(1) for native strings): a long path, such as a thumbor or imgproxy URL, differs
+            // from every route without a full string comparison each.
+            if routeLengths[index] == length && routes[index] == path { return index }
             index &+= 1
         }
         return prefixRouteIndex(path)
@@ -52,11 +64,20 @@ package final class RequestMetrics: Sendable {
     @inline(never)
     private func prefixRouteIndex(_ path: String) -> Int {
         let count = routes.count - 1
-        for index in firstPrefixRoute..<count {
-            let route = routes[index]
-            if path.hasPrefix(route), path.utf8.dropFirst(route.utf8.count).first == UInt8(ascii: "/") { return index }
+        var path = path
+        return path.withUTF8 { bytes in
+            for index in firstPrefixRoute..<count {
+                let length = routeLengths[index]
+                guard bytes.count > length, bytes[length] == UInt8(ascii: "/") else { continue }
+                var route = routes[index]
+                let same = route.withUTF8 { route in
+                    guard let a = route.baseAddress, let b = bytes.baseAddress else { return length == 0 }
+                    return memcmp(a, b, length) == 0
+                }
+                if same { return index }
+            }
+            return count
         }
-        return count
     }
 
     /// Counts one response. Any thread; no lock, no allocation.

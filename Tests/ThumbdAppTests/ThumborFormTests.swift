@@ -218,6 +218,14 @@ import Thumbnailing
         let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", infoBeforeSignature: true)])
         #expect(
             imgproxy.redacted("/i/info/abc/rs:fit:1:1/plain/x", note: "MISS") == "/i/info/REDACTED/rs:fit:1:1/plain/x")
+        #expect(imgproxy.redacted("/i/abc/rs:fit:1:1/plain/x", note: "MISS") == "/i/REDACTED/rs:fit:1:1/plain/x")
+        // Byte-level scanning: non-ASCII after the signature survives, a segment that only starts with
+        // "unsafe" is a signature, and paths outside the prefix or without a segment stay as they are.
+        #expect(redaction.redacted("/sig/300x200/h/é.jpg", note: "MISS") == "/REDACTED/300x200/h/é.jpg")
+        #expect(redaction.redacted("/unsafeX/300x200/h/a.jpg", note: "MISS") == "/REDACTED/300x200/h/a.jpg")
+        #expect(imgproxy.redacted("/x/abc/rs:fit:1:1/plain/x", note: "MISS") == "/x/abc/rs:fit:1:1/plain/x")
+        #expect(imgproxy.redacted("/i/", note: "MISS") == "/i/")
+        #expect(imgproxy.redacted("/i", note: "MISS") == "/i")
     }
 
     // MARK: - One cache, through a server
