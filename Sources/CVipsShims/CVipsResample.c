@@ -185,8 +185,9 @@ int thumbd_resample(VipsImage *in, VipsImage **out, int width, int height) {
     result->Xsize = width;
     result->Ysize = height;
     if (vips_image_write_prepare(result)) goto failed;
-    // Columns first, written turned (one line per source column), then the same pass over those lines turns
-    // the picture back upright: both passes sum whole lines, which is what vectorises.
+    // Vertically first (each output row a weighted sum of source rows), written turned (one line per source
+    // column); then the same pass over those lines resamples horizontally and turns the picture back upright.
+    // Both passes sum whole lines, which is what vectorises.
     pass(VIPS_IMAGE_ADDR(source, 0, 0), VIPS_IMAGE_SIZEOF_LINE(source), in_width, bands, &rows, turned,
          (size_t)height * bands, sums, lines);
     pass(turned, (size_t)height * bands, height, bands, &columns, VIPS_IMAGE_ADDR(result, 0, 0),
