@@ -18,6 +18,14 @@
 #define FRACTION_BITS 14
 #define CHUNK 32
 
+// x86-64's baseline is SSE2; an AVX2 clone of the hot loops doubles their width where the CPU has it (picked
+// once, at load time). Other architectures (arm64: NEON is baseline) compile them once.
+#if defined(__x86_64__)
+#define THUMBD_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define THUMBD_VECTOR_CLONES
+#endif
+
 // Per output line: the first source line it reads and its `taps` weights (summing to 1 << FRACTION_BITS).
 typedef struct {
     int out, taps;
@@ -86,9 +94,8 @@ static inline uint8_t round_clip(int32_t v) {
 }
 
 // sums[i] = sum over t of w[t] * row[t * stride + i], for i < length. Chunked so the sums stay in registers.
-__attribute__((target_clones("avx2", "default"))) static void accumulate(const uint8_t *row, size_t stride,
-                                                                          int length, const int16_t *w, int taps,
-                                                                          int32_t *sums) {
+THUMBD_VECTOR_CLONES static void accumulate(const uint8_t *row, size_t stride, int length, const int16_t *w,
+                                            int taps, int32_t *sums) {
     int i = 0;
     for (; i + CHUNK <= length; i += CHUNK) {
         int32_t a[CHUNK] = {0};
@@ -106,8 +113,7 @@ __attribute__((target_clones("avx2", "default"))) static void accumulate(const u
     }
 }
 
-__attribute__((target_clones("avx2", "default"))) static void round_line(const int32_t *sums, int length,
-                                                                          uint8_t *line) {
+THUMBD_VECTOR_CLONES static void round_line(const int32_t *sums, int length, uint8_t *line) {
     for (int i = 0; i < length; i++) line[i] = round_clip(sums[i]);
 }
 
