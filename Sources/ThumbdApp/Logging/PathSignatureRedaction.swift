@@ -36,11 +36,11 @@ struct PathSignatureRedaction: Sendable {
         guard !mounts.isEmpty, note != nil else { return path }
         // Where the signature segment starts and ends, as byte offsets.
         let segment: (start: Int, end: Int)? = LoggingText.withUTF8(path) { bytes in
-            guard let mount = mounts.first(where: { Self.bytes(bytes, at: 0, are: $0.prefix) }) else { return nil }
+            guard let mount = mounts.first(where: { Self.has($0.prefix, in: bytes, at: 0) }) else { return nil }
             var start = mount.prefix.utf8.count
-            if mount.infoBeforeSignature, Self.bytes(bytes, at: start, are: "info/") { start += 5 }
+            if mount.infoBeforeSignature, Self.has("info/", in: bytes, at: start) { start += 5 }
             guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")), start < end,
-                end - start != 6 || !Self.bytes(bytes, at: start, are: "unsafe")
+                end - start != 6 || !Self.has("unsafe", in: bytes, at: start)
             else { return nil }
             return (start, end)
         }
@@ -54,7 +54,7 @@ struct PathSignatureRedaction: Sendable {
 
     /// Whether `text`'s bytes are in `bytes` at `offset` (a `memcmp`: the generic sequence comparisons were
     /// most of this type's cost).
-    private static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, are text: String) -> Bool {
+    private static func has(_ text: String, in bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
         LoggingText.withUTF8(text) { text in
             guard let base = bytes.baseAddress, let other = text.baseAddress, bytes.count - offset >= text.count
             else { return text.isEmpty }
