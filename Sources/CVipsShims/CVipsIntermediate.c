@@ -113,8 +113,9 @@ static int load_shrink(ThumbdVipsSourceInfo info, int band) {
     return shrink;
 }
 
-// Decodes the source into `band` x `band` (never enlarged), 8-bit, converted to sRGB through its profile when
-// `convert` and it has one; *image is then in memory (transfer full). JPEG and PNG with 8-bit pixels and no
+// Decodes the source into `band` x `band` (never enlarged; a square box is the same in stored and upright
+// orientation), converted to sRGB through its profile when `convert_profile` and it has one; *out is then in
+// memory (transfer full). JPEG and PNG with 8-bit pixels and no
 // alpha are decoded at their shrink-on-load scale (JPEG) or box-averaged to at most twice the band while
 // decoding (PNG), then resized by thumbd_resample; other sources, and these with alpha, CMYK or more bits, go
 // through vips_thumbnail. (WebP too: libwebp's scaled decode costs as much as a full one, and its rescaler
