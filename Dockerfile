@@ -8,7 +8,7 @@
 FROM swift:6.3-bookworm AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
+      libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Resolve dependencies first so that source edits keep this layer cached.
@@ -22,7 +22,7 @@ RUN swift build -c release --static-swift-stdlib --product thumbd \
 FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      libvips42 libcurl4 libsqlite3-0 ca-certificates curl \
+      libvips42 libjpeg62-turbo libwebp7 libcurl4 libsqlite3-0 ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/cache/thumbd --shell /usr/sbin/nologin thumbd \
  && mkdir -p /var/cache/thumbd /etc/thumbd \
