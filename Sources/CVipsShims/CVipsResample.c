@@ -198,23 +198,22 @@ int thumbd_resample(VipsImage *in, VipsImage **out, int width, int height) {
          (size_t)height * bands, sums, lines);
     pass(turned, (size_t)height * bands, height, bands, &columns, VIPS_IMAGE_ADDR(result, 0, 0),
          VIPS_IMAGE_SIZEOF_LINE(result), sums, lines);
+    *out = result;
+    result = NULL;
+
+done:
+    // Both ways out: the scratch buffers and our reference to the source go; `result` is NULL on success.
     free(turned);
     free(sums);
     free(lines);
     kernel_free(&rows);
     kernel_free(&columns);
     g_object_unref(source);
-    *out = result;
-    return 0;
+    if (!result) return 0;
+    g_object_unref(result);
+    return -1;
 
 failed:
     vips_error("thumbd", "resample: out of memory or no image for %dx%d", width, height);
-    free(turned);
-    free(sums);
-    free(lines);
-    kernel_free(&rows);
-    kernel_free(&columns);
-    g_object_unref(source);
-    g_object_unref(result);
-    return -1;
+    goto done;
 }
