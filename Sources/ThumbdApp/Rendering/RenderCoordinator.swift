@@ -387,7 +387,6 @@ final class RenderCoordinator: Sendable {
     private func render(_ key: VariantKey, flight: Flight, source: FetchedSource, watermark: [UInt8]?) {
         counts.rendersStarted.increment()
         let started = LoopInstant.now()
-        defer { counts.renderDurations.observe(0, started.duration(to: LoopInstant.now())) }
         let result: Result<RenderedVariant, ServiceError>
         do {
             let thumbnail =
@@ -405,6 +404,9 @@ final class RenderCoordinator: Sendable {
             counts.renderFailures.increment()
             result = .failure(.thumbnail(error))
         }
+        // Before the render counts as finished and anyone is answered: a scrape that sees the render sees its
+        // duration too (it was observed after the answer, which a /metrics read right after a miss could beat).
+        counts.renderDurations.observe(0, started.duration(to: LoopInstant.now()))
         counts.rendersFinished.increment()
         let answered = finish(key, flight: flight, result: result)
         if answered == 0 { counts.rendersUnattended.increment() }
