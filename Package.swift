@@ -184,7 +184,8 @@ let package = Package(
 // -sanitize=fuzzer,address into their own scratch path (.build-fuzz):
 // - FuzzRequestParser: the HTTP request parser;
 // - FuzzThumbParameters: the /thumb parameter parser and its canonical query;
-// - FuzzDialectURLs: thumbor's and imgproxy's URL parsers, and the /thumb query of what they compile into.
+// - FuzzDialectURLs: thumbor's and imgproxy's URL parsers, and the /thumb query of what they compile into;
+// - FuzzObjectKeys: `s3://` source URLs, and the bucket their request reaches.
 if Context.environment["THUMBD_FUZZ"] == "1" {
     package.targets.append(.target(name: "CFuzzDriver", path: "fuzz/CFuzzDriver"))
     package.targets.append(
@@ -206,6 +207,13 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
             name: "FuzzDialectURLs",
             dependencies: ["ThumbdApp", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
             path: "fuzz/FuzzDialectURLs",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+        ))
+    package.targets.append(
+        .executableTarget(
+            name: "FuzzObjectKeys",
+            dependencies: ["OriginFetch", "CFuzzDriver"],
+            path: "fuzz/FuzzObjectKeys",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ))
 }

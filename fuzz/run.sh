@@ -6,18 +6,20 @@
 #   FuzzThumbParameters   the /thumb parameter parser (seeds fuzz/corpus-thumb, dictionary fuzz/thumb.dict)
 #   FuzzDialectURLs       thumbor's and imgproxy's URL parsers (seeds fuzz/corpus-dialects, dictionary
 #                         fuzz/dialects.dict)
+#   FuzzObjectKeys        s3:// source URLs: the request stays in the listed bucket (seeds fuzz/corpus-s3,
+#                         dictionary fuzz/s3.dict)
 #
 #   fuzz/run.sh [executions [target...]]      default 1000000, every target
 #
 # A crash leaves its input in fuzz/FailCases/ (the request parser's as `crash-…`, the /thumb parser's as
-# `thumb-crash-…`, the dialects' as `dialect-crash-…`); add a unit test for it in Tests/HTTP1Tests or Tests/ThumbdAppTests. The other targets still
+# `thumb-crash-…`, the dialects' as `dialect-crash-…`, the s3 keys' as `s3-crash-…`); add a unit test for it in Tests/HTTP1Tests or Tests/ThumbdAppTests. The other targets still
 # run; the script fails if any of them did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzRequestParser FuzzThumbParameters FuzzDialectURLs)
+[[ ${#targets[@]} -gt 0 ]] || targets=(FuzzRequestParser FuzzThumbParameters FuzzDialectURLs FuzzObjectKeys)
 
 # Swift's own crash backtracer reads the dying process's memory, which AddressSanitizer reports as an overflow,
 # and it can outlive the process holding its output open: leave crash reports to libFuzzer and ASan.
@@ -33,6 +35,7 @@ for target in "${targets[@]}"; do
     FuzzRequestParser) corpus=fuzz/corpus dict=fuzz/http.dict max_len=512 prefix=fuzz/FailCases/ ;;
     FuzzThumbParameters) corpus=fuzz/corpus-thumb dict=fuzz/thumb.dict max_len=1024 prefix=fuzz/FailCases/thumb- ;;
     FuzzDialectURLs) corpus=fuzz/corpus-dialects dict=fuzz/dialects.dict max_len=1024 prefix=fuzz/FailCases/dialect- ;;
+    FuzzObjectKeys) corpus=fuzz/corpus-s3 dict=fuzz/s3.dict max_len=256 prefix=fuzz/FailCases/s3- ;;
     *) echo "unknown fuzz target: $target" >&2; exit 2 ;;
   esac
 

@@ -252,6 +252,12 @@ final class FetchEngine: @unchecked Sendable {
             pendingCounters.waitersCancelled += 1
             return
         }
+        // The shared tier's keys are thumbd's own (a prefix and a hash), but the prefix is the operator's: the same
+        // rule as a client's `s3://` key keeps every spelling of it in the bucket.
+        if let refusal = ObjectStorage.keyRefusal(request.key.utf8) {
+            waiter.deliver(.failure(.invalidURL(detail: "object key: \(refusal)")))
+            return
+        }
         let url = request.storage.url(bucket: request.bucket, key: request.key)
         let endpoint: SourceURL
         do {

@@ -30,9 +30,46 @@ package struct ObjectStorage: Sendable, Hashable {
     /// libcurl 7.88 signs the path exactly as written and S3 canonicalises each byte of the key by AWS's
     /// URI-encoding, so the two agree only if the path is already in that form: every byte outside
     /// `A-Z a-z 0-9 - . _ ~` and `/` as `%XX` (upper-case hex). No query string is ever sent (libcurl 7.88 signs
-    /// it unsorted).
+    /// it unsorted). The key must have passed ``keyRefusal(_:)``, and the transfer sends the path as is
+    /// (`CURLOPT_PATH_AS_IS`): together they keep the request in `bucket`.
     package func url(bucket: String, key: String) -> String {
         endpoint + "/" + bucket + "/" + Self.canonicalPath(key)
+    }
+
+    /// The longest key S3 stores, in bytes of UTF-8.
+    package static let maxKeyBytes = 1024
+
+    /// Why `key` (its bytes, already percent-decoded once) could name anything but one object of its bucket, or nil
+    /// when it names exactly one.
+    ///
+    /// The path thumbd sends is `/<bucket>/<key>`, and a store or a proxy on the way may resolve dot segments,
+    /// merge slashes, read a backslash as a slash or decode an escape a second time (libcurl itself resolves dot
+    /// segments unless told not to). Each of those could move the request into another bucket, so a key is refused
+    /// when any spelling of it could: an empty segment (a leading, trailing or doubled `/`), a `.` or `..` segment,
+    /// a backslash, an escape that decodes to `.`, `/` or `\` (`%2e`, `%2f`, `%5c` left after the one decoding),
+    /// a control byte, or bytes that are not UTF-8 (overlong forms of `.` and `/` among them; S3 keys are UTF-8).
+    package static func keyRefusal<Key: Collection<UInt8>>(_ key: Key) -> String? {
+        guard !key.isEmpty else { return "empty key" }
+        guard key.count <= maxKeyBytes else { return "key longer than \(maxKeyBytes) bytes" }
+        guard String(validating: key, as: UTF8.self) != nil else { return "key is not UTF-8" }
+        let bytes = Array(key)
+        for segment in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if segment.isEmpty { return "empty segment in key" }
+            if segment.elementsEqual(".".utf8) || segment.elementsEqual("..".utf8) { return "dot segment in key" }
+        }
+        for (index, byte) in bytes.enumerated() {
+            if byte < 0x20 || byte == 0x7F { return "control byte in key" }
+            if byte == UInt8(ascii: "\\") { return "backslash in key" }
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.count {
+                let escape = (bytes[index + 1], bytes[index + 2] | 0x20)  // the hex digit's letter lower-cased
+                if escape == (UInt8(ascii: "2"), UInt8(ascii: "e")) || escape == (UInt8(ascii: "2"), UInt8(ascii: "f"))
+                    || escape == (UInt8(ascii: "5"), UInt8(ascii: "c"))
+                {
+                    return "escaped dot, slash or backslash in key"
+                }
+            }
+        }
+        return nil
     }
 
     /// `key`'s bytes in AWS's URI encoding, slashes kept.

@@ -16,7 +16,8 @@ import CCurl
 /// Authorization header chosen by the client, which thumbd never forwards.
 ///
 /// `s3://bucket/key` names an object in the configured S3-compatible store (`s3.source_buckets`): the bucket is
-/// the host, the key the percent-decoded path. It has no port and no query (libcurl 7.88 signs a query unsorted).
+/// the host, the key the path as sent, percent-decoded once. It has no port and no query (libcurl 7.88 signs a query
+/// unsorted), and its key no spelling that could leave the bucket (``ObjectStorage/keyRefusal(_:)``).
 package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
     /// `http`, `https` or `s3`.
     package let scheme: String
@@ -66,10 +67,17 @@ package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
         if path.isEmpty { path = "/" }
         let query = part(CURLUPART_QUERY)
         if scheme == "s3" {
-            let key = String((part(CURLUPART_PATH, flags: UInt32(CURLU_URLDECODE)) ?? "").dropFirst())
-            guard ObjectStorage.isValidBucket(host), port == nil, query == nil, !key.isEmpty, !key.utf8.contains(0)
+            // The key is the path as sent: libcurl's parse above resolved its dot segments, which would hide a
+            // `..` that the check below must see.
+            guard curl_url_set(handle, CURLUPART_URL, text, flags | UInt32(CURLU_PATH_AS_IS)) == CURLUE_OK,
+                let sentPath = part(CURLUPART_PATH), ObjectStorage.isValidBucket(host), port == nil, query == nil,
+                let key = Self.percentDecoded(sentPath.utf8.dropFirst())
             else { throw .invalidURL(detail: "s3 URLs are s3://bucket/key: \(text.prefix(200))") }
-            self.objectKey = key
+            if let refusal = ObjectStorage.keyRefusal(key) {
+                throw .invalidURL(detail: "s3 URL: \(refusal): \(text.prefix(200))")
+            }
+            path = sentPath
+            self.objectKey = String(decoding: key, as: UTF8.self)
         } else {
             self.objectKey = nil
         }
@@ -82,6 +90,35 @@ package struct SourceURL: Hashable, Sendable, CustomStringConvertible {
         self.host = host
         self.port = port
         self.string = string
+    }
+
+    /// `text` with each `%XX` decoded once; nil when a `%` is not followed by two hex digits.
+    private static func percentDecoded(_ text: Substring.UTF8View) -> [UInt8]? {
+        func hexValue(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            index = text.index(after: index)
+            guard byte == UInt8(ascii: "%") else {
+                decoded.append(byte)
+                continue
+            }
+            guard index < text.endIndex, let high = hexValue(text[index]) else { return nil }
+            index = text.index(after: index)
+            guard index < text.endIndex, let low = hexValue(text[index]) else { return nil }
+            index = text.index(after: index)
+            decoded.append(high << 4 | low)
+        }
+        return decoded
     }
 
     /// The host without IPv6 brackets: what `allowedHosts` and the per-host cap key on.

@@ -156,6 +156,10 @@ final class Transfer {
 
         var headers: [String] = []
         if let object {
+            // The path is sent and signed exactly as written: libcurl would otherwise resolve dot segments, and the
+            // key, checked by ObjectStorage.keyRefusal, must reach the store as checked.
+            // https://curl.se/libcurl/c/CURLOPT_PATH_AS_IS.html
+            set(CURLOPT_PATH_AS_IS, 1)
             headers = signObjectRequest(object) { option, value in set(option, value) }
             ok = ok && (object.upload == nil || uploadBuffer != nil)
         } else {

@@ -166,8 +166,13 @@ extension Settings {
         if prefix.utf8.count > 200
             || !prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/_.-".contains($0)) })
             || prefix.hasPrefix("/")
+            || prefix.split(separator: "/", omittingEmptySubsequences: false).dropLast().contains(where: {
+                $0.isEmpty || $0 == "." || $0 == ".."
+            })
         {
-            throw check.error(\.cache.shared.prefix, "must be up to 200 of A-Z a-z 0-9 / _ . - and not start with /")
+            throw check.error(
+                \.cache.shared.prefix,
+                "must be up to 200 of A-Z a-z 0-9 / _ . - with no empty, . or .. segment, and not start with /")
         }
         // Bucket names are checked with the store's own rule where the store is made (Settings.objectStorage()).
         if cache.shared.isEnabled && endpoint.isEmpty {

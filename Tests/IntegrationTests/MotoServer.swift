@@ -59,6 +59,13 @@ final class MotoServer: Sendable {
         _ = process.wait(timeout: .seconds(10))
     }
 
+    /// The request lines moto has logged so far (werkzeug's `127.0.0.1 - - [date] "GET /bucket/key HTTP/1.1" 200 -`
+    /// on its standard error), in order: the witness of what reached the store, whatever thumbd believes it sent.
+    var requestLog: [String] {
+        process.standardError.split(separator: "\n").filter { $0.contains("\" ") && $0.contains(" HTTP/1.1\"") }
+            .map(String.init)
+    }
+
     /// An AWS shared-credentials file with this server's key pair (or `secret` instead of the right one), at
     /// `path`.
     func writeCredentials(to path: String, secret: String? = nil) throws {
