@@ -188,6 +188,19 @@ import Thumbnailing
             .invalidValue("quality", reason: "argument 1 must be a number 1.0…100.0")
         ),
         ("5000x10/img.test/a.jpg", .invalidValue("width", reason: "must be an integer 1...4096")),
+        // a run of digits of any length is a side in thumbor's grammar: never part of the image's host
+        ("99999999999999999999x64/img.test/a.jpg", .invalidValue("size", reason: "a side has more than 9 digits")),
+        ("0000000000000000064x64/img.test/a.jpg", .invalidValue("size", reason: "a side has more than 9 digits")),
+        ("64x-99999999999999999999/img.test/a.jpg", .invalidValue("size", reason: "a side has more than 9 digits")),
+        ("1234567890x/img.test/a.jpg", .invalidValue("size", reason: "a side has more than 9 digits")),
+        (
+            "meta/fit-in/99999999999999999999x64/img.test/a.jpg",
+            .invalidValue("size", reason: "a side has more than 9 digits")
+        ),
+        (
+            "trim:99999999999999999999/10x10/img.test/a.jpg",
+            .invalidValue("trim", reason: "the tolerance has more than 9 digits")
+        ),
         (
             "10x10/filters:max_bytes(100)/img.test/a.jpg",
             .invalidValue("max_bytes", reason: "must be an integer 1024...100000000")

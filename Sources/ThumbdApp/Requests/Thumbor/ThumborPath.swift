@@ -83,7 +83,7 @@ struct ThumborPath: Sendable {
             meta = true
             rest = after
         }
-        if let (next, after) = segment(rest), let trim = Self.trim(next) {
+        if let (next, after) = segment(rest), let trim = try Self.trim(next) {
             self.trim = trim
             rest = after
         }
@@ -95,7 +95,7 @@ struct ThumborPath: Sendable {
             self.fitIn = fitIn
             rest = after
         }
-        if let (next, after) = segment(rest), let size = Self.size(next) {
+        if let (next, after) = segment(rest), let size = try Self.size(next) {
             (flipsHorizontally, width, flipsVertically, height) = size
             rest = after
         }
@@ -123,7 +123,10 @@ struct ThumborPath: Sendable {
 
     // MARK: - Parts
 
-    private static func trim(_ text: Substring) -> (corner: TrimCorner, tolerance: Int)? {
+    /// `trim[:corner][:tolerance]`; nil when `text` is not of that shape.
+    /// - Throws: `RequestError` naming `trim` for a tolerance of more than ``maxSideDigits`` digits (like a size's
+    ///   side, it is still the trim of thumbor's grammar, never part of the image).
+    private static func trim(_ text: Substring) throws(RequestError) -> (corner: TrimCorner, tolerance: Int)? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.first == "trim", parts.count <= 3 else { return nil }
         var corner = TrimCorner.topLeft
@@ -134,7 +137,11 @@ struct ThumborPath: Sendable {
             index += 1
         }
         if index < parts.count {
-            guard let value = ThumbnailRequest.integer(String(parts[index])) else { return nil }
+            let digits = parts[index]
+            if digits.utf8.count > maxSideDigits, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+                throw .invalidValue("trim", reason: "the tolerance has more than \(maxSideDigits) digits")
+            }
+            guard let value = ThumbnailRequest.integer(String(digits)) else { return nil }
             tolerance = value
             index += 1
         }
@@ -165,21 +172,36 @@ struct ThumborPath: Sendable {
         }
     }
 
-    /// `[-][W|orig]x[-][H|orig]` (each side may be empty).
-    private static func size(_ text: Substring) -> (Bool, Side, Bool, Side)? {
+    /// The most digits a side may have: more could not be a size thumbd renders, and an unbounded run of digits
+    /// overflows `Int`.
+    static let maxSideDigits = 9
+
+    /// `[-][W|orig]x[-][H|orig]` (each side may be empty); nil when `text` is not of that shape (then it is part of
+    /// the image, as in thumbor's grammar).
+    /// - Throws: `RequestError` naming `size` when it is of that shape with a side longer than ``maxSideDigits``:
+    ///   thumbor's grammar takes any run of digits as a side, so such a segment is a size, never part of the image.
+    private static func size(_ text: Substring) throws(RequestError) -> (Bool, Side, Bool, Side)? {
         let sides = text.split(separator: "x", omittingEmptySubsequences: false)
         guard sides.count == 2 else { return nil }
-        func side(_ text: Substring) -> (Bool, Side)? {
-            var text = text
+        /// A side's flip and its text after the flip, when the side is of the grammar's shape.
+        func shape(_ text: Substring) -> (flipped: Bool, text: Substring)? {
             let flipped = text.first == "-"
-            if flipped { text = text.dropFirst() }
-            if text.isEmpty { return (flipped, .proportional) }
-            if text == "orig" { return (flipped, .original) }
-            guard text.utf8.count <= 9, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text)
-            else { return nil }
-            return (flipped, value == 0 ? .proportional : .pixels(value))
+            let rest = flipped ? text.dropFirst() : text
+            guard rest == "orig" || rest.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return (flipped, rest)
         }
-        guard let (horizontal, width) = side(sides[0]), let (vertical, height) = side(sides[1]) else { return nil }
+        // Both sides are of the shape before either is read: `1x.example.com` is an image, not a size.
+        guard let first = shape(sides[0]), let second = shape(sides[1]) else { return nil }
+        func side(_ shape: (flipped: Bool, text: Substring)) throws(RequestError) -> (Bool, Side) {
+            if shape.text.isEmpty { return (shape.flipped, .proportional) }
+            if shape.text == "orig" { return (shape.flipped, .original) }
+            guard shape.text.utf8.count <= maxSideDigits, let value = Int(shape.text) else {
+                throw .invalidValue("size", reason: "a side has more than \(maxSideDigits) digits")
+            }
+            return (shape.flipped, value == 0 ? .proportional : .pixels(value))
+        }
+        let (horizontal, width) = try side(first)
+        let (vertical, height) = try side(second)
         return (horizontal, width, vertical, height)
     }
 
