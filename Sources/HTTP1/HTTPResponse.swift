@@ -77,7 +77,7 @@ package struct HTTPResponse: Sendable {
     }
 
     /// The JSON error body every server-made error uses: `{"status": 404, "error": "Not Found"}`,
-    /// with `Content-Type: application/json`.
+    /// with `Content-Type: application/json` and `Cache-Control: no-store`.
     /// - Parameter message: short public reason; quotes and backslashes are escaped, controls dropped.
     package static func error(_ status: HTTPStatus, message: String? = nil) -> HTTPResponse {
         let text = message ?? status.reasonPhrase
@@ -94,7 +94,10 @@ package struct HTTPResponse: Sendable {
         return HTTPResponse(status: status, headers: jsonHeaders, body: .bytes(Array(json.utf8)))
     }
 
-    private static let jsonHeaders = [HTTPField(name: "Content-Type", value: "application/json")]
+    /// An error is never kept by a browser, a CDN or Varnish: a fixed origin or a freed queue must show at once.
+    private static let jsonHeaders = [
+        HTTPField(name: "Content-Type", value: "application/json"), HTTPField(name: "Cache-Control", value: "no-store"),
+    ]
 }
 
 /// Header fields serialised (and checked) once, for an answer sent many times: a cached thumbnail's

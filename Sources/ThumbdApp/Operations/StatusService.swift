@@ -231,7 +231,6 @@ final class StatusService: Sendable {
             HTTPStatus(code: 401, reasonPhrase: "Unauthorized"), message: "admin token required")
         response.headers.append(
             HTTPField(name: "WWW-Authenticate", value: "Basic realm=\"thumbd status\", charset=\"UTF-8\""))
-        response.headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
         responder.respond(response)
         return false
     }

@@ -21,8 +21,6 @@ struct ErrorResponse: Equatable, Sendable {
         if let retryAfterSeconds {
             response.headers.append(HTTPField(name: "Retry-After", value: String(retryAfterSeconds)))
         }
-        // Errors are not cached by browsers or CDNs for long: a fixed origin or a freed queue should show.
-        response.headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
         return response
     }
 }
