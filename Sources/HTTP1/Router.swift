@@ -112,6 +112,12 @@ package struct Router: Sendable {
         prefixes[index].route.allow = allowed.sorted().joined(separator: ", ")
     }
 
+    /// Every exact path routed, in the order added.
+    package var exactPaths: [String] { pathRanges.map { String(decoding: paths[$0], as: UTF8.self) } }
+
+    /// Every path prefix routed, in the order tried.
+    package var pathPrefixes: [String] { prefixes.map { String(decoding: $0.prefix, as: UTF8.self) } }
+
     /// Decides how to answer `request`.
     package func match(_ request: HTTPRequest) -> Match {
         guard let methodIndex = Self.methodIndex(request.method) else { return .notImplemented }

@@ -166,10 +166,12 @@ package final class ThumbdService: Sendable {
         // response here (a few ns each; the path of a /thumb request is a small string, stored inline without an
         // allocation). `log.access` (reloadable) decides only whether a line is written.
         let accessLog = self.accessLog
+        // Every answer on a form's route is redacted (thumbnails, meta/, info/, errors); the other routes' are not.
+        let formPrefixes = Set(forms.map(\.prefix))
         let redaction = PathSignatureRedaction(
-            (settings.thumbor.isEnabled ? [.init(prefix: settings.thumbor.prefix, infoBeforeSignature: false)] : [])
-                + (settings.imgproxy.isEnabled
-                    ? [.init(prefix: settings.imgproxy.prefix, infoBeforeSignature: true)] : []))
+            (settings.thumbor.isEnabled ? [.init(prefix: settings.thumbor.prefix, form: .thumbor)] : [])
+                + (settings.imgproxy.isEnabled ? [.init(prefix: settings.imgproxy.prefix, form: .imgproxy)] : []),
+            otherRoutes: (router.exactPaths, router.pathPrefixes.filter { !formPrefixes.contains($0) }))
         let plainHook: @Sendable (AccessLogRecord) -> Void = { record in
             activity.record(record)
             guard accessLog.isEnabled else { return }
@@ -182,7 +184,7 @@ package final class ThumbdService: Sendable {
         if redaction.isActive {
             accessLogHook = { record in
                 var record = record
-                record.path = redaction.redacted(record.path, note: record.note)
+                record.path = redaction.redacted(record.path)
                 plainHook(record)
             }
         }

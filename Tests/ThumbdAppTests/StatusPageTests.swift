@@ -96,7 +96,7 @@ import Testing
         ]
         for (url, expected) in cases {
             // When redacted / Then only the secret values are gone
-            #expect(StatusService.redactingSecrets(inURL: url) == expected)
+            #expect(LoggingRedaction.redactingSecrets(in: url) == expected)
         }
     }
 }

@@ -221,24 +221,56 @@ import Thumbnailing
     // MARK: - The access log
 
     @Test func theSignatureSegmentIsRedactedFromLogs() {
-        let redaction = PathSignatureRedaction([.init(prefix: "/", infoBeforeSignature: false)])
-        #expect(
-            redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/h/a.jpg", note: "MISS")
-                == "/REDACTED/300x200/h/a.jpg")
-        #expect(redaction.redacted("/unsafe/300x200/h/a.jpg", note: "MISS") == "/unsafe/300x200/h/a.jpg")
-        // Another route's answer (no cache outcome) keeps its path.
-        #expect(redaction.redacted("/prefetch/abc", note: nil) == "/prefetch/abc")
-        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", infoBeforeSignature: true)])
-        #expect(
-            imgproxy.redacted("/i/info/abc/rs:fit:1:1/plain/x", note: "MISS") == "/i/info/REDACTED/rs:fit:1:1/plain/x")
-        #expect(imgproxy.redacted("/i/abc/rs:fit:1:1/plain/x", note: "MISS") == "/i/REDACTED/rs:fit:1:1/plain/x")
+        let redaction = PathSignatureRedaction(
+            [.init(prefix: "/", form: .thumbor)], otherRoutes: (["/", "/health", "/thumb"], ["/prefetch/"]))
+        #expect(redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/h/a.jpg") == "/REDACTED/300x200/h/a.jpg")
+        #expect(redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/meta/h/a.jpg") == "/REDACTED/meta/h/a.jpg")
+        #expect(redaction.redacted("/unsafe/300x200/h/a.jpg") == "/unsafe/300x200/h/a.jpg")
+        // Another route's path stays as it is, whatever its answer; an unknown path is the form's.
+        #expect(redaction.redacted("/prefetch/abc/def") == "/prefetch/abc/def")
+        #expect(redaction.redacted("/health") == "/health")
+        #expect(redaction.redacted("/healthz/x") == "/REDACTED/x")
+        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: .imgproxy)])
+        #expect(imgproxy.redacted("/i/info/abc/rs:fit:1:1/plain/x") == "/i/info/REDACTED/rs:fit:1:1/plain/x")
+        #expect(imgproxy.redacted("/i/abc/rs:fit:1:1/plain/x") == "/i/REDACTED/rs:fit:1:1/plain/x")
         // Byte-level scanning: non-ASCII after the signature survives, a segment that only starts with
         // "unsafe" is a signature, and paths outside the prefix or without a segment stay as they are.
-        #expect(redaction.redacted("/sig/300x200/h/é.jpg", note: "MISS") == "/REDACTED/300x200/h/é.jpg")
-        #expect(redaction.redacted("/unsafeX/300x200/h/a.jpg", note: "MISS") == "/REDACTED/300x200/h/a.jpg")
-        #expect(imgproxy.redacted("/x/abc/rs:fit:1:1/plain/x", note: "MISS") == "/x/abc/rs:fit:1:1/plain/x")
-        #expect(imgproxy.redacted("/i/", note: "MISS") == "/i/")
-        #expect(imgproxy.redacted("/i", note: "MISS") == "/i")
+        #expect(redaction.redacted("/sig/300x200/h/é.jpg") == "/REDACTED/300x200/h/é.jpg")
+        #expect(redaction.redacted("/unsafeX/300x200/h/a.jpg") == "/REDACTED/300x200/h/a.jpg")
+        #expect(imgproxy.redacted("/x/abc/rs:fit:1:1/plain/x") == "/x/abc/rs:fit:1:1/plain/x")
+        #expect(imgproxy.redacted("/i/") == "/i/")
+        #expect(imgproxy.redacted("/i") == "/i")
+    }
+
+    @Test func secretsInTheQueriesOfURLsInThePathAreRedacted() {
+        let thumbor = PathSignatureRedaction([.init(prefix: "/t/", form: .thumbor)])
+        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: .imgproxy)])
+        // A percent-encoded image's query: secret values go, the rest stays
+        #expect(
+            thumbor.redacted("/t/unsafe/10x10/h.test%2Fa.jpg%3Fw%3D1%26sig%3Dabc%26X-Amz-Signature%3Ddef")
+                == "/t/unsafe/10x10/h.test%2Fa.jpg%3Fw%3D1%26sig%3DREDACTED%26X-Amz-Signature%3DREDACTED")
+        #expect(
+            thumbor.redacted("/t/unsafe/10x10/h.test/a.jpg%3Fsig=abc&x=1")
+                == "/t/unsafe/10x10/h.test/a.jpg%3Fsig=REDACTED&x=1")
+        // watermark()'s URL inside the filters, then the image: each query on its own
+        #expect(
+            thumbor.redacted("/t/unsafe/filters:watermark(h%2Fw.png%3Ftoken%3Dt,0,0,0)/h.test/a.jpg%3Fid%3D7")
+                == "/t/unsafe/filters:watermark(h%2Fw.png%3Ftoken%3DREDACTED,0,0,0)/h.test/a.jpg%3Fid%3D7")
+        // an encoded `?` in the source's own path (double-encoded) is not a query
+        #expect(thumbor.redacted("/t/unsafe/h.test/a%253Fsig%253Dabc.jpg") == "/t/unsafe/h.test/a%253Fsig%253Dabc.jpg")
+        // imgproxy: plain with its @ext, base64url (cut by `/` or not), and wmu:
+        #expect(
+            imgproxy.redacted("/i/abc/rs:fit:1:1/plain/http%3A%2F%2Fh%2Fa.jpg%3Fsig%3Dxyz@webp")
+                == "/i/REDACTED/rs:fit:1:1/plain/http%3A%2F%2Fh%2Fa.jpg%3Fsig%3DREDACTED@webp")
+        let secretSource = URLSignature.base64URLEncoded(Array("http://h/a.jpg?sig=xyz".utf8))
+        let plainSource = URLSignature.base64URLEncoded(Array("http://h/a.jpg?id=7".utf8))
+        #expect(imgproxy.redacted("/i/abc/rs:fit:1:1/\(secretSource).png") == "/i/REDACTED/rs:fit:1:1/REDACTED.png")
+        let cut = String(secretSource.prefix(8)) + "/" + secretSource.dropFirst(8)
+        #expect(imgproxy.redacted("/i/abc/\(cut)") == "/i/REDACTED/REDACTED")
+        #expect(imgproxy.redacted("/i/abc/\(plainSource)") == "/i/REDACTED/\(plainSource)")
+        #expect(
+            imgproxy.redacted("/i/abc/wm:1/wmu:\(secretSource)/\(plainSource)")
+                == "/i/REDACTED/wm:1/wmu:REDACTED/\(plainSource)")
     }
 
     // MARK: - One cache, through a server

@@ -185,10 +185,10 @@ extension AccessLog.Core {
         line.append(UInt8(ascii: "\n"))
     }
 
-    /// Appends the request target with `sig` values redacted, URL-safe (see `appendURLSafe`).
+    /// Appends the request target with secret query values redacted, URL-safe (see `appendURLSafe`).
     static func appendRedactedTarget(_ target: String, to line: inout [UInt8]) {
         LoggingText.withUTF8(target) { bytes in
-            LoggingRedaction.appendRedactingSignature(bytes, to: &line) { line, piece in
+            LoggingRedaction.appendRedactingSecrets(bytes, to: &line) { line, piece in
                 appendURLSafe(piece, to: &line)
             }
         }

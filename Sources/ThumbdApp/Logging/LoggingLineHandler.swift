@@ -82,7 +82,7 @@ package struct LoggingLineHandler: LogHandler {
         line.append(UInt8(ascii: " "))
         LoggingText.appendMessage(label, to: &line)
         line.append(contentsOf: ": ".utf8)
-        LoggingText.appendMessage(LoggingRedaction.redactingSignature(in: event.message.description), to: &line)
+        LoggingText.appendMessage(LoggingRedaction.redactingSecrets(in: event.message.description), to: &line)
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             line.append(UInt8(ascii: " "))
             LoggingText.appendLogfmtValue(key, to: &line)
@@ -99,7 +99,7 @@ package struct LoggingLineHandler: LogHandler {
         line.append(contentsOf: #"","logger":""#.utf8)
         LoggingText.appendJSONEscaped(label, to: &line)
         line.append(contentsOf: #"","message":""#.utf8)
-        LoggingText.appendJSONEscaped(LoggingRedaction.redactingSignature(in: event.message.description), to: &line)
+        LoggingText.appendJSONEscaped(LoggingRedaction.redactingSecrets(in: event.message.description), to: &line)
         line.append(UInt8(ascii: "\""))
         let reserved: Set<String> = ["time", "level", "logger", "message"]
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
@@ -116,7 +116,7 @@ package struct LoggingLineHandler: LogHandler {
     /// The value as text, redacted if its key names a secret or it contains a `sig=` parameter.
     private static func safeText(key: String, value: Logger.Metadata.Value) -> String {
         if LoggingRedaction.secretMetadataKeys.contains(key.lowercased()) { return LoggingRedaction.placeholder }
-        return LoggingRedaction.redactingSignature(in: value.description)
+        return LoggingRedaction.redactingSecrets(in: value.description)
     }
 
     private static func appendJSONValue(key: String, _ value: Logger.Metadata.Value, to line: inout [UInt8]) {

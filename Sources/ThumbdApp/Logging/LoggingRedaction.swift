@@ -15,17 +15,28 @@ package enum LoggingRedaction {
         "sig", "signature", "signing_key", "signing_keys", "password", "secret",
     ]
 
-    /// `target` with the value of every `sig` query parameter replaced:
+    /// Query parameters that carry credentials: thumbd's own `sig`, presigned S3 and GCS URLs, tokens and API keys.
+    /// Their values are redacted wherever a URL is logged or shown: stderr, the access log (a source URL written
+    /// into a foreign form's path), `/status`. Lower-case; names are compared case-insensitively after decoding.
+    package static let secretParameters: [String] = [
+        "sig", "signature", "token", "access_token", "key", "api_key", "apikey", "password", "secret",
+        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
+    ]
+
+    /// The longest of ``secretParameters``, in bytes.
+    private static let longestSecretParameter = secretParameters.map(\.utf8.count).max() ?? 0
+
+    /// `target` with the value of every secret query parameter (``secretParameters``) replaced:
     /// `/thumb?url=x&sig=abc` becomes `/thumb?url=x&sig=REDACTED`.
     ///
     /// Parameter names are compared after percent-decoding (`%73ig=` is `sig=`), because that is how the
     /// request parser will read them.
-    package static func redactingSignature(in target: String) -> String {
+    package static func redactingSecrets(in target: String) -> String {
         guard target.utf8.contains(UInt8(ascii: "?")) else { return target }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(target.utf8.count)
         LoggingText.withUTF8(target) { target in
-            appendRedactingSignature(target, to: &bytes) { bytes, slice in bytes.append(contentsOf: slice) }
+            appendRedactingSecrets(target, to: &bytes) { bytes, slice in bytes.append(contentsOf: slice) }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -39,7 +50,7 @@ package enum LoggingRedaction {
 
     /// Appends `target` to `line`, passing every piece through `appendPiece` (which may escape it) except
     /// `sig` values, which become `REDACTED`. Allocation-free: the access log calls it on event-loop threads.
-    static func appendRedactingSignature<Target: Collection<UInt8>>(
+    static func appendRedactingSecrets<Target: Collection<UInt8>>(
         _ target: Target,
         to line: inout [UInt8],
         appendPiece: (inout [UInt8], Target.SubSequence) -> Void
@@ -55,7 +66,7 @@ package enum LoggingRedaction {
                 target[parameterStart...].firstIndex { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "#") }
                 ?? target.endIndex
             if let equals = target[parameterStart..<parameterEnd].firstIndex(of: UInt8(ascii: "=")),
-                isSignatureName(target[parameterStart..<equals])
+                isSecretName(target[parameterStart..<equals])
             {
                 appendPiece(&line, target[pieceStart...equals])
                 line.append(contentsOf: placeholder.utf8)
@@ -67,33 +78,42 @@ package enum LoggingRedaction {
         appendPiece(&line, target[pieceStart...])
     }
 
-    /// Whether a percent-encoded parameter name decodes to `sig` (ASCII case-insensitively).
-    private static func isSignatureName<Name: Collection<UInt8>>(_ name: Name) -> Bool {
-        var decoded: (UInt8, UInt8, UInt8) = (0, 0, 0)
-        var count = 0
-        var index = name.startIndex
-        while index < name.endIndex {
-            var byte = name[index]
-            index = name.index(after: index)
-            if byte == UInt8(ascii: "%") {
-                guard let high = hexValue(name, index),
-                    let low = hexValue(name, name.index(index, offsetBy: 1, limitedBy: name.endIndex) ?? name.endIndex)
-                else {
-                    return false
-                }
-                byte = high << 4 | low
-                index = name.index(index, offsetBy: 2)
-            }
-            count += 1
-            guard count <= 3 else { return false }
-            let lower = (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
-            switch count {
-            case 1: decoded.0 = lower
-            case 2: decoded.1 = lower
-            default: decoded.2 = lower
-            }
+    /// Whether the query of `url` (after its first `?`) has a parameter named as one of ``secretParameters``.
+    static func queryHoldsSecret<URL: Collection<UInt8>>(_ url: URL) -> Bool {
+        guard let question = url.firstIndex(of: UInt8(ascii: "?")) else { return false }
+        let query = url[url.index(after: question)...]
+        return query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).contains { parameter in
+            guard let equals = parameter.firstIndex(of: UInt8(ascii: "=")) else { return false }
+            return isSecretName(parameter[..<equals])
         }
-        return count == 3 && decoded == (UInt8(ascii: "s"), UInt8(ascii: "i"), UInt8(ascii: "g"))
+    }
+
+    /// Whether a percent-encoded parameter name decodes to one of ``secretParameters`` (ASCII
+    /// case-insensitively). Allocation-free: the name is decoded into a buffer on the stack.
+    static func isSecretName<Name: Collection<UInt8>>(_ name: Name) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: longestSecretParameter) { decoded in
+            var count = 0
+            var index = name.startIndex
+            while index < name.endIndex {
+                var byte = name[index]
+                index = name.index(after: index)
+                if byte == UInt8(ascii: "%") {
+                    guard let high = hexValue(name, index),
+                        let low = hexValue(
+                            name, name.index(index, offsetBy: 1, limitedBy: name.endIndex) ?? name.endIndex)
+                    else {
+                        return false
+                    }
+                    byte = high << 4 | low
+                    index = name.index(index, offsetBy: 2)
+                }
+                guard count < decoded.count else { return false }
+                decoded[count] = (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+                count += 1
+            }
+            let read = UnsafeBufferPointer(rebasing: decoded[..<count])
+            return secretParameters.contains { $0.utf8.elementsEqual(read) }
+        }
     }
 
     private static func hexValue<Name: Collection<UInt8>>(_ name: Name, _ index: Name.Index) -> UInt8? {

@@ -160,12 +160,14 @@ final class StatusService: Sendable {
             topSources: .init(
                 kind: showsURLs ? "url" : "host", sampleEvery: self.activity.sourceSamplePeriod,
                 items: (showsURLs ? activity.topURLs : activity.topHosts).map {
-                    .init(name: showsURLs ? Self.redactingSecrets(inURL: $0.name) : $0.name, requests: $0.requests)
+                    .init(
+                        name: showsURLs ? LoggingRedaction.redactingSecrets(in: $0.name) : $0.name,
+                        requests: $0.requests)
                 }),
             recentErrors: activity.errors.map {
                 .init(
                     time: StatusReport.iso8601(unixTime: $0.unixTime), status: $0.status, method: $0.method,
-                    route: LoggingRedaction.redactingSignature(in: $0.route), message: $0.message)
+                    route: LoggingRedaction.redactingSecrets(in: $0.route), message: $0.message)
             })
     }
 
@@ -183,26 +185,6 @@ final class StatusService: Sendable {
             stored: counters.puts[.stored] ?? 0, alreadyStored: counters.puts[.exists] ?? 0,
             writeErrors: counters.puts[.error] ?? 0,
             dropped: (counters.puts[.dropped] ?? 0) + (counters.puts[.skipped] ?? 0))
-    }
-
-    /// Query parameters that commonly carry credentials (thumbd's `sig`, presigned S3/GCS URLs, API keys).
-    static let secretParameters: Set<String> = [
-        "sig", "signature", "token", "access_token", "key", "api_key", "apikey", "password", "secret",
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
-    ]
-
-    /// `url` with the values of ``secretParameters`` replaced by `REDACTED` (names compared case-insensitively,
-    /// after percent-decoding).
-    static func redactingSecrets(inURL url: String) -> String {
-        guard let question = url.firstIndex(of: "?") else { return url }
-        let query = url[url.index(after: question)...]
-        let parameters = query.split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
-            guard let equals = parameter.firstIndex(of: "=") else { return String(parameter) }
-            let name = String(parameter[..<equals])
-            let decoded = (name.removingPercentEncoding ?? name).lowercased()
-            return secretParameters.contains(decoded) ? "\(name)=\(LoggingRedaction.placeholder)" : String(parameter)
-        }
-        return String(url[...question]) + parameters.joined(separator: "&")
     }
 
     // MARK: - Access
