@@ -38,8 +38,9 @@ package final class EventLoopGroup: Sendable {
         threads = Mutex(started)
     }
 
-    /// The number of processors available to this process (at least 1): its affinity mask's count.
-    package static var coreCount: Int { max(1, availableCoreCount()) }
+    /// The number of CPUs this process may use (at least 1): its affinity mask's count, lowered to its cgroup's
+    /// CPU quota (``CPUAllowance/current``, read once). Every default thread count is made from it.
+    package static var coreCount: Int { CPUAllowance.current.count }
 
     /// Round-robin choice of a loop.
     package func next() -> EventLoop {

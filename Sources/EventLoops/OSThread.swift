@@ -59,7 +59,8 @@ package struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opa
 
 /// The processors this process may run on: its CPU affinity mask (`taskset`, a container's cpuset), not
 /// every online processor, so that a thumbd confined to one core starts one loop, not one per core of the
-/// machine (`nproc` and Go's `GOMAXPROCS` count the same way; nginx 1.22's `worker_processes auto` does not).
+/// machine (`nproc` counts the same way; nginx 1.22's `worker_processes auto` does not). Thread counts
+/// also heed a cgroup's CPU quota, which this count does not see: ``CPUAllowance``.
 func availableCoreCount() -> Int {
     Int(thumbd_available_cpus())
 }

@@ -30,6 +30,11 @@ package enum StatusPage {
         html += "\(escape(report.generatedAt))</time>; up \(duration(report.uptimeSeconds))"
         html += report.signing ? "; signed URLs required" : ""
         html += ".</p>"
+        let cpus = report.cpus
+        html += "<p class=\"meta\" id=\"cpus\">CPUs: <b data-value=\"\(cpus.count)\">\(cpus.count)</b> "
+        html += "(\(escape(cpus.origin))); <span id=\"http-threads\" data-value=\"\(cpus.httpThreads)\">"
+        html += "\(cpus.httpThreads)</span> event loops, <span id=\"render-threads\" "
+        html += "data-value=\"\(cpus.renderThreads)\">\(cpus.renderThreads)</span> render threads.</p>"
 
         let ratio = report.hitRatio
         html += "<section id=\"hit-ratio\"><h2>Hit ratio</h2>"

@@ -168,9 +168,38 @@ package struct StatusReport: Sendable, Encodable, Equatable {
         }
     }
 
+    /// The CPUs thumbd may use, where that number came from, and the threads made from it (all fixed at start).
+    package struct CPUs: Sendable, Encodable, Equatable {
+        /// CPUs the default thread counts are made from: the affinity mask's count, lowered to a cgroup CPU quota.
+        package var count: Int
+        /// CPUs in the affinity mask.
+        package var affinity: Int
+        /// CPUs' worth of time the cgroup CPU quota allows (1.5); nil (left out of the JSON) without a quota.
+        package var quota: Double?
+        /// Where `count` came from: `affinity`, or the quota and the affinity count
+        /// (`cgroup v2 cpu.max 200000/100000 at /sys/fs/cgroup; affinity 64`).
+        package var origin: String
+        /// Event loops (`server.threads`; 0 there is one per CPU).
+        package var httpThreads: Int
+        /// Render threads for clients (`image.render_threads`; 0 there is one per CPU plus a quarter).
+        package var renderThreads: Int
+
+        package init(
+            count: Int, affinity: Int, quota: Double? = nil, origin: String, httpThreads: Int, renderThreads: Int
+        ) {
+            self.count = count
+            self.affinity = affinity
+            self.quota = quota
+            self.origin = origin
+            self.httpThreads = httpThreads
+            self.renderThreads = renderThreads
+        }
+    }
+
     /// ISO 8601, UTC.
     package var generatedAt: String
     package var uptimeSeconds: Int
+    package var cpus: CPUs
     /// Whether /thumb requires signed URLs.
     package var signing: Bool
     package var hitRatio: HitRatio
@@ -183,13 +212,14 @@ package struct StatusReport: Sendable, Encodable, Equatable {
     package var recentErrors: [RecentError]
 
     package init(
-        generatedAt: String, uptimeSeconds: Int, signing: Bool, hitRatio: HitRatio, tiers: [Tier],
+        generatedAt: String, uptimeSeconds: Int, cpus: CPUs, signing: Bool, hitRatio: HitRatio, tiers: [Tier],
         sharedTier: SharedTier = SharedTier(enabled: false), requests: Requests, inFlight: InFlight,
         topSources: TopSources, recentErrors: [RecentError]
     ) {
         self.sharedTier = sharedTier
         self.generatedAt = generatedAt
         self.uptimeSeconds = uptimeSeconds
+        self.cpus = cpus
         self.signing = signing
         self.hitRatio = hitRatio
         self.tiers = tiers

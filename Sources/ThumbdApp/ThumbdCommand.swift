@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 package import ArgumentParser
+package import EventLoops
 import Foundation
 import Logging
 package import ThumbdSettings
@@ -104,8 +105,13 @@ package struct ThumbdCommand: ParsableCommand {
     /// The text `--check-config` prints and its exit status: the effective values of every key (0), or the
     /// configuration error (78).
     ///
-    /// - Parameter environment: the variables to read `THUMBD_*` from.
-    package func checkConfigReport(environment: [String: String]) -> (output: String, status: Int32) {
+    /// - Parameters:
+    ///   - environment: the variables to read `THUMBD_*` from.
+    ///   - cpus: the CPUs thumbd may use, which the thread counts that are 0 are made from (tests give one read
+    ///     from a fake cgroup tree).
+    package func checkConfigReport(
+        environment: [String: String], cpus: CPUAllowance = .current
+    ) -> (output: String, status: Int32) {
         let file = configFile(environment: environment)
         do {
             let resolution = try file.resolve()
@@ -128,12 +134,34 @@ package struct ThumbdCommand: ParsableCommand {
                 # Values not from the defaults name their source. Secrets are never printed.
                 """
             let warnings = resolution.warnings.map { "# warning: \($0)\n" }.joined()
+            let threads = Self.threadCountsText(resolution.settings, cpus: cpus)
             return (
-                header + "\n" + warnings + "\n" + resolution.settings.checkConfigText(origins: resolution.origins), 0
+                header + "\n" + threads + warnings + "\n"
+                    + resolution.settings.checkConfigText(origins: resolution.origins), 0
             )
         } catch {
             return ("thumbd: configuration error: \(error)\n", Self.configurationErrorStatus)
         }
+    }
+
+    /// `--check-config`'s comment lines on threads: the CPUs thumbd may use and where that number came from (the
+    /// affinity mask, or a cgroup CPU quota), and the thread counts `settings` gives on them.
+    ///
+    /// ```
+    /// # cpus: 2 (cgroup v2 cpu.max 200000/100000 at /sys/fs/cgroup; affinity 64)
+    /// # threads: 2 event loops (server.threads: 0, one per CPU), 3 render threads (image.render_threads: 0, …)
+    /// ```
+    static func threadCountsText(_ settings: Settings, cpus: CPUAllowance) -> String {
+        let loops = settings.server.threads == 0 ? "server.threads: 0, one per CPU" : "server.threads"
+        let renders =
+            settings.image.renderThreads == 0
+            ? "image.render_threads: 0, one per CPU plus a quarter" : "image.render_threads"
+        return """
+            # cpus: \(cpus)
+            # threads: \(settings.httpThreads(cpus: cpus.count)) event loops (\(loops)), \
+            \(settings.renderThreads(cpus: cpus.count)) render threads (\(renders))
+
+            """
     }
 
     /// The configuration sources these flags select.

@@ -53,6 +53,8 @@ package final class ThumbdService: Sendable {
     /// - Throws: when libvips, libcurl, the render threads or a configuration cannot be set up; `SettingsError` for
     ///   a preset `/thumb`'s parser refuses or a fallback image that cannot be read or rendered.
     package init(settings: Settings, logger: Logger, levelControl: LoggingSetup.LevelControl? = nil) throws {
+        // The CPUs the thread counts are made from: the cgroup files are read here, once, before any thread starts.
+        let cpus = CPUAllowance.current
         let activity = ActivityRecorder()
         self.activity = activity
         self.logger = logger
@@ -158,6 +160,8 @@ package final class ThumbdService: Sendable {
         let status = StatusService(
             token: settings.admin.token, verifier: signatureVerifier, dialectKeys: dialectKeys,
             mounts: StatusService.galleryMounts(settings),
+            cpus: StatusService.cpus(
+                cpus, httpThreads: settings.httpThreads(), renderThreads: renderPool.configuration.threads),
             cache: cache, fetcher: fetcher, coordinator: coordinator, renderPool: renderPool, activity: activity,
             sharedTier: sharedTier)
         status.register(in: &router)
@@ -203,7 +207,7 @@ package final class ThumbdService: Sendable {
         logger.info(
             "thumbd components ready",
             metadata: [
-                "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)",
+                "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)", "cpus": "\(cpus)",
                 "render_threads": "\(renderPool.configuration.threads)",
             ])
     }

@@ -26,7 +26,7 @@ extension Settings {
 
     private func validateServer(_ check: Check) throws(SettingsError) {
         try check.address(\.server.listen)
-        try check.range(\.server.threads, 0...1024, "0 means one per CPU core it may run on, plus a quarter")
+        try check.range(\.server.threads, 0...1024, "0 means one per CPU it may use")
         try check.range(\.server.maxConnections, 1...1_000_000)
         try check.range(\.server.maxBodyBytes, 0...(1 << 30))
         try check.duration(\.server.headerTimeout, .milliseconds(1)...(.seconds(3_600)))
@@ -55,7 +55,7 @@ extension Settings {
     }
 
     private func validateImage(_ check: Check) throws(SettingsError) {
-        try check.range(\.image.renderThreads, 0...1024, "0 means one per CPU core it may run on, plus a quarter")
+        try check.range(\.image.renderThreads, 0...1024, "0 means one per CPU it may use, plus a quarter")
         try check.range(\.image.queueLimit, 0...1_000_000)
         try check.range(\.image.maxSourcePixels, 1...(1 << 40))
         try check.range(\.image.maxFrames, 1...10_000)

@@ -9,8 +9,8 @@ package import Logging
 /// succeeds. The composition root maps each section onto the per-module `Configuration` types.
 ///
 /// Sizes are in bytes (`...Bytes`), durations are `Duration`, and counts of threads use `0` for "one
-/// per CPU core". The YAML key of each property is its snake_case name under its section
-/// (`cache.memory.maxBytes` is `cache.memory.max_bytes`); `Settings.keys` lists them all.
+/// per CPU" (the affinity mask, lowered to a CPU quota). The YAML key of each property is its snake_case name
+/// under its section (`cache.memory.maxBytes` is `cache.memory.max_bytes`); `Settings.keys` lists them all.
 ///
 /// ```swift
 /// var settings = Settings()
@@ -54,7 +54,8 @@ package struct Settings: Sendable, Equatable {
     package struct Server: Sendable, Equatable {
         /// Address and port to listen on (`127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`; port 0 picks a free one).
         package var listen = ListenAddress(host: "127.0.0.1", port: 8080)
-        /// Number of event-loop threads; 0 means one per CPU core in the process's affinity mask.
+        /// Number of event-loop threads; 0 means one per CPU the process may use (its affinity mask's count, lowered
+        /// to a cgroup CPU quota: `EventLoops.CPUAllowance`).
         package var threads = 0
         /// Open client connections at which accepting pauses.
         package var maxConnections = 10_000
@@ -101,7 +102,7 @@ package struct Settings: Sendable, Equatable {
 
     /// `image.*`: the libvips render pool.
     package struct Image: Sendable, Equatable {
-        /// Render threads; 0 means one per CPU core in the process's affinity mask.
+        /// Render threads; 0 means one per CPU the process may use (as `Server.threads`), plus a quarter.
         package var renderThreads = 0
         /// Renders waiting for a thread before new ones are refused with 503.
         package var queueLimit = 64

@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
+import EventLoops
 import Foundation
 import Testing
 import ThumbdTestSupport
 
 extension Integration {
-    /// `server.threads: 0` means one per core that the process may run on, `image.render_threads: 0` one per
-    /// such core plus a quarter (at least one): a thumbd confined by `taskset` (or a container's cpuset) to one CPU
-    /// starts one loop and two render threads, not counts made from every core of the machine.
+    /// `server.threads: 0` means one per CPU that the process may use, `image.render_threads: 0` one per such CPU
+    /// plus a quarter (at least one): a thumbd confined by `taskset` (or a container's cpuset) to one CPU starts one
+    /// loop and two render threads, not counts made from every core of the machine. A cgroup CPU quota lowers the
+    /// count further (CPUAllowanceTests reads fake cgroup trees); the child shares this process's cgroup, so the
+    /// expected counts heed the quota this machine has, if any.
     @Suite(.timeLimit(.minutes(1))) struct CoreCountTests {
         @Test func threadCountsFollowTheCPUAffinityMask() throws {
             let allowed = try #require(Self.allowedCPUs(), "Cpus_allowed_list in /proc/self/status")
+            func expected(affinity: Int) -> ThreadCounts {
+                let cpus = CPUAllowance(affinity: affinity, quota: CPUAllowance.current.quota).count
+                return ThreadCounts(http: cpus, render: cpus + (cpus + 3) / 4)
+            }
             // Unconfined, it counts every CPU it may use; under `taskset -c <one of them>`, exactly one.
-            let renders = allowed.count + (allowed.count + 3) / 4
-            #expect(try Self.threadCounts(cpus: nil) == .init(http: allowed.count, render: renders))
+            #expect(try Self.threadCounts(cpus: nil) == expected(affinity: allowed.count))
             #expect(try Self.threadCounts(cpus: "\(allowed[0])") == .init(http: 1, render: 2))
             if allowed.count >= 2 {
                 let two = "\(allowed[0]),\(allowed[1])"
-                #expect(try Self.threadCounts(cpus: two) == .init(http: 2, render: 3))
+                #expect(try Self.threadCounts(cpus: two) == expected(affinity: 2))
             }
         }
 

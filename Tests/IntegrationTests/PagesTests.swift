@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import EventLoops
 import Foundation
 import Testing
 import ThumbdTestSupport
@@ -211,6 +212,27 @@ extension Integration {
             }
             print("status screenshot: \(path)")
             #expect(shot.pageProblems.isEmpty, "\(shot.pageProblems)")
+        }
+
+        @Test func theStatusNamesTheCPUsWhereTheyCameFromAndTheThreadsInUse() async throws {
+            // Given a service with 2 event loops and the default render threads (one per CPU plus a quarter)
+            let harness = try Self.harness(["image.render_threads": "0"])
+
+            // When /status.json and /status are asked
+            let json = try await harness.request("/status.json")
+            let page = try await harness.request("/status")
+
+            // Then both show this process's CPUs, where the number came from, and the threads that run
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(json.body)) as? [String: Any])
+            let cpus = try #require(report["cpus"] as? [String: Any])
+            let current = CPUAllowance.current
+            #expect(cpus["count"] as? Int == current.count)
+            #expect(cpus["affinity"] as? Int == current.affinity)
+            #expect(cpus["origin"] as? String == current.origin)
+            #expect(cpus["http_threads"] as? Int == 2)
+            #expect(cpus["render_threads"] as? Int == current.count + (current.count + 3) / 4)
+            #expect(harness.service.renderPool.configuration.threads == cpus["render_threads"] as? Int)
+            #expect(page.text.contains("CPUs: <b data-value=\"\(current.count)\">\(current.count)</b> ("))
         }
 
         @Test func withAnAdminTokenTheStatusNeedsItAndShowsRedactedURLs() async throws {

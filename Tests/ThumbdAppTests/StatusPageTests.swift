@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+import EventLoops
 import Foundation
 import OriginFetch
 import Testing
+import ThumbdTestSupport
 
 @testable import ThumbdApp
 
@@ -98,5 +100,28 @@ import Testing
             // When redacted / Then only the secret values are gone
             #expect(LoggingRedaction.redactingSecrets(in: url) == expected)
         }
+    }
+
+    @Test func theStatusShowsTheCPUsWhereTheyCameFromAndTheThreads() throws {
+        // Given a quota of 1.5 CPUs on 64 (v1), and a process without a quota
+        let v1 = try FakeCGroupTree([
+            "/proc/self/cgroup": "4:cpu,cpuacct:/\n",
+            "/proc/self/mountinfo": "36 24 0:32 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n",
+            "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "150000\n",
+            "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+        ])
+
+        // When the status's part is made from each
+        let limited = StatusService.cpus(v1.allowance(affinity: 64), httpThreads: 2, renderThreads: 3)
+        let free = StatusService.cpus(CPUAllowance(affinity: 4), httpThreads: 4, renderThreads: 5)
+
+        // Then it carries the count, the affinity, the quota and where the count came from
+        #expect(
+            limited
+                == .init(
+                    count: 2, affinity: 64, quota: 1.5,
+                    origin: "cgroup v1 cpu.cfs_quota_us/cpu.cfs_period_us 150000/100000 at /sys/fs/cgroup/cpu,cpuacct; "
+                        + "affinity 64", httpThreads: 2, renderThreads: 3))
+        #expect(free == .init(count: 4, affinity: 4, origin: "affinity", httpThreads: 4, renderThreads: 5))
     }
 }

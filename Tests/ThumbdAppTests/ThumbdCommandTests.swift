@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import EventLoops
 import Testing
 import ThumbdTestSupport
 
@@ -73,6 +74,48 @@ import ThumbdTestSupport
         let report = try ThumbdCommand.parse(["--check-config"]).checkConfigReport(environment: ["THUMBD_CONFIG": path])
         #expect(report.status == 0)
         #expect(report.output.contains("threads: 7  # \(path):2"))
+    }
+
+    @Test func checkConfigSaysWhereTheCPUCountCameFromAndTheThreadsMadeFromIt() throws {
+        // Given a container limited to 2 CPUs by cgroup v2 on a 64-CPU node, and both thread counts left at 0
+        let cpus = try FakeCGroupTree.unified(cpuMax: "200000 100000\n").allowance(affinity: 64)
+        let command = try ThumbdCommand.parse(["--check-config"])
+
+        // When --check-config runs
+        let report = command.checkConfigReport(environment: [:], cpus: cpus)
+
+        // Then it names the quota, the affinity count it lowered, and the threads made for 2 CPUs
+        #expect(report.status == 0)
+        #expect(
+            report.output.contains("\n# cpus: 2 (cgroup v2 cpu.max 200000/100000 at /sys/fs/cgroup; affinity 64)\n"))
+        #expect(
+            report.output.contains(
+                "\n# threads: 2 event loops (server.threads: 0, one per CPU), "
+                    + "3 render threads (image.render_threads: 0, one per CPU plus a quarter)\n"))
+    }
+
+    @Test func checkConfigSaysTheAffinityWithoutAQuotaAndNamesConfiguredCounts() throws {
+        // Given no quota (8 CPUs in the mask) and server.threads set in a file
+        let files = try ConfigTestFiles()
+        let path = try files.write("server:\n  threads: 5\n")
+        let command = try ThumbdCommand.parse(["--check-config", "--config", path])
+
+        // When --check-config runs
+        let report = command.checkConfigReport(environment: [:], cpus: CPUAllowance(affinity: 8))
+
+        // Then the CPUs come from the affinity, the configured count stands and the default follows the 8 CPUs
+        #expect(report.output.contains("\n# cpus: 8 (affinity)\n"))
+        #expect(
+            report.output.contains(
+                "# threads: 5 event loops (server.threads), 10 render threads (image.render_threads: 0, "))
+        // And the printed YAML still reads back (the lines are comments)
+        let printed = try files.write(report.output, named: "printed.yaml")
+        #expect(try ConfigFile(path: printed, environment: [:]).load().server.threads == 5)
+    }
+
+    @Test func checkConfigOfThisMachineShowsItsOwnCPUs() throws {
+        let report = try ThumbdCommand.parse(["--check-config"]).checkConfigReport(environment: [:])
+        #expect(report.output.contains("# cpus: \(CPUAllowance.current)\n"))
     }
 
     @Test func listenAndPortTogetherAreRefused() {

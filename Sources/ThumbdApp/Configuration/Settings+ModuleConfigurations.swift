@@ -13,7 +13,7 @@ extension Settings {
         var configuration = HTTPServer.Configuration()
         configuration.host = server.listen.host
         configuration.port = server.listen.port
-        configuration.threads = server.threads == 0 ? EventLoopGroup.coreCount : server.threads
+        configuration.threads = httpThreads()
         configuration.maxConnections = server.maxConnections
         configuration.maxBodyBytes = server.maxBodyBytes
         configuration.headerReadTimeout = server.headerTimeout
@@ -58,13 +58,24 @@ extension Settings {
         cores + (cores + 3) / 4
     }
 
+    /// The event loops `server.threads` asks for: its value, or for 0 one per CPU thumbd may use (`cpus`: the
+    /// affinity count lowered to a CPU quota, ``CPUAllowance``).
+    func httpThreads(cpus: Int = EventLoopGroup.coreCount) -> Int {
+        server.threads == 0 ? cpus : server.threads
+    }
+
+    /// The render threads `image.render_threads` asks for: its value, or for 0 ``defaultRenderThreads(cores:)`` of
+    /// `cpus`.
+    func renderThreads(cpus: Int = EventLoopGroup.coreCount) -> Int {
+        image.renderThreads == 0 ? Self.defaultRenderThreads(cores: cpus) : image.renderThreads
+    }
+
     /// `image.render_threads` and `image.queue_limit` for the render pool. Background work (prefetch,
     /// background revalidation) gets a queue of the same size and one thread of its own at a lower OS
     /// priority (docs/caching.md, "Priority lanes").
     var renderPoolConfiguration: WorkerPool.Configuration {
         WorkerPool.Configuration(
-            threads: image.renderThreads == 0
-                ? Self.defaultRenderThreads(cores: EventLoopGroup.coreCount) : image.renderThreads,
+            threads: renderThreads(),
             interactiveQueueCapacity: image.queueLimit,
             backgroundQueueCapacity: image.queueLimit,
             name: "render",

@@ -118,7 +118,7 @@ package final class AccessLog: Sendable {
     }
 
     private static func defaultShardCount() -> Int {
-        let cores = EventLoopGroup.coreCount  // the threads that log: one loop and one render thread per core
+        let cores = EventLoopGroup.coreCount  // the threads that log: one loop and one render thread per CPU
         var count = 4
         while count < cores * 2 && count < 64 { count *= 2 }
         return count

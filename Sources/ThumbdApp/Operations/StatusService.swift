@@ -37,13 +37,16 @@ final class StatusService: Sendable {
     /// Whether each foreign form is mounted, and where (`thumbor.enabled`/`prefix`, `imgproxy.*`: restart-only); the
     /// signing states in it are replaced by the keys in force when the page is asked.
     private let mounts: GalleryForms
+    /// The CPUs thumbd may use and the threads made from them (restart-only, so fixed).
+    private let cpus: StatusReport.CPUs
 
     init(
         token: String, verifier: URLSignatureVerifier, dialectKeys: DialectKeys,
-        mounts: GalleryForms,
+        mounts: GalleryForms, cpus: StatusReport.CPUs,
         cache: ThumbnailCache, fetcher: OriginFetcher, coordinator: RenderCoordinator,
         renderPool: WorkerPool, activity: ActivityRecorder, sharedTier: SharedTier? = nil
     ) {
+        self.cpus = cpus
         self.sharedTier = sharedTier
         self.tokens = Mutex(Array(token.utf8))
         self.verifier = verifier
@@ -77,6 +80,14 @@ final class StatusService: Sendable {
             imgproxy: .init(
                 isEnabled: settings.imgproxy.isEnabled, prefix: settings.imgproxy.prefix,
                 needsSignature: !settings.imgproxy.keys.isEmpty))
+    }
+
+    /// What the status shows of `allowance` and the thread counts made from it.
+    static func cpus(_ allowance: CPUAllowance, httpThreads: Int, renderThreads: Int) -> StatusReport.CPUs {
+        StatusReport.CPUs(
+            count: allowance.count, affinity: allowance.affinity,
+            quota: allowance.quota.map { Double($0.quota) / Double($0.period) }, origin: allowance.origin,
+            httpThreads: httpThreads, renderThreads: renderThreads)
     }
 
     /// What the gallery is told of the URL forms now: the mounts, and the keys in force (they follow reloads).
@@ -131,6 +142,7 @@ final class StatusService: Sendable {
         return StatusReport(
             generatedAt: StatusReport.iso8601(unixTime: Int(Date().timeIntervalSince1970)),
             uptimeSeconds: activity.uptimeSeconds,
+            cpus: cpus,
             signing: signing,
             hitRatio: .init(memoryHits: memory?.hits ?? 0, diskHits: variants?.hits ?? 0, misses: misses),
             tiers: [
