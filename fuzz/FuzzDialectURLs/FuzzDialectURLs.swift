@@ -7,6 +7,8 @@
 // memory error", every input checks:
 // - the signature check (under a fixed key) and the parse either pass or refuse with a `RequestError` that names
 //   something and whose public message is short (≤ 200 bytes) and free of control characters;
+// - an accepted thumbor URL's source host is never of the size's shape (`[-]digitsx[-]digits`), which thumbor's grammar
+//   reads as a size however many digits it has;
 // - an accepted URL's plan, written back as its one `/thumb` query (`ThumbnailRequest.canonicalQuery`), parses
 //   to the same source and the same normalised plan, hence the same variant key: the foreign URL and `/thumb`
 //   share one cache entry.
@@ -56,6 +58,25 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         checkRefusal(error, input: input)
         return 0
+    }
+    if !isImgproxy {
+        // thumbor's grammar reads a run of digits of any length as a size's side, so a source host of the size's
+        // shape (`99999999999x64`, made into `http://99999999999x64/…`) is only right when a size came before it.
+        func isSizeShaped(_ text: Substring) -> Bool {
+            let sides = text.split(separator: "x", omittingEmptySubsequences: false)
+            return sides.count == 2
+                && sides.allSatisfy { side in
+                    let digits = side.hasPrefix("-") ? side.dropFirst() : side[...]
+                    return digits == "orig" || digits.utf8.allSatisfy { (0x30...0x39).contains($0) }
+                }
+        }
+        let host = request.source.host
+        let segments = input.split(separator: "/", omittingEmptySubsequences: false)
+        if isSizeShaped(host[...]), let at = segments.firstIndex(where: { $0 == host }) {
+            precondition(
+                segments[..<at].dropFirst().contains(where: isSizeShaped),
+                "a size became the image's host \(host): \(input.debugDescription)")
+        }
     }
     let normalized = thumbnailer.normalized(request.spec)
     let key = VariantKey.description(source: request.source, spec: normalized)

@@ -117,7 +117,8 @@ struct PathSignatureRedaction: Sendable {
         /// The byte at `index`, decoded when it starts a `%XX` escape, and how many bytes it takes.
         func decoded(_ index: Int) -> (byte: UInt8, width: Int) {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < range.upperBound,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                let high = QueryParameters.hexValue(bytes[index + 1]),
+                let low = QueryParameters.hexValue(bytes[index + 2])
             {
                 return (high << 4 | low, 3)
             }
@@ -227,15 +228,6 @@ struct PathSignatureRedaction: Sendable {
         let unpadded = text.prefix { $0 != UInt8(ascii: "=") }
         guard let url = URLSignature.base64URLDecoded(unpadded, ignoringUnusedBits: true) else { return false }
         return LoggingRedaction.queryHoldsSecret(url)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// Whether `text`'s bytes are in `bytes` at `offset` (a `memcmp`: the generic sequence comparisons were
