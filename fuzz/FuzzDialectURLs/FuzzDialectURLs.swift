@@ -61,7 +61,8 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     if !isImgproxy {
         // thumbor's grammar reads a run of digits of any length as a size's side, so a source host of the size's
-        // shape (`99999999999x64`, made into `http://99999999999x64/…`) is only right when a size came before it.
+        // shape (`99999999999x64`, made into `http://99999999999x64/…`) is only right when the size's place was
+        // passed before it (a size, an alignment, `smart/` or filters came first).
         func isSizeShaped(_ text: Substring) -> Bool {
             let sides = text.split(separator: "x", omittingEmptySubsequences: false)
             return sides.count == 2
@@ -72,9 +73,17 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         let host = request.source.host
         let segments = input.split(separator: "/", omittingEmptySubsequences: false)
-        if isSizeShaped(host[...]), let at = segments.firstIndex(where: { $0 == host }) {
+        // (The path's last segment is always the image, a size being followed by `/`; the last other segment
+        // equal to the host is where the image starts, an earlier one having been the size.)
+        if isSizeShaped(host[...]), let at = segments.dropLast().lastIndex(where: { $0 == host }) {
+            func comesBeforeTheSize(_ segment: Substring) -> Bool {
+                ["debug", "meta", "fit-in", "full-fit-in", "adaptive-fit-in", "adaptive-full-fit-in"].contains(segment)
+                    || segment.hasPrefix("trim") || (segment.contains(":") && !segment.hasPrefix("filters:"))
+            }
+            let before = segments[..<at].dropFirst()
+            // A host after a scheme (`http:/`) is a written URL's, not a segment the grammar could take.
             precondition(
-                segments[..<at].dropFirst().contains(where: isSizeShaped),
+                before.contains { $0.hasSuffix(":") } || !before.allSatisfy(comesBeforeTheSize),
                 "a size became the image's host \(host): \(input.debugDescription)")
         }
     }
