@@ -25,6 +25,27 @@ struct ErrorClassificationTests {
         #expect(fetcher.counters.errors[expected.kind] == 1)
     }
 
+    @Test func aCompletionAlreadySeesItsTransferCounted() async {
+        // Given a source and a missing one
+        origin.route("/found", .ok(sampleBody(100)))
+        origin.route("/missing", .status(404))
+        // When each completion reads the counters (on the fetch thread, before anyone else is answered)
+        let fetcher = fetcher
+        func countersSeenBy(_ path: String) async -> OriginFetcher.Counters {
+            await withCheckedContinuation { continuation in
+                fetcher.fetch(FetchRequest(url: origin.url(path))) { _ in
+                    continuation.resume(returning: fetcher.counters)
+                }
+            }
+        }
+        let afterSuccess = await countersSeenBy("/found")
+        let afterError = await countersSeenBy("/missing")
+        // Then what led to the answer is counted already: a client answered from a completion, and then a
+        // /metrics scrape, must never see its fetch uncounted
+        #expect(afterSuccess.transfersSucceeded == 1)
+        #expect(afterError.errors[.originNotFound] == 1)
+    }
+
     @Test func aRedirectWithoutLocationIsUnexpected() async {
         origin.route("/nolocation", .respond(status: 302, headers: [], body: []))
         #expect(await fetcher.fetch(origin.url("/nolocation")).failure == .unexpectedStatus(status: 302))
