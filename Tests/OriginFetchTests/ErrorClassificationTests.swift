@@ -3,7 +3,7 @@ import OriginFetch
 import Testing
 import ThumbdTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct ErrorClassificationTests {
     let origin: LoopbackOrigin
     let fetcher: OriginFetcher
@@ -114,7 +114,7 @@ struct ErrorClassificationTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct LimitTests {
     let origin: LoopbackOrigin
 
