@@ -171,12 +171,23 @@ final class FetchEngine: @unchecked Sendable {
         }
     }
 
-    /// Copies the counters out under the lock once per loop turn (cheap, uncontended).
+    /// Copies the counters out under the lock (cheap, uncontended): at the end of every loop turn, and before
+    /// any waiter is answered (``answer(_:with:)``).
     private func publishCounters() {
         pendingCounters.running = runningCount
         pendingCounters.queued = queuedCount
         let snapshot = pendingCounters
         counters.withLock { $0 = snapshot }
+    }
+
+    /// Answers `waiters` with `result`, after publishing the counters. A completion may answer a client, and
+    /// whoever sees that answer may read ``counters`` next (a `/metrics` scrape right after a miss, a test right
+    /// after `fetch` returned): what led to the answer (the success, the error class, the refused address) must
+    /// be counted there already. Published only at the end of the loop turn, it was not, for as long as the rest
+    /// of the turn took.
+    private func answer(_ waiters: [Waiter], with result: Result<Revalidation, FetchError>) {
+        publishCounters()
+        for waiter in waiters { waiter.deliver(result) }
     }
 
     /// Every state change goes through here, to keep the running/queued gauges exact.
@@ -207,18 +218,18 @@ final class FetchEngine: @unchecked Sendable {
         case .success(let parsed): source = parsed
         case .failure(let error):
             countError(error)
-            waiter.deliver(.failure(error))
+            answer([waiter], with: .failure(error))
             return
         }
         if let error = hostRefusal(source) {
             countError(error)
-            waiter.deliver(.failure(error))
+            answer([waiter], with: .failure(error))
             return
         }
         var object: ObjectTarget?
         if let objectKey = source.objectKey {  // s3://bucket/key; hostRefusal checked the scheme and bucket
             guard let store = configuration.s3Sources?.storage else {
-                waiter.deliver(.failure(.schemeForbidden(scheme: "s3")))
+                answer([waiter], with: .failure(.schemeForbidden(scheme: "s3")))
                 return
             }
             object = ObjectTarget(
@@ -234,7 +245,7 @@ final class FetchEngine: @unchecked Sendable {
         }
         if let reused = waiter.reuse?() {
             pendingCounters.coalescedJoins += 1
-            waiter.deliver(.success(.modified(reused)))
+            answer([waiter], with: .success(.modified(reused)))
             return
         }
         nextTransferID += 1
@@ -414,7 +425,7 @@ final class FetchEngine: @unchecked Sendable {
         let waiters = transfer.waiters
         for waiter in waiters { transferOfTicket[waiter.ticket.id] = nil }
         retire(transfer)
-        for waiter in waiters { waiter.deliver(result) }
+        answer(waiters, with: result)
     }
 
     /// Removes a transfer from the tables and libcurl, and frees its per-host slot.

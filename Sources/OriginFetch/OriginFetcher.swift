@@ -78,7 +78,8 @@ package final class OriginFetcher: Sendable {
         }
     }
 
-    /// A snapshot of the counters, refreshed by the fetch thread at every loop turn.
+    /// A snapshot of the counters, refreshed by the fetch thread at every loop turn and before it answers a waiter:
+    /// once a completion has run, the transfer's outcome is counted here.
     package var counters: Counters { engine.counters.withLock { $0 } }
 
     /// Fetches `request.url`, joining a transfer already in flight for the same URL.

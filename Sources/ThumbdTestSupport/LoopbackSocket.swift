@@ -50,11 +50,35 @@ package enum LoopbackSocket {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    /// A port on `host` where nothing listens right now (bound, then closed): connecting to
-    /// it is refused.
+    /// A port on `host` where nothing listens (connecting to it is refused), and which no bind to port 0 is
+    /// given for a minute: for a child process that is told its port by number (moto, HAProxy, nginx, Varnish).
+    ///
+    /// A port merely bound and closed is free again at once, and any bind to port 0 on the machine (a service
+    /// of another test, another test run) could take it before the child binds it, seconds later for moto: the
+    /// child then fails to start, or the test's readiness probe reaches the other server. So the port is left
+    /// with a socket in TIME_WAIT: a connection to it is accepted and closed by the accepting side first. Linux
+    /// never gives a port with a TIME_WAIT socket to a bind to port 0 (`inet_csk_find_open_port`), but lets a
+    /// bind to it by number with SO_REUSEADDR through, and moto (werkzeug), HAProxy, nginx and varnishd all set
+    /// SO_REUSEADDR on their listeners.
     package static func unusedPort(host: String = "127.0.0.1") throws(LoopbackSocketError) -> Int {
-        let (fd, port) = try listen(host: host, backlog: 1)
-        close(fd)
+        let (listener, port) = try listen(host: host, backlog: 1)
+        defer { close(listener) }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard client >= 0 else { throw LoopbackSocketError(call: "socket", errno: errno) }
+        defer { close(client) }  // after `accepted`: this side then only answers the FIN, and is not left waiting
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        _ = inet_pton(AF_INET, host, &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw LoopbackSocketError(call: "connect(\(host):\(port))", errno: errno) }
+        let accepted = accept(listener, nil, nil)
+        guard accepted >= 0 else { throw LoopbackSocketError(call: "accept", errno: errno) }
+        close(accepted)  // the active close: this end, bound to `port`, goes to TIME_WAIT
         return port
     }
 

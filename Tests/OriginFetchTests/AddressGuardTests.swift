@@ -5,7 +5,7 @@ import ThumbdTestSupport
 
 /// The SSRF guard end to end. Only loopback addresses are dialled here: refusals of other
 /// private ranges are covered by the AddressPolicy table (no traffic may leave the machine).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct AddressGuardTests {
     let loopbackOrigin: LoopbackOrigin
 

@@ -3,7 +3,7 @@ import OriginFetch
 import Testing
 import ThumbdTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct CancellationTests {
     let origin: LoopbackOrigin
     let fetcher: OriginFetcher

@@ -3,7 +3,7 @@ import OriginFetch
 import Testing
 import ThumbdTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct ErrorClassificationTests {
     let origin: LoopbackOrigin
     let fetcher: OriginFetcher
@@ -23,6 +23,27 @@ struct ErrorClassificationTests {
         origin.route("/status", .status(status))
         #expect(await fetcher.fetch(origin.url("/status")).failure == expected)
         #expect(fetcher.counters.errors[expected.kind] == 1)
+    }
+
+    @Test func aCompletionAlreadySeesItsTransferCounted() async {
+        // Given a source and a missing one
+        origin.route("/found", .ok(sampleBody(100)))
+        origin.route("/missing", .status(404))
+        // When each completion reads the counters (on the fetch thread, before anyone else is answered)
+        let fetcher = fetcher
+        func countersSeenBy(_ path: String) async -> OriginFetcher.Counters {
+            await withCheckedContinuation { continuation in
+                fetcher.fetch(FetchRequest(url: origin.url(path))) { _ in
+                    continuation.resume(returning: fetcher.counters)
+                }
+            }
+        }
+        let afterSuccess = await countersSeenBy("/found")
+        let afterError = await countersSeenBy("/missing")
+        // Then what led to the answer is counted already: a client answered from a completion, and then a
+        // /metrics scrape, must never see its fetch uncounted
+        #expect(afterSuccess.transfersSucceeded == 1)
+        #expect(afterError.errors[.originNotFound] == 1)
     }
 
     @Test func aRedirectWithoutLocationIsUnexpected() async {
@@ -93,7 +114,7 @@ struct ErrorClassificationTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct LimitTests {
     let origin: LoopbackOrigin
 

@@ -3,7 +3,7 @@ import OriginFetch
 import Testing
 import ThumbdTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct SchedulingTests {
     let origin: LoopbackOrigin
 
@@ -147,7 +147,7 @@ struct SchedulingTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.ownThread, .timeLimit(.minutes(1)))
 struct RevalidationTests {
     let origin: LoopbackOrigin
     let fetcher: OriginFetcher
