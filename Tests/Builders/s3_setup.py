@@ -4,8 +4,8 @@ moto checks signatures only after its first INITIAL_NO_AUTH_ACTION_COUNT request
 keys its IAM knows. So, within those first requests: an IAM user allowed s3:*, an access key for it, and the
 buckets. Prints the key pair as JSON. Usage: s3_setup.py ENDPOINT BUCKET...
 
-Also: s3_setup.py put ENDPOINT KEY_ID SECRET BUCKET KEY FILE [CONTENT_TYPE]: stores a file as an object (a
-source for s3:// tests); s3_setup.py corrupt ENDPOINT KEY_ID SECRET BUCKET PREFIX: flips the first byte of every
+Also: s3_setup.py put ENDPOINT KEY_ID SECRET BUCKET KEY FILE [CONTENT_TYPE [CACHE_CONTROL]]: stores a file as an
+object (a source for s3:// tests; with CACHE_CONTROL, GETs of it carry that header); s3_setup.py corrupt ENDPOINT KEY_ID SECRET BUCKET PREFIX: flips the first byte of every
 object under PREFIX, keeping its metadata (a shared-tier object whose checksum no longer matches).
 """
 import json
@@ -33,10 +33,11 @@ def setup(endpoint, buckets):
     print(json.dumps({"id": key["AccessKeyId"], "secret": key["SecretAccessKey"]}))
 
 
-def put(endpoint, key_id, secret, bucket, key, path, content_type="application/octet-stream"):
+def put(endpoint, key_id, secret, bucket, key, path, content_type="application/octet-stream", cache_control=None):
+    extra = {"CacheControl": cache_control} if cache_control else {}
     with open(path, "rb") as file:
         client("s3", endpoint, key_id, secret).put_object(
-            Bucket=bucket, Key=key, Body=file.read(), ContentType=content_type)
+            Bucket=bucket, Key=key, Body=file.read(), ContentType=content_type, **extra)
 
 
 def corrupt(endpoint, key_id, secret, bucket, prefix):

@@ -223,7 +223,8 @@ extension Integration {
         func withTheMemoryTierOffAnExpiredDiskEntryIsRevalidatedOnDisk(
             staleIfError: String, outcome: String
         ) async throws {
-            // Given a thumbnail kept one second on disk only (sent with sendfile)
+            // Given a thumbnail kept one second on disk only (sent with sendfile; that a fresh one is a disk hit shows
+            // at the end: asking it here, within its second, would race that second on a slow machine)
             let harness = try Harness(
                 ["cache.min_ttl": "0s", "cache.memory.max_bytes": "0", "cache.stale_if_error": staleIfError])
             let path = "/disk-only.jpg"
@@ -232,7 +233,6 @@ extension Integration {
             let first = try await harness.request(target)
             let variants = try #require(harness.service.cache.variants)
             #expect(await eventually { variants.statistics.currentEntries == 1 })
-            #expect(try await harness.request(target).header("x-cache") == "HIT-DISK")
 
             // When it has expired and the origin confirms it with a 304 granting a minute
             harness.origin.route(path, Self.conditional(cacheControl: "max-age=60"))

@@ -74,9 +74,12 @@ final class MotoServer: Sendable {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
 
-    /// Stores the file at `path` as `bucket/key` (signed with the server's key, through boto3).
-    func put(bucket: String, key: String, file path: String, contentType: String) throws {
-        _ = try Self.script(["put", endpoint, accessKeyID, secretAccessKey, bucket, key, path, contentType])
+    /// Stores the file at `path` as `bucket/key` (signed with the server's key, through boto3); with
+    /// `cacheControl`, GETs of the object carry that `Cache-Control` (its lifetime in thumbd's caches).
+    func put(bucket: String, key: String, file path: String, contentType: String, cacheControl: String? = nil) throws {
+        _ = try Self.script(
+            ["put", endpoint, accessKeyID, secretAccessKey, bucket, key, path, contentType]
+                + (cacheControl.map { [$0] } ?? []))
     }
 
     /// Flips the first byte of every object under `prefix`, keeping its metadata; returns how many.
