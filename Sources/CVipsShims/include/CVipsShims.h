@@ -274,6 +274,14 @@ ThumbdVipsStep thumbd_vips_decode(const void *buffer, size_t length, ThumbdVipsD
 /// page_height), with the delays and loop count.
 ThumbdVipsStep thumbd_vips_decode_frames(const void *buffer, size_t length, ThumbdVipsDecoded *result);
 
+/// Encodes a flat-colour picture of width x height (`bands`: 1 grey, 2 grey + alpha, 3 RGB, 4 RGBA; alpha half
+/// opaque) as `format` (JPEG, PNG, WebP or GIF), for tests that need shapes no fixture file has (1 x 10000, the
+/// pixel limit's extreme); flat, so the file stays small. frames > 1 makes an animation of that many frames, each
+/// of its own colour, 100 ms apart. Returns 0 with *data (transfer full: thumbd_vips_free) and *length set, or -1
+/// with *error_detail (transfer full, may be NULL).
+int thumbd_vips_make_flat(int width, int height, int bands, int frames, ThumbdVipsFormat format, void **data,
+                          size_t *length, char **error_detail);
+
 /// Releases memory handed out by these functions (g_free). NULL is allowed.
 void thumbd_vips_free(void *pointer);
 
