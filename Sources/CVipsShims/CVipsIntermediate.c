@@ -105,11 +105,14 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
 // The largest shrink-on-load factor (1, 2, 4 or 8) that still leaves `band` pixels on the longest side.
 // vips_thumbnail keeps a 2x margin above its target when it picks one (its own final resize antialiases from
 // it); every box made from an intermediate is resized again with a full Lanczos-3, so the intermediate needs
-// none: for a 1600 px JPEG and band 512 that is 1/2 instead of a full decode.
+// none: for a 1600 px JPEG and band 512 that is 1/2 instead of a full decode. Never above the shortest side:
+// libvips 8.14's JPEG loader divides the sides rounding down, and a side of 0 aborts the process (its "bad
+// dimensions" assertion), as a 1 x 10000 JPEG did.
 static int load_shrink(ThumbdVipsSourceInfo info, int band) {
     int longest = VIPS_MAX(info.upright_width, info.upright_height);
+    int shortest = VIPS_MIN(info.upright_width, info.upright_height);
     int shrink = 8;
-    while (shrink > 1 && (longest + shrink - 1) / shrink < band) shrink /= 2;
+    while (shrink > 1 && ((longest + shrink - 1) / shrink < band || shrink > shortest)) shrink /= 2;
     return shrink;
 }
 
@@ -152,9 +155,12 @@ static ThumbdVipsStep thumbd_decode_into_band(const void *buffer, size_t length,
     }
     if (format == THUMBD_VIPS_FORMAT_PNG) {
         // No shrink-on-load: average integer blocks while decoding (streamed, so a large PNG is never held
-        // whole) down to 2-4x the band, then resample the rest, as libvips's resize does.
+        // whole) down to 2-4x the band, then resample the rest, as libvips's resize does. A block is never
+        // wider or taller than the picture: libvips refuses a side it would shrink to nothing (a 1 x 10000
+        // PNG keeps its one column, and the resample below sizes each axis on its own).
         int block = VIPS_MAX(image->Xsize, image->Ysize) / (2 * band);
-        if (block >= 2) THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)block, (double)block, NULL));
+        int across = VIPS_MIN(block, image->Xsize), down = VIPS_MIN(block, image->Ysize);
+        if (block >= 2) THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)across, (double)down, NULL));
     }
     step = THUMBD_VIPS_STEP_DECODE;
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
@@ -283,13 +289,12 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
         goto failed;
     }
     thumbd_settle_region(&p, region, kx, ky);
-    int left = (int)rint(region.left), top = (int)rint(region.top);
-    int right = VIPS_MAX(left + 1, (int)rint(region.left + region.width));
-    int bottom = VIPS_MAX(top + 1, (int)rint(region.top + region.height));
-    right = VIPS_MIN(right, image->Xsize);
-    bottom = VIPS_MIN(bottom, image->Ysize);
-    if (left > 0 || top > 0 || right < image->Xsize || bottom < image->Ysize) {
-        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, right - left, bottom - top, NULL));
+    // At least one pixel, inside the image: a region narrower than one of its pixels (a 1 px crop of a picture
+    // whose intermediate is narrower than it) can round to its edge.
+    int left, top, cut_width, cut_height;
+    thumbd_pixel_rect(region, image->Xsize, image->Ysize, &left, &top, &cut_width, &cut_height);
+    if (cut_width < image->Xsize || cut_height < image->Ysize) {
+        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, cut_width, cut_height, NULL));
         width = VIPS_MAX(1, (int)rint(region.width / kx));
         height = VIPS_MAX(1, (int)rint(region.height / ky));
     }

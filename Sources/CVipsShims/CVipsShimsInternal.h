@@ -80,6 +80,9 @@ int thumbd_step_trim(VipsImage *image, ThumbdVipsThumbnailParams p, ThumbdRect *
 // p's crop region inside `frame`, in the frame's coordinates, where kx, ky are those coordinates per source
 // pixel. Returns 1 when something is left, 0 when the region misses the frame.
 int thumbd_crop_rect(ThumbdVipsThumbnailParams p, ThumbdRect frame, double kx, double ky, ThumbdRect *out);
+// The whole pixels a cut of `r` takes from a width x height image: at least one, inside the image, as many as
+// r's size rounded (so a cut sized for the box is never a pixel larger).
+void thumbd_pixel_rect(ThumbdRect r, int width, int height, int *left, int *top, int *cut_width, int *cut_height);
 int thumbd_step_cover_crop(VipsImage **image, ThumbdVipsThumbnailParams p);
 int thumbd_step_tone(VipsImage **image, ThumbdVipsThumbnailParams p);
 int thumbd_step_greyscale(VipsImage **image, ThumbdVipsThumbnailParams p);
