@@ -305,8 +305,10 @@ typedef struct ThumbdVipsIntermediate ThumbdVipsIntermediate;
 /// A plan with a trim always goes through an intermediate, because a trim works on decoded pixels before the
 /// resize: when no listed band is large enough, *band is the size that is (up to the source's own longest
 /// side), and the caller makes that intermediate for this job only (*own is then 1; it is 0 for a listed band,
-/// which the caller may share). A crop without a trim goes through a listed band like a plain box, else
-/// renders directly (the region cut from the resized picture before anything is decoded). A plan that keeps the source's ICC profile never
+/// which the caller may share). So does a plan that enlarges and then cuts (cover, a crop) or overflows the box
+/// (outside): from its own intermediate at the source's size, the cut comes before the enlargement. A crop
+/// without a trim goes through a listed band like a plain box, else renders directly (the region cut from the
+/// resized picture before anything is decoded). A plan that keeps the source's ICC profile never
 /// uses a listed band (they hold sRGB pixels).
 /// The choice depends only on params and the header, so every render of a (source, params) goes the same way.
 /// - buffer: (transfer none) borrowed for the call. bands: (transfer none) band_count values.
