@@ -127,9 +127,14 @@ ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVi
             goto failed;
         }
     }
+    int output_width = frames[0]->Xsize, output_height = frames[0]->Ysize;
+    if (!thumbd_format_holds(p.format_animated, output_width, output_height)) {
+        vips_error("thumbd", "%dx%d frames are too large for their format", output_width, output_height);
+        step = THUMBD_VIPS_STEP_CANVAS_LIMIT;
+        goto failed;
+    }
     VipsImage *joined = NULL;
     if (vips_arrayjoin(frames, &joined, frame_count, "across", 1, NULL)) goto failed;
-    int output_width = frames[0]->Xsize, output_height = frames[0]->Ysize;
     for (int i = 0; i < frame_count; i++) g_object_unref(frames[i]);
     g_free(frames);
     frames = NULL;

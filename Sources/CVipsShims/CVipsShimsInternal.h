@@ -128,6 +128,11 @@ int thumbd_step_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, const Th
 void thumbd_keep_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, char **copyright, char **artist,
                           VipsBlob **icc);
 
+// Non-zero when `format`'s writer takes a picture of width x height. Only an outside fit makes a side longer than
+// the box (a 1 x 20000 source is 1 x 20000 in any box): a side the format cannot hold is a CANVAS_LIMIT (the
+// request asks for more than the output can be), not an encoder failure.
+int thumbd_format_holds(ThumbdVipsFormat format, int width, int height);
+
 // Encodes `image` (borrowed) as `format` with p's encoder settings into result->data / length (g_malloc'ed),
 // searching lower qualities for p.max_bytes; sets result->quality. 0 on success, -1 on failure.
 int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int strip,

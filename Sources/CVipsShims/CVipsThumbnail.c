@@ -263,6 +263,11 @@ ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientatio
         if (transparent) format = p.format_alpha;
     }
     if (thumbd_step_flatten(&image, p, format)) goto failed;
+    if (!thumbd_format_holds(format, image->Xsize, image->Ysize)) {
+        vips_error("thumbd", "a %dx%d output is too large for its format", image->Xsize, image->Ysize);
+        step = THUMBD_VIPS_STEP_CANVAS_LIMIT;
+        goto failed;
+    }
 
     // 6. Metadata (what the plan keeps; nothing by default), then encode. The savers are asked to strip when
     // nothing is kept: libvips 8.14.1's webpsave ignores "strip" and would rebuild EXIF from the exif-* fields,

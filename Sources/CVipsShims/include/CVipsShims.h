@@ -72,7 +72,8 @@ typedef enum ThumbdVipsStep {
     THUMBD_VIPS_STEP_DECODE = 6,          // computing the pixels (decode + shrink): corrupt or truncated data
     THUMBD_VIPS_STEP_SAVE = 7,            // encoding the output
     THUMBD_VIPS_STEP_REGION = 8,          // the crop region lies outside the picture: nothing left to render
-    THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding, times frames) is above max_source_pixels
+    THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding, times frames) is above max_source_pixels,
+                                          // or has a side longer than its format holds
     THUMBD_VIPS_STEP_FRAME_LIMIT = 10,    // an animation to render has more frames than max_frames (nothing decoded)
     THUMBD_VIPS_STEP_NOT_ANIMATABLE = 11, // the plan has a step that cannot run on an animation (trim)
     THUMBD_VIPS_STEP_WATERMARK = 12,      // the watermark image is not an allowed image, is damaged or too large
