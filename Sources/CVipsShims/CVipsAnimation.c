@@ -17,17 +17,14 @@ int thumbd_renders_animation(ThumbdVipsThumbnailParams p, ThumbdVipsSourceInfo i
     return info.pages > 1 && p.format_animated != THUMBD_VIPS_FORMAT_UNKNOWN;
 }
 
-// One frame through the plan's steps. `region` is in oriented source pixels; `upright_width` is the oriented
-// source width, so the frame's own width tells the scale.
-static int frame_steps(VipsImage **frame, ThumbdOrientation orientation, ThumbdVipsThumbnailParams p,
-                       ThumbdRect region, int upright_width, int upright_height, ThumbdVipsFormat format) {
+// One frame through the plan's steps. `cut` is the region in the oriented, resized frame's pixels.
+static int frame_steps(VipsImage **frame, ThumbdOrientation orientation, ThumbdVipsThumbnailParams p, ThumbdRect cut,
+                       ThumbdVipsFormat format) {
     if (thumbd_step_orient(frame, orientation)) return -1;
-    double kx = (double)(*frame)->Xsize / upright_width, ky = (double)(*frame)->Ysize / upright_height;
-    int left = (int)rint(region.left * kx), top = (int)rint(region.top * ky);
-    int right = VIPS_MIN((*frame)->Xsize, VIPS_MAX(left + 1, (int)rint((region.left + region.width) * kx)));
-    int bottom = VIPS_MIN((*frame)->Ysize, VIPS_MAX(top + 1, (int)rint((region.top + region.height) * ky)));
-    if (left > 0 || top > 0 || right < (*frame)->Xsize || bottom < (*frame)->Ysize) {
-        THUMBD_REPLACE(*frame, vips_extract_area(in, &thumbd_next, left, top, right - left, bottom - top, NULL));
+    int left, top, width, height;
+    thumbd_pixel_rect(cut, (*frame)->Xsize, (*frame)->Ysize, &left, &top, &width, &height);
+    if (width < (*frame)->Xsize || height < (*frame)->Ysize) {
+        THUMBD_REPLACE(*frame, vips_extract_area(in, &thumbd_next, left, top, width, height, NULL));
     }
     if ((*frame)->BandFmt != VIPS_FORMAT_UCHAR) THUMBD_REPLACE(*frame, vips_cast_uchar(in, &thumbd_next, NULL));
     // Animations keep colour (GIF and WebP frames are RGB): grey frames are widened back to sRGB.
@@ -118,19 +115,26 @@ ThumbdVipsStep thumbd_vips_animation(const void *buffer, size_t length, ThumbdVi
     if (vips_image_get_typeof(image, "loop")) vips_image_get_int(image, "loop", &loop);
 
     step = THUMBD_VIPS_STEP_THUMBNAIL;
+    // The region in the resized frames, as large as the box asks of it (the frames' own rounding aside).
+    ThumbdRect cut = {region.left * frame_width / info.upright_width, region.top * frame_height / info.upright_height,
+                      region_width * hscale, region_height * vscale};
     frames = g_new0(VipsImage *, frame_count);
     for (int i = 0; i < frame_count; i++) {
         if (vips_extract_area(image, &frames[i], 0, i * page_height, image->Xsize, page_height, NULL)) goto failed;
-        int stepped = frame_steps(&frames[i], info.job, p, region, info.upright_width, info.upright_height,
-                                  p.format_animated);
+        int stepped = frame_steps(&frames[i], info.job, p, cut, p.format_animated);
         if (stepped) {
             if (stepped == -2) step = THUMBD_VIPS_STEP_WATERMARK;
             goto failed;
         }
     }
+    int output_width = frames[0]->Xsize, output_height = frames[0]->Ysize;
+    if (!thumbd_format_holds(p.format_animated, output_width, output_height)) {
+        vips_error("thumbd", "%dx%d frames are too large for their format", output_width, output_height);
+        step = THUMBD_VIPS_STEP_CANVAS_LIMIT;
+        goto failed;
+    }
     VipsImage *joined = NULL;
     if (vips_arrayjoin(frames, &joined, frame_count, "across", 1, NULL)) goto failed;
-    int output_width = frames[0]->Xsize, output_height = frames[0]->Ysize;
     for (int i = 0; i < frame_count; i++) g_object_unref(frames[i]);
     g_free(frames);
     frames = NULL;

@@ -290,6 +290,16 @@ static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailPa
     }
 }
 
+int thumbd_format_holds(ThumbdVipsFormat format, int width, int height) {
+    // libjpeg's JPEG_MAX_DIMENSION, libwebp's WEBP_MAX_DIMENSION and GIF's 16-bit sides; PNG and AVIF (libheif)
+    // took a 1 x 70000 picture.
+    int largest = format == THUMBD_VIPS_FORMAT_JPEG   ? (int)JPEG_MAX_DIMENSION
+                  : format == THUMBD_VIPS_FORMAT_WEBP ? WEBP_MAX_DIMENSION
+                  : format == THUMBD_VIPS_FORMAT_GIF  ? 65535
+                                                      : VIPS_MAX_COORD;
+    return width <= largest && height <= largest;
+}
+
 int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int strip,
                        ThumbdVipsThumbnailResult *result) {
     int lossy = format == THUMBD_VIPS_FORMAT_JPEG ||

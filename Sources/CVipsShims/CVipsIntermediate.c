@@ -36,7 +36,11 @@ void thumbd_box_scale(ThumbdVipsThumbnailParams p, int width, int height, double
         *vscale = (double)t.height / height;
         return;
     }
-    double scale = VIPS_MIN((double)t.width / width, (double)t.height / height);
+    // Cover's and outside's unbounded side bounds nothing: it stands for libvips's largest side only because
+    // vips_thumbnail needs a number, and taken as a bound it would stop a 1 x 200000 source's cover scale at 50.
+    double across = t.width == THUMBD_UNBOUNDED ? INFINITY : (double)t.width / width;
+    double down = t.height == THUMBD_UNBOUNDED ? INFINITY : (double)t.height / height;
+    double scale = VIPS_MIN(across, down);
     if (t.size == VIPS_SIZE_DOWN) scale = VIPS_MIN(scale, 1.0);
     *hscale = scale;
     *vscale = scale;
@@ -90,7 +94,14 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
         double limit = band_scale(bands[i], info.upright_width, info.upright_height) / VIPS_MAX(1.0, margin);
         if (hscale <= limit && vscale <= limit && (*band == 0 || bands[i] < *band)) *band = bands[i];
     }
-    if (*band == 0 && p.trim) {
+    // Enlarged, then cut (cover's overflow, a crop) or left overflowing (outside), the whole picture made first
+    // would be larger than the source, up to libvips's largest side and beyond: a 1 x 10000 source covering
+    // 200 x 200 is 200 x 2,000,000 before its crop. Such a job renders from its own intermediate at the source's
+    // size, which cuts before it enlarges (thumbd_vips_thumbnail_from_intermediate).
+    ThumbdVipsFit fit = thumbd_effective_fit(p, width, height);
+    int overflows =
+        fit == THUMBD_VIPS_FIT_COVER || fit == THUMBD_VIPS_FIT_OUTSIDE || p.crop_unit != THUMBD_VIPS_CROP_NONE;
+    if (*band == 0 && (p.trim || (overflows && VIPS_MAX(hscale, vscale) > 1))) {
         // A trim needs decoded pixels before the resize: this job's own intermediate, just large enough (with
         // the margin), never above the source. (A crop without a trim renders directly, resampled once.)
         int longest = VIPS_MAX(info.upright_width, info.upright_height);
@@ -105,11 +116,14 @@ ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThu
 // The largest shrink-on-load factor (1, 2, 4 or 8) that still leaves `band` pixels on the longest side.
 // vips_thumbnail keeps a 2x margin above its target when it picks one (its own final resize antialiases from
 // it); every box made from an intermediate is resized again with a full Lanczos-3, so the intermediate needs
-// none: for a 1600 px JPEG and band 512 that is 1/2 instead of a full decode.
+// none: for a 1600 px JPEG and band 512 that is 1/2 instead of a full decode. Never above the shortest side:
+// libvips 8.14's JPEG loader divides the sides rounding down, and a side of 0 aborts the process (its "bad
+// dimensions" assertion), as a 1 x 10000 JPEG did.
 static int load_shrink(ThumbdVipsSourceInfo info, int band) {
     int longest = VIPS_MAX(info.upright_width, info.upright_height);
+    int shortest = VIPS_MIN(info.upright_width, info.upright_height);
     int shrink = 8;
-    while (shrink > 1 && (longest + shrink - 1) / shrink < band) shrink /= 2;
+    while (shrink > 1 && ((longest + shrink - 1) / shrink < band || shrink > shortest)) shrink /= 2;
     return shrink;
 }
 
@@ -152,9 +166,12 @@ static ThumbdVipsStep thumbd_decode_into_band(const void *buffer, size_t length,
     }
     if (format == THUMBD_VIPS_FORMAT_PNG) {
         // No shrink-on-load: average integer blocks while decoding (streamed, so a large PNG is never held
-        // whole) down to 2-4x the band, then resample the rest, as libvips's resize does.
+        // whole) down to 2-4x the band, then resample the rest, as libvips's resize does. A block is never
+        // wider or taller than the picture: libvips refuses a side it would shrink to nothing (a 1 x 10000
+        // PNG keeps its one column, and the resample below sizes each axis on its own).
         int block = VIPS_MAX(image->Xsize, image->Ysize) / (2 * band);
-        if (block >= 2) THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)block, (double)block, NULL));
+        int across = VIPS_MIN(block, image->Xsize), down = VIPS_MIN(block, image->Ysize);
+        if (block >= 2) THUMBD_REPLACE(image, vips_shrink(in, &thumbd_next, (double)across, (double)down, NULL));
     }
     step = THUMBD_VIPS_STEP_DECODE;
     THUMBD_REPLACE(image, (thumbd_next = vips_image_copy_memory(in)) == NULL);
@@ -283,13 +300,12 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
         goto failed;
     }
     thumbd_settle_region(&p, region, kx, ky);
-    int left = (int)rint(region.left), top = (int)rint(region.top);
-    int right = VIPS_MAX(left + 1, (int)rint(region.left + region.width));
-    int bottom = VIPS_MAX(top + 1, (int)rint(region.top + region.height));
-    right = VIPS_MIN(right, image->Xsize);
-    bottom = VIPS_MIN(bottom, image->Ysize);
-    if (left > 0 || top > 0 || right < image->Xsize || bottom < image->Ysize) {
-        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, right - left, bottom - top, NULL));
+    // At least one pixel, inside the image: a region narrower than one of its pixels (a 1 px crop of a picture
+    // whose intermediate is narrower than it) can round to its edge.
+    int left, top, cut_width, cut_height;
+    thumbd_pixel_rect(region, image->Xsize, image->Ysize, &left, &top, &cut_width, &cut_height);
+    if (cut_width < image->Xsize || cut_height < image->Ysize) {
+        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, cut_width, cut_height, NULL));
         width = VIPS_MAX(1, (int)rint(region.width / kx));
         height = VIPS_MAX(1, (int)rint(region.height / ky));
     }
@@ -298,8 +314,26 @@ ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermedi
     // pixels, so the geometry does not depend on the intermediate's rounding; the image is forced to it.
     double hscale = 1, vscale = 1;
     thumbd_box_scale(p, width, height, &hscale, &vscale);
-    int target_width = VIPS_MAX(1, (int)rint(width * hscale));
-    int target_height = VIPS_MAX(1, (int)rint(height * vscale));
+    double scaled_width = width * hscale, scaled_height = height * vscale;
+    if (p.fit == THUMBD_VIPS_FIT_COVER && VIPS_MAX(hscale, vscale) > 1) {
+        // Enlarging: the cover crop comes first, at this image's resolution, so that only the box is enlarged
+        // (thumbd_vips_plan sends such jobs here); the crop after the resize then has nothing left to cut.
+        ThumbdVipsThumbnailParams window = p;
+        window.width = VIPS_CLIP(1, (int)rint(p.width * image->Xsize / scaled_width), image->Xsize);
+        window.height = VIPS_CLIP(1, (int)rint(p.height * image->Ysize / scaled_height), image->Ysize);
+        if (thumbd_step_cover_crop(&image, window)) goto failed;
+        scaled_width = VIPS_MIN(scaled_width, p.width);
+        scaled_height = VIPS_MIN(scaled_height, p.height);
+    }
+    // An enlarged outside fit is as large as the whole picture made larger: refused before it is made, not after.
+    if (scaled_width > THUMBD_UNBOUNDED || scaled_height > THUMBD_UNBOUNDED ||
+        thumbd_canvas_pixels(p, (int)scaled_width, (int)scaled_height) > p.max_source_pixels) {
+        vips_error("thumbd", "the output canvas exceeds the pixel limit");
+        step = THUMBD_VIPS_STEP_CANVAS_LIMIT;
+        goto failed;
+    }
+    int target_width = VIPS_MAX(1, (int)rint(scaled_width));
+    int target_height = VIPS_MAX(1, (int)rint(scaled_height));
     if (thumbd_resample_fits(image, target_width, target_height)) {
         // thumbd's own Lanczos-3 (CVipsResample.c) over the whole ratio, on the intermediate's pixels.
         THUMBD_REPLACE(image, thumbd_resample(in, &thumbd_next, target_width, target_height));

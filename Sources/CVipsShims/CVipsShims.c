@@ -252,3 +252,61 @@ failed:
     result->error_detail = vips_error_buffer_copy();
     return step;
 }
+
+int thumbd_vips_make_flat(int width, int height, int bands, int frames, ThumbdVipsFormat format, void **data,
+                          size_t *length, char **error_detail) {
+    *data = NULL;
+    *length = 0;
+    *error_detail = NULL;
+    const char *suffix = format == THUMBD_VIPS_FORMAT_JPEG   ? ".jpg"
+                         : format == THUMBD_VIPS_FORMAT_PNG  ? ".png"
+                         : format == THUMBD_VIPS_FORMAT_WEBP ? ".webp"
+                         : format == THUMBD_VIPS_FORMAT_GIF  ? ".gif"
+                                                             : NULL;
+    if (!suffix || width < 1 || height < 1 || bands < 1 || bands > 4 || frames < 1) {
+        vips_error("thumbd", "make_flat: no %dx%d, %d bands, %d frames as format %d", width, height, bands, frames,
+                   format);
+        *error_detail = vips_error_buffer_copy();
+        return -1;
+    }
+    VipsImage **pages = g_new0(VipsImage *, frames);
+    VipsImage *image = NULL;
+    int failed = 0;
+    for (int i = 0; i < frames && !failed; i++) {
+        // A colour per frame, so that an animation's frames differ (an encoder may merge equal ones).
+        double ones[4] = {1, 1, 1, 1}, colour[4] = {200 - 40 * (i % 4), 120, 40 + 50 * (i % 4), 128};
+        if (bands <= 2) colour[1] = 128;  // grey + alpha: the alpha is the second band
+        VipsImage *black = NULL;
+        failed = vips_black(&black, width, height, "bands", bands, NULL) ||
+                 vips_linear(black, &pages[i], ones, colour, bands, "uchar", TRUE, NULL);
+        if (black) g_object_unref(black);
+    }
+    VipsImage *joined = NULL;
+    failed = failed || vips_arrayjoin(pages, &joined, frames, "across", 1, NULL) ||
+             vips_copy(joined, &image, "interpretation",
+                       bands >= 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W, NULL);
+    if (joined) g_object_unref(joined);
+    for (int i = 0; i < frames; i++) {
+        if (pages[i]) g_object_unref(pages[i]);
+    }
+    g_free(pages);
+    if (!failed && frames > 1) {
+        int *delays = g_new(int, frames);
+        for (int i = 0; i < frames; i++) delays[i] = 100;
+        vips_image_set_int(image, VIPS_META_PAGE_HEIGHT, height);
+        vips_image_set_array_int(image, "delay", delays, frames);
+        vips_image_set_int(image, "loop", 0);
+        g_free(delays);
+    }
+    failed = failed || vips_image_write_to_buffer(image, suffix, data, length, NULL);
+    if (image) g_object_unref(image);
+    if (failed) {
+        g_free(*data);
+        *data = NULL;
+        *length = 0;
+        *error_detail = vips_error_buffer_copy();
+        return -1;
+    }
+    vips_error_clear();
+    return 0;
+}

@@ -80,6 +80,9 @@ int thumbd_step_trim(VipsImage *image, ThumbdVipsThumbnailParams p, ThumbdRect *
 // p's crop region inside `frame`, in the frame's coordinates, where kx, ky are those coordinates per source
 // pixel. Returns 1 when something is left, 0 when the region misses the frame.
 int thumbd_crop_rect(ThumbdVipsThumbnailParams p, ThumbdRect frame, double kx, double ky, ThumbdRect *out);
+// The whole pixels a cut of `r` takes from a width x height image: at least one, inside the image, as many as
+// r's size rounded (so a cut sized for the box is never a pixel larger).
+void thumbd_pixel_rect(ThumbdRect r, int width, int height, int *left, int *top, int *cut_width, int *cut_height);
 int thumbd_step_cover_crop(VipsImage **image, ThumbdVipsThumbnailParams p);
 int thumbd_step_tone(VipsImage **image, ThumbdVipsThumbnailParams p);
 int thumbd_step_greyscale(VipsImage **image, ThumbdVipsThumbnailParams p);
@@ -124,6 +127,11 @@ int thumbd_step_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, const Th
 // or not kept) and the ICC profile (transfer full, NULL likewise).
 void thumbd_keep_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, char **copyright, char **artist,
                           VipsBlob **icc);
+
+// Non-zero when `format`'s writer takes a picture of width x height. Only an outside fit makes a side longer than
+// the box (a 1 x 20000 source is 1 x 20000 in any box): a side the format cannot hold is a CANVAS_LIMIT (the
+// request asks for more than the output can be), not an encoder failure.
+int thumbd_format_holds(ThumbdVipsFormat format, int width, int height);
 
 // Encodes `image` (borrowed) as `format` with p's encoder settings into result->data / length (g_malloc'ed),
 // searching lower qualities for p.max_bytes; sets result->quality. 0 on success, -1 on failure.

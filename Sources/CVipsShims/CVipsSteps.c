@@ -102,6 +102,15 @@ int thumbd_crop_rect(ThumbdVipsThumbnailParams p, ThumbdRect frame, double kx, d
     return r.width * 2 >= kx && r.height * 2 >= ky;
 }
 
+void thumbd_pixel_rect(ThumbdRect r, int width, int height, int *left, int *top, int *cut_width, int *cut_height) {
+    // The size is rounded once and the left edge placed after it: rounding both edges could add a pixel to the
+    // size (a 5.0 px region from 0.5 is 0 to 6), and with it a pixel beyond the box.
+    *cut_width = VIPS_CLIP(1, (int)rint(r.width), width);
+    *cut_height = VIPS_CLIP(1, (int)rint(r.height), height);
+    *left = VIPS_CLIP(0, (int)rint(r.left), width - *cut_width);
+    *top = VIPS_CLIP(0, (int)rint(r.top), height - *cut_height);
+}
+
 // The background a trim compares against: the given colour, else the pixel in the plan's corner. Alpha images are
 // flattened first (onto that colour, or white), so transparent borders trim like a plain background.
 static int trim_reference(VipsImage *image, ThumbdVipsThumbnailParams p, VipsImage **flat, double colour[3]) {
@@ -142,6 +151,16 @@ int thumbd_step_trim(VipsImage *image, ThumbdVipsThumbnailParams p, ThumbdRect *
         if (flat) g_object_unref(flat);
         return -1;
     }
+    // vips_find_trim's 3 x 3 median refuses a picture narrower or shorter than that ("window too large"): such
+    // a picture is extended by copies of its right and bottom edges, which keeps its coordinates and its borders.
+    if (flat->Xsize < 3 || flat->Ysize < 3) {
+        VipsImage *extended = NULL;
+        int failed = vips_embed(flat, &extended, 0, 0, VIPS_MAX(3, flat->Xsize), VIPS_MAX(3, flat->Ysize), "extend",
+                                VIPS_EXTEND_COPY, NULL);
+        g_object_unref(flat);
+        if (failed) return -1;
+        flat = extended;
+    }
     VipsArrayDouble *background = vips_array_double_new(colour, flat->Bands >= 3 ? 3 : 1);
     int left = 0, top = 0, width = 0, height = 0;
     int failed = vips_find_trim(flat, &left, &top, &width, &height, "threshold", p.trim_threshold, "background",
@@ -149,6 +168,8 @@ int thumbd_step_trim(VipsImage *image, ThumbdVipsThumbnailParams p, ThumbdRect *
     vips_area_unref(VIPS_AREA(background));
     g_object_unref(flat);
     if (failed) return -1;
+    width = VIPS_MIN(width, image->Xsize - left);
+    height = VIPS_MIN(height, image->Ysize - top);
     // A picture that is all background keeps its frame: trimming it to nothing would leave no picture.
     if (width > 0 && height > 0) *frame = (ThumbdRect){left, top, width, height};
     return 0;

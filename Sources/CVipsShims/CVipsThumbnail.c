@@ -186,13 +186,14 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
         }
         thumbd_settle_region(&p, region, 1, 1);
         double hscale = 1, vscale = 1;
-        thumbd_box_scale(p, VIPS_MAX(1, (int)rint(region.width)), VIPS_MAX(1, (int)rint(region.height)), &hscale,
-                         &vscale);
+        int region_width = VIPS_MAX(1, (int)rint(region.width)), region_height = VIPS_MAX(1, (int)rint(region.height));
+        thumbd_box_scale(p, region_width, region_height, &hscale, &vscale);
         target = (ResizeTarget){VIPS_MAX(1, (int)rint(info.upright_width * hscale)),
                                 VIPS_MAX(1, (int)rint(info.upright_height * vscale)), VIPS_SIZE_FORCE};
         double kx = (double)target.width / info.upright_width, ky = (double)target.height / info.upright_height;
-        region = thumbd_stored_rect((ThumbdRect){region.left * kx, region.top * ky, region.width * kx,
-                                                 region.height * ky},
+        // The cut is as large as the box asks of the region (the whole picture's rounding aside), never larger.
+        region = thumbd_stored_rect((ThumbdRect){region.left * kx, region.top * ky, region_width * hscale,
+                                                 region_height * vscale},
                                     info.job, target.width, target.height);
     }
     if (info.swap) {
@@ -204,11 +205,9 @@ ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVi
     if (thumbd_vips_thumbnail_call(buffer, length, &image, target, info.use_icc && !p.keep_icc ? "srgb" : NULL))
         goto failed;
     if (p.crop_unit != THUMBD_VIPS_CROP_NONE) {
-        int left = VIPS_CLIP(0, (int)rint(region.left), image->Xsize - 1);
-        int top = VIPS_CLIP(0, (int)rint(region.top), image->Ysize - 1);
-        int right = VIPS_CLIP(left + 1, (int)rint(region.left + region.width), image->Xsize);
-        int bottom = VIPS_CLIP(top + 1, (int)rint(region.top + region.height), image->Ysize);
-        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, right - left, bottom - top, NULL));
+        int left, top, width, height;
+        thumbd_pixel_rect(region, image->Xsize, image->Ysize, &left, &top, &width, &height);
+        THUMBD_REPLACE(image, vips_extract_area(in, &thumbd_next, left, top, width, height, NULL));
     }
 
     // 4. Decode and shrink: the only place source pixels are read.
@@ -264,6 +263,11 @@ ThumbdVipsStep thumbd_vips_finish(VipsImage *image, ThumbdOrientation orientatio
         if (transparent) format = p.format_alpha;
     }
     if (thumbd_step_flatten(&image, p, format)) goto failed;
+    if (!thumbd_format_holds(format, image->Xsize, image->Ysize)) {
+        vips_error("thumbd", "a %dx%d output is too large for its format", image->Xsize, image->Ysize);
+        step = THUMBD_VIPS_STEP_CANVAS_LIMIT;
+        goto failed;
+    }
 
     // 6. Metadata (what the plan keeps; nothing by default), then encode. The savers are asked to strip when
     // nothing is kept: libvips 8.14.1's webpsave ignores "strip" and would rebuild EXIF from the exif-* fields,

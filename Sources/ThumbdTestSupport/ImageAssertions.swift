@@ -154,8 +154,8 @@ package struct DecodedImage: Sendable {
 
     private static let started = Mutex(false)
 
-    /// The decoder needs libvips started; this is the same idempotent start as `Vips.initialize()`.
-    private static func ensureVipsStarted() {
+    /// The decoder (and `FlatImage`) need libvips started; this is the same idempotent start as `Vips.initialize()`.
+    static func ensureVipsStarted() {
         started.withLock { started in
             guard !started else { return }
             var detail: UnsafeMutablePointer<CChar>?

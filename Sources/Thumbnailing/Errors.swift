@@ -23,7 +23,7 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     /// The plan's crop region lies entirely outside the (oriented, trimmed) picture.
     case cropOutsidePicture
     /// The output canvas (box plus padding, times the frames of an animation) has more pixels than
-    /// `Configuration.maxSourcePixels`.
+    /// `Configuration.maxSourcePixels`, or a side longer than its format holds (`fit=outside` on a long source).
     case canvasTooLarge
     /// An animation to render animated has more frames than `Configuration.maxFrames` (nothing decoded).
     case tooManyFrames

@@ -37,8 +37,9 @@ extension Thumbnailer {
     /// Renders one thumbnail, taking the intermediate for small boxes from `intermediates`.
     ///
     /// Which boxes go through an intermediate depends only on the spec and the source's header (see
-    /// `Configuration.intermediateBands`; a plan with a crop or a trim always does, through an intermediate
-    /// made for it alone when no configured band is large enough), and the intermediate only on the source and the band, so the
+    /// `Configuration.intermediateBands`; a plan with a trim always does, and so does one that enlarges and then
+    /// cuts or overflows the box, through an intermediate made for it alone when no configured band is large
+    /// enough), and the intermediate only on the source and the band, so the
     /// output bytes are the same whether `intermediates` returns a kept intermediate or a new one, provided
     /// it keeps them per source bytes. Checks and errors are those of `render(_:spec:)`: the header and
     /// the pixel limit are checked on every call, and a damaged source fails with `.decodeFailed` while its
@@ -84,9 +85,9 @@ extension Thumbnailer {
                 }
                 let intermediate: IntermediateImage
                 do throws(ThumbnailError) {
-                    // An intermediate of this job's own (a crop or trim beyond the listed bands, or a kept colour
-                    // profile): made and dropped here, never offered to the cache, so it cannot fill it with odd
-                    // sizes or hand unconverted pixels to another plan.
+                    // An intermediate of this job's own (a trim beyond the listed bands, an enlarged cover, crop
+                    // or outside, or a kept colour profile): made and dropped here, never offered to the cache, so
+                    // it cannot fill it with odd sizes or hand unconverted pixels to another plan.
                     intermediate = own == 0 ? try intermediates(Int(band), make) : try make()
                 } catch {
                     return .failure(error)

@@ -72,7 +72,8 @@ typedef enum ThumbdVipsStep {
     THUMBD_VIPS_STEP_DECODE = 6,          // computing the pixels (decode + shrink): corrupt or truncated data
     THUMBD_VIPS_STEP_SAVE = 7,            // encoding the output
     THUMBD_VIPS_STEP_REGION = 8,          // the crop region lies outside the picture: nothing left to render
-    THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding, times frames) is above max_source_pixels
+    THUMBD_VIPS_STEP_CANVAS_LIMIT = 9,    // the output canvas (box + padding, times frames) is above max_source_pixels,
+                                          // or has a side longer than its format holds
     THUMBD_VIPS_STEP_FRAME_LIMIT = 10,    // an animation to render has more frames than max_frames (nothing decoded)
     THUMBD_VIPS_STEP_NOT_ANIMATABLE = 11, // the plan has a step that cannot run on an animation (trim)
     THUMBD_VIPS_STEP_WATERMARK = 12,      // the watermark image is not an allowed image, is damaged or too large
@@ -274,6 +275,14 @@ ThumbdVipsStep thumbd_vips_decode(const void *buffer, size_t length, ThumbdVipsD
 /// page_height), with the delays and loop count.
 ThumbdVipsStep thumbd_vips_decode_frames(const void *buffer, size_t length, ThumbdVipsDecoded *result);
 
+/// Encodes a flat-colour picture of width x height (`bands`: 1 grey, 2 grey + alpha, 3 RGB, 4 RGBA; alpha half
+/// opaque) as `format` (JPEG, PNG, WebP or GIF), for tests that need shapes no fixture file has (1 x 10000, the
+/// pixel limit's extreme); flat, so the file stays small. frames > 1 makes an animation of that many frames, each
+/// of its own colour, 100 ms apart. Returns 0 with *data (transfer full: thumbd_vips_free) and *length set, or -1
+/// with *error_detail (transfer full, may be NULL).
+int thumbd_vips_make_flat(int width, int height, int bands, int frames, ThumbdVipsFormat format, void **data,
+                          size_t *length, char **error_detail);
+
 /// Releases memory handed out by these functions (g_free). NULL is allowed.
 void thumbd_vips_free(void *pointer);
 
@@ -297,8 +306,10 @@ typedef struct ThumbdVipsIntermediate ThumbdVipsIntermediate;
 /// A plan with a trim always goes through an intermediate, because a trim works on decoded pixels before the
 /// resize: when no listed band is large enough, *band is the size that is (up to the source's own longest
 /// side), and the caller makes that intermediate for this job only (*own is then 1; it is 0 for a listed band,
-/// which the caller may share). A crop without a trim goes through a listed band like a plain box, else
-/// renders directly (the region cut from the resized picture before anything is decoded). A plan that keeps the source's ICC profile never
+/// which the caller may share). So does a plan that enlarges and then cuts (cover, a crop) or overflows the box
+/// (outside): from its own intermediate at the source's size, the cut comes before the enlargement. A crop
+/// without a trim goes through a listed band like a plain box, else renders directly (the region cut from the
+/// resized picture before anything is decoded). A plan that keeps the source's ICC profile never
 /// uses a listed band (they hold sRGB pixels).
 /// The choice depends only on params and the header, so every render of a (source, params) goes the same way.
 /// - buffer: (transfer none) borrowed for the call. bands: (transfer none) band_count values.
