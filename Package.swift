@@ -150,7 +150,9 @@ let package = Package(
             name: "OriginFetchTests", dependencies: ["OriginFetch", "EventLoops", "ThumbdTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ThumbnailingTests", dependencies: ["Thumbnailing", "ThumbdTestSupport"], swiftSettings: swiftSettings
+            name: "ThumbnailingTests",
+            dependencies: ["Thumbnailing", "ThumbdTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CachingTests", dependencies: ["Caching", "ThumbdTestSupport"], swiftSettings: swiftSettings),

@@ -256,6 +256,12 @@ def animation_fixtures():
     palette = [RED, GREEN, BLUE, YELLOW]
     write_gif(out("animated-delays.gif"), 48, 32, palette,
               [(0, 0, 48, 32, (lambda i: lambda x, y: i)(i), delay) for i, delay in enumerate([5, 12, 20])], loop=3)
+    # Three 48x32 frames with an edge: the left half red, green or blue, the right half yellow, shown 100 ms each;
+    # and each frame alone as a still GIF, the reference every operation's frames are compared with.
+    halves = [(lambda i: lambda x, y: i if x < 24 else 3)(i) for i in range(3)]
+    write_gif(out("animated-halves.gif"), 48, 32, palette, [(0, 0, 48, 32, index_of, 10) for index_of in halves])
+    for i, index_of in enumerate(halves):
+        write_gif(out(f"halves-frame{i}.gif"), 48, 32, palette, [(0, 0, 48, 32, index_of, 10)])
     # A frame bomb: 5,000 one-pixel frames on a 2000x2000 screen. 60 KB on disk; rendered whole it would be
     # 5,000 frames of 4 million pixels.
     write_gif(out("frame-bomb.gif"), 2000, 2000, palette, [(0, 0, 1, 1, lambda x, y: 0, 1)] * 5000)

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+import OriginFetch
+import Testing
+import Thumbnailing
+
+@testable import ThumbdApp
+
+/// The variant key's text, byte for byte. The disk index and the shared tier's object names are derived from it,
+/// so a change here leaves every node's cache cold and lets two plans share an entry if a field is forgotten.
+/// These texts must only change together with the `v1` prefix (VariantKey.description); a restructuring of how
+/// the key is written must leave every line below as it is.
+@Suite struct VariantKeyGoldenTests {
+    static let url = "url=http%3A%2F%2Fexample.com%2Fa.jpg"
+
+    /// The key of `/thumb?<url>&<query>`'s normalised plan, as the service computes it.
+    static func key(_ query: String, accept: String? = nil) throws -> String {
+        let thumbnailer = try Thumbnailer(vips: Vips.initialize())
+        let request = try ThumbnailRequest(rawQuery: "\(url)&\(query)", accept: accept)
+        return VariantKey.description(source: request.source, spec: thumbnailer.normalized(request.spec))
+    }
+
+    static let source = " http://example.com/a.jpg"
+
+    /// Plain resizes of every fit, and the box and output fields.
+    static let plain: [(query: String, accept: String?, key: String)] = [
+        ("w=256&h=256", nil, "v1 w=256 h=256 fit=contain g=centre q=80 up=0 f=auto"),
+        ("w=256&h=256&fit=contain", nil, "v1 w=256 h=256 fit=contain g=centre q=80 up=0 f=auto"),
+        ("w=256&h=128&fit=cover", nil, "v1 w=256 h=128 fit=cover g=centre q=80 up=0 f=auto"),
+        ("w=256&h=128&fit=fill", nil, "v1 w=256 h=128 fit=fill g=centre q=80 up=0 f=auto"),
+        ("w=256&h=128&fit=pad", nil, "v1 w=256 h=128 fit=pad g=centre q=80 up=0 f=auto"),
+        ("w=256&h=128&fit=outside", nil, "v1 w=256 h=128 fit=outside g=centre q=80 up=0 f=auto"),
+        ("w=256&h=128&fit=auto", nil, "v1 w=256 h=128 fit=auto g=centre q=80 up=0 f=auto"),
+        ("w=300", nil, "v1 w=300 h=- fit=contain g=centre q=80 up=0 f=auto"),
+        ("h=300&fit=cover&gravity=north", nil, "v1 w=- h=300 fit=contain g=centre q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=cover&gravity=attention", nil, "v1 w=64 h=64 fit=cover g=attention q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=cover&gravity=entropy", nil, "v1 w=64 h=64 fit=cover g=entropy q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=cover&gravity=fp:0.30,0.6", nil, "v1 w=64 h=64 fit=cover g=fp:0.3,0.6 q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=pad&gravity=southwest", nil, "v1 w=64 h=64 fit=pad g=southwest q=80 up=0 f=auto"),
+        ("w=64&format=jpeg&q=75", nil, "v1 w=64 h=- fit=contain g=centre q=75 up=0 f=jpg"),
+        ("w=64&format=png", nil, "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=png"),
+        ("w=64&format=webp&q=60", nil, "v1 w=64 h=- fit=contain g=centre q=60 up=0 f=webp"),
+        ("w=64&format=avif", nil, "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=avif"),
+        ("w=64&format=gif", nil, "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=gif"),
+        ("w=64&enlarge=1", nil, "v1 w=64 h=- fit=contain g=centre q=80 up=1 f=auto"),
+        ("w=64", "image/webp", "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=auto+webp"),
+        ("w=64", "image/avif,image/webp", "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=auto+webp+avif"),
+        ("w=33&h=20&dpr=1.5", nil, "v1 w=50 h=30 fit=contain g=centre q=80 up=0 f=auto"),
+    ]
+
+    @Test(arguments: plain)
+    func plainResizesKeepTheirKeys(_ query: String, accept: String?, key: String) throws {
+        #expect(try Self.key(query, accept: accept) == key + Self.source)
+    }
+
+    /// Each step on its own in a 64x64 box: its token where the key gives it.
+    static let steps: [(query: String, key: String)] = [
+        ("animated=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto still"),
+        ("autorotate=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ao=0"),
+        ("rotate=90", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=90"),
+        ("rotate=270&flip=h", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=270m"),
+        ("flip=v", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=180m"),
+        ("trim=", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=10"),
+        ("trim=20,FFFFFF", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=20,ffffff"),
+        ("crop=100,50,800,600", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=px:100,50,800,600"),
+        ("crop=0.25,0.0,0.50,1.0000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=fr:0.25,0,0.5,1"),
+        ("brightness=-20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bri=-20"),
+        ("contrast=1.50", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto con=1.5"),
+        ("saturation=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sat=0"),
+        ("grayscale=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto grey"),
+        ("blur=1.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto blur=1.5"),
+        ("sharpen=0.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sharpen=0.5"),
+        ("pixelate=8", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pixelate=8"),
+        ("padding=1,2,3,4", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=1,2,3,4"),
+        ("padding=5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=5,5,5,5"),
+        ("bg=FF00FF80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=ff00ff80"),
+        ("bg=000000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=000000"),
+        (
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0"
+        ),
+        (
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=tile&wm_opacity=0.5&wm_scale=0.25",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,tile,0,0,0.5,0.25"
+        ),
+        ("keep_copyright=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto kcr"),
+        ("icc=keep", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto icc=keep"),
+        ("progressive=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto prog=1"),
+        ("progressive=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
+        ("format=jpeg&chroma=444", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=jpg chroma=444"),
+        ("format=webp&lossless=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=webp lossless"),
+        ("avif_effort=7", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto avif_effort=7"),
+        ("format=jpeg&max_bytes=20000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=jpg max_bytes=20000"),
+    ]
+
+    @Test(arguments: steps)
+    func eachStepHasItsToken(_ query: String, key: String) throws {
+        #expect(try Self.key("w=64&h=64&\(query)") == key + Self.source)
+    }
+
+    /// Every operation non-neutral at once: the tokens in the order the steps run.
+    @Test func everyOperationAtOnceIsPinned() throws {
+        let query =
+            "w=200&h=100&fit=pad&gravity=south&q=50&enlarge=1&animated=0&autorotate=0&rotate=90&flip=h"
+            + "&trim=5,00ff00&crop=1,2,30,40&brightness=10&contrast=0.5&saturation=2&grayscale=1&blur=1&sharpen=0.5"
+            + "&pixelate=2&padding=2,3&bg=102030&wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=northwest&wm_x=5&wm_y=6"
+            + "&wm_opacity=0.75&wm_scale=0.5&keep_copyright=1&icc=keep&progressive=1&chroma=444&avif_effort=3"
+            + "&max_bytes=30000"
+        #expect(
+            try Self.key(query)
+                == "v1 w=200 h=100 fit=pad g=south q=50 up=1 f=auto still ao=0 o=90m trim=5,00ff00 crop=px:1,2,30,40"
+                + " bri=10 con=0.5 sat=2 grey blur=1 sharpen=0.5 pixelate=2 pad=2,3,2,3"
+                + " wm=u:19:http://a.test/m.png,northwest,5,6,0.75,0.5 bg=102030 kcr icc=keep prog=1 chroma=444"
+                + " avif_effort=3 max_bytes=30000" + Self.source)
+    }
+
+    /// The adaptive box, the trim corner, lossless and a named watermark (whose digest comes from the catalogue),
+    /// set on the plan directly.
+    @Test func fieldsWithoutAPlainQueryArePinned() throws {
+        var operations = ThumbnailSpec.Operations()
+        operations.adaptive = true
+        operations.trim = ThumbnailSpec.Trim(threshold: 12, colour: nil, corner: .bottomRight)
+        operations.lossless = true
+        var watermark = ThumbnailSpec.Watermark(image: .named("logo", digest: 0xabc123))
+        watermark.position = .gravity(.east)
+        operations.watermark = watermark
+        let spec = try ThumbnailSpec(
+            width: 64, height: 48, fit: .cover, format: .exactly(.webp), operations: operations)
+        let key = VariantKey.description(source: try SourceURL("http://example.com/a.jpg"), spec: spec)
+        #expect(
+            key
+                == "v1 w=64 h=48 fit=cover g=centre q=- up=0 f=webp adaptive trim=12,br wm=n:logo:abc123,east,0,0,1,0"
+                + " lossless" + Self.source)
+    }
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+import Crypto
+import Foundation
+import Synchronization
+import Testing
+import ThumbdTestSupport
+import Thumbnailing
+
+/// The output bytes of every operation, pinned by SHA-256, through each render path: a box large enough to render
+/// from the source directly, a small box rendered from an intermediate that was kept from an earlier render, and an
+/// animation. A restructuring of the pipeline must leave every hash in RenderGoldens.swift as it is: cached entries
+/// are keyed by the plan, not by the code that rendered them, so changed bytes under an unchanged key would mix two
+/// renderings of one thumbnail across a fleet. The hashes hold for this machine's Debian 12 libvips 8.14, libjpeg-turbo,
+/// libspng, libwebp, cgif and libaom; `THUMBD_PRINT_GOLDENS=1` prints the table again after a deliberate change.
+@Suite struct RenderGoldenTests {
+    /// One plan's case: the fixture, the output format and the operations.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let fixture: String
+        let format: ImageFormat
+        let watermark: String?
+        let configure: @Sendable (inout ThumbnailSpec.Operations) -> Void
+        var testDescription: String { name }
+
+        init(
+            _ name: String, _ fixture: String = "progressive.jpg", _ format: ImageFormat = .png,
+            watermark: String? = nil, _ configure: @escaping @Sendable (inout ThumbnailSpec.Operations) -> Void
+        ) {
+            self.name = name
+            self.fixture = fixture
+            self.format = format
+            self.watermark = watermark
+            self.configure = configure
+        }
+    }
+
+    static func decimal(_ text: String) -> FixedDecimal { FixedDecimal(parsing: text)! }
+
+    /// Every operation set to a value that changes the picture, one per case, plus a plain resize in each format.
+    static let cases: [Case] = [
+        Case("plain") { _ in },
+        Case("plain-jpeg", "progressive.jpg", .jpeg) { _ in },
+        Case("plain-webp", "progressive.jpg", .webp) { _ in },
+        Case("plain-gif", "progressive.jpg", .gif) { _ in },
+        Case("plain-avif", "progressive.jpg", .avif) { _ in },
+        Case("rotate-mirror") { $0.orientation = ThumbnailSpec.Orientation(degrees: 90, mirrored: true)! },
+        Case("auto-orient", "orientation-6.jpg") { _ in },
+        Case("auto-orient-off", "orientation-6.jpg") { $0.autoOrient = false },
+        Case("trim", "interest.png") { $0.trim = ThumbnailSpec.Trim(threshold: 10, colour: nil) },
+        Case("trim-colour-corner", "rgba.png") {
+            $0.trim = ThumbnailSpec.Trim(threshold: 30, colour: RGBAColour(hex: "ffffff"), corner: .bottomRight)
+        },
+        Case("crop-pixels") { $0.crop = .pixels(left: 40, top: 30, width: 200, height: 150) },
+        Case("crop-fractions") {
+            $0.crop = .fractions(
+                left: decimal("0.1"), top: decimal("0.2"), width: decimal("0.5"), height: decimal("0.6"))
+        },
+        Case("adaptive") { $0.adaptive = true },
+        Case("brightness") { $0.brightness = -40 },
+        Case("contrast") { $0.contrast = decimal("1.5") },
+        Case("saturation") { $0.saturation = decimal("0.3") },
+        Case("greyscale") { $0.greyscale = true },
+        Case("greyscale-alpha", "rgba.png") { $0.greyscale = true },
+        Case("blur") { $0.blur = decimal("2.5") },
+        Case("sharpen") { $0.sharpen = decimal("1.5") },
+        Case("pixelate") { $0.pixelate = 6 },
+        Case("padding") { $0.padding = .init(top: 3, right: 5, bottom: 7, left: 9) },
+        Case("padding-background") {
+            $0.padding = .init(top: 4, right: 4, bottom: 4, left: 4)
+            $0.background = RGBAColour(hex: "ff00ff")
+        },
+        Case("background-flatten", "rgba.png") { $0.background = RGBAColour(hex: "2040a0") },
+        Case("background-translucent", "rgba.png") {
+            $0.padding = .init(top: 2, right: 2, bottom: 2, left: 2)
+            $0.background = RGBAColour(hex: "ff000080")
+        },
+        Case("watermark-corner", watermark: "quadrants.png") {
+            var mark = ThumbnailSpec.Watermark(image: .named("quadrants", digest: 1))
+            mark.offsetX = 5
+            mark.offsetY = 3
+            mark.opacity = decimal("0.6")
+            $0.watermark = mark
+        },
+        Case("watermark-tile-scaled", watermark: "rgba.png") {
+            var mark = ThumbnailSpec.Watermark(image: .named("rgba", digest: 2))
+            mark.position = .tile
+            mark.scale = decimal("0.25")
+            $0.watermark = mark
+        },
+        Case("progressive", "progressive.jpg", .jpeg) { $0.progressive = true },
+        Case("baseline", "progressive.jpg", .jpeg) { $0.progressive = false },
+        Case("chroma-444", "progressive.jpg", .jpeg) { $0.chroma = .full },
+        Case("lossless-webp", "progressive.jpg", .webp) { $0.lossless = true },
+        Case("avif-effort", "progressive.jpg", .avif) { $0.avifEffort = 2 },
+        Case("max-bytes", "progressive.jpg", .jpeg) { $0.maxBytes = 2048 },
+        Case("keep-copyright", "copyright.jpg", .jpeg) { $0.keepCopyright = true },
+        Case("keep-icc", "display-p3.png") { $0.keepColourProfile = true },
+        Case("convert-icc", "display-p3.png") { _ in },
+        Case("everything") {
+            $0.orientation = ThumbnailSpec.Orientation(degrees: 270)!
+            $0.crop = .pixels(left: 10, top: 10, width: 200, height: 280)
+            $0.brightness = 10
+            $0.contrast = decimal("1.2")
+            $0.saturation = decimal("0.8")
+            $0.blur = decimal("0.8")
+            $0.sharpen = decimal("0.6")
+            $0.pixelate = 2
+            $0.padding = .init(top: 1, right: 2, bottom: 3, left: 4)
+            $0.background = RGBAColour(hex: "336699")
+        },
+    ]
+
+    /// The render paths, each with its box.
+    enum Path: String, CaseIterable, Sendable {
+        /// 200x200 on a 320x240 source: more than half of it, so no intermediate (unless the plan needs one).
+        case direct
+        /// 48x48: through the 512 band's intermediate, rendered a second time from the kept one.
+        case kept
+        /// animated.gif (three 48x32 frames) into 32x32, every frame through the plan.
+        case animated
+    }
+
+    static func spec(_ testCase: Case, _ path: Path) throws -> ThumbnailSpec {
+        var operations = ThumbnailSpec.Operations()
+        testCase.configure(&operations)
+        switch path {
+        case .direct:
+            return try ThumbnailSpec(width: 200, height: 200, format: .exactly(testCase.format), operations: operations)
+        case .kept:
+            return try ThumbnailSpec(width: 48, height: 48, format: .exactly(testCase.format), operations: operations)
+        case .animated:
+            let format: ImageFormat = testCase.format == .webp ? .webp : .gif
+            return try ThumbnailSpec(width: 32, height: 32, format: .exactly(format), operations: operations)
+        }
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Renders one case through one path and returns the output's hash (nil when the case does not apply there).
+    static func hash(_ testCase: Case, _ path: Path) throws -> String? {
+        let thumbnailer = try TestThumbnailer.make()
+        let watermark = testCase.watermark.map { Fixtures.bytes($0) }
+        let spec = try spec(testCase, path)
+        switch path {
+        case .direct:
+            return sha256(
+                try thumbnailer.render(Fixtures.bytes(testCase.fixture), spec: spec, watermark: watermark).bytes)
+        case .kept:
+            let source = Fixtures.bytes(testCase.fixture)
+            let kept = Mutex<IntermediateImage?>(nil)
+            let made = Mutex(0)
+            func render() throws -> RenderedThumbnail {
+                try thumbnailer.render(source, spec: spec, watermark: watermark) {
+                    (band, make) throws(ThumbnailError) -> IntermediateImage in
+                    if let image = kept.withLock({ $0 }), image.band == band { return image }
+                    let image = try make()
+                    made.withLock { $0 += 1 }
+                    kept.withLock { $0 = image }
+                    return image
+                }
+            }
+            let fresh = try render()
+            let again = try render()
+            // The second render used the kept intermediate and gave the same bytes as the first
+            #expect(made.withLock { $0 } <= 1)
+            #expect(fresh.bytes == again.bytes, "\(testCase.name): kept and fresh intermediates differ")
+            return sha256(again.bytes)
+        case .animated:
+            guard testCase.fixture == "progressive.jpg", [.png, .webp, .gif].contains(testCase.format) else {
+                return nil
+            }
+            let rendered = try thumbnailer.render(Fixtures.bytes("animated.gif"), spec: spec, watermark: watermark)
+            #expect(try DecodedImage(decoding: rendered.bytes, allFrames: true).frameCount == 3)
+            return sha256(rendered.bytes)
+        }
+    }
+
+    @Test(arguments: cases)
+    func everyOperationRendersTheSameBytes(_ testCase: Case) throws {
+        var lines: [String] = []
+        for path in Path.allCases {
+            guard let hash = try Self.hash(testCase, path) else { continue }
+            let name = "\(testCase.name)/\(path.rawValue)"
+            lines.append("        \"\(name)\": \"\(hash)\",")
+            #expect(RenderGoldens.sha256[name] == hash, "\(name) renders other bytes than its golden")
+        }
+        if ProcessInfo.processInfo.environment["THUMBD_PRINT_GOLDENS"] == "1" {
+            print(lines.joined(separator: "\n"))
+        }
+    }
+
+    @Test func everyGoldenHasACase() {
+        let names = Set(Self.cases.map(\.name))
+        for name in RenderGoldens.sha256.keys {
+            #expect(names.contains(String(name.split(separator: "/")[0])), "\(name) has no case")
+        }
+    }
+}
