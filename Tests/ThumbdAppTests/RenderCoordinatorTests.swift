@@ -114,6 +114,7 @@ import Thumbnailing
                 entries[id].map { $0.left || $0.completions > 0 } ?? false
             }
             return allAnswered && fixture.coordinator.inFlightCount == 0
+                && fixture.coordinator.outstandingFlightCount == 0  // abandoned flights are forgotten too
         }
         #expect(settled)
         // And no waiter was answered twice; every waiter that stayed was answered once, with its own size
@@ -153,6 +154,7 @@ import Thumbnailing
         // Then the transfer is closed, the key is free, and the waiter is never called
         #expect(waitUntil { fixture.origin.clientCloses("/held.png") == 1 })
         #expect(fixture.coordinator.inFlightCount == 0)
+        #expect(fixture.coordinator.outstandingFlightCount == 0)  // the cancel won: no answer will come
         #expect(fixture.coordinator.counters.fetchCancellations == 1)
         #expect(ledger.all.isEmpty)
 

@@ -101,6 +101,9 @@ final class RenderCoordinator: Sendable {
     /// Number of keys with work under way (for /metrics and tests).
     var inFlightCount: Int { table.withLock { $0.joinable.count } }
 
+    /// Number of flights with work outstanding, abandoned ones included (for tests: none once all has settled).
+    var outstandingFlightCount: Int { table.withLock { $0.flights.count } }
+
     /// A snapshot of the totals since start.
     var counters: Counters { counts.snapshot }
 
