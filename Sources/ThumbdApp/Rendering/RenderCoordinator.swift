@@ -148,7 +148,7 @@ final class RenderCoordinator: Sendable {
             table.joinable[key] = id
             return (Ticket(flightID: id, waiterID: waiterID), .started, actions)
         }
-        if case .refuse = actions.first {
+        if case .refuse = actions.first {  // after shutdown: by the table for a new key, by the machine for a join
             perform(actions, key: key, flight: 0)
             return (Ticket(flightID: 0, waiterID: 0), .started)  // never admitted: leaving it does nothing
         }
