@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // One-call libvips jobs for thumbd. Swift cannot call libvips's variadic, NULL-terminated option lists
 // (vips_thumbnail_buffer, vips_jpegsave_buffer, ...) nor the VIPS_INIT macro, so every such call lives in
-// CVipsShims.c, compiled with -Wall -Werror (which catches a missing NULL sentinel).
+// this target's C files, compiled with -Wall -Werror (which catches a missing NULL sentinel). They form layers
+// (docs/architecture.md, scripts/check-c-layers.sh): geometry -> codecs -> job -> steps -> pipeline -> jobs ->
+// entry points (entry/), which implement this header.
 //
 // This header deliberately includes no libvips or glib header: Swift sees only plain C types, so the
 // Swift side never imports vips.h and every libvips object stays inside one C call.
@@ -100,8 +102,8 @@ typedef struct ThumbdVipsThumbnailParams {
     uint32_t allowed_sources;    // bit (1 << ThumbdVipsFormat) set for each accepted source format
     int64_t max_source_pixels;   // width x height of the decoded page, checked before any decoding
 
-    // The plan's steps around the resize, in the order they run (CVipsSteps.c). Zeroed fields do nothing,
-    // except auto_orient, contrast and saturation, whose neutral values are 1.
+    // The plan's steps around the resize, in the order they run (steps/, in the order of pipeline.c's table).
+    // Zeroed fields do nothing, except auto_orient, contrast and saturation, whose neutral values are 1.
     /// Orientation: the EXIF orientation when auto_orient is non-zero, then `rotate` degrees clockwise
     /// (0, 90, 180 or 270), then a left-right mirror when `mirror` is non-zero. Boxes, crops and gravities
     /// are all in this oriented picture.
@@ -157,7 +159,7 @@ typedef struct ThumbdVipsThumbnailParams {
     double watermark_opacity;
     double watermark_scale;
 
-    /// Encoder options (CVipsEncode.c): chroma subsampling for JPEG and AVIF (0 libvips's choice, 1 always
+    /// Encoder options (encode/encode.c): chroma subsampling for JPEG and AVIF (0 libvips's choice, 1 always
     /// 4:2:0, 2 never: 4:4:4); lossless WebP and AVIF; max_bytes (0 = none): lossy output is encoded again at
     /// lower qualities, down to min_quality, until it fits (the floor's result is kept when nothing fits).
     int chroma;
@@ -247,8 +249,8 @@ const char *thumbd_vips_version(void);
 
 /// One thumbnail job: find the loader, read the header, refuse it above max_source_pixels, build the
 /// shrink-on-load pipeline (vips_thumbnail_buffer, fail_on=error; a crop cut from it before decoding), decode,
-/// orient, run the plan's steps (CVipsSteps.c), convert to 8-bit sRGB (or grey), keep only the metadata the
-/// plan keeps, encode. An animation with format_animated set goes through CVipsAnimation.c instead; a plan
+/// orient, run the plan's steps (pipeline.c), convert to 8-bit sRGB (or grey), keep only the metadata the
+/// plan keeps, encode. An animation with format_animated set goes through jobs/animation.c instead; a plan
 /// with a trim is refused here (thumbd_vips_plan sends it through an intermediate). Returns when the output
 /// is complete.
 /// - buffer: (transfer none) the encoded source, borrowed: libvips does not copy it, so it must stay valid
@@ -289,10 +291,7 @@ void thumbd_vips_free(void *pointer);
 /// Frees libvips's per-thread state. Render worker threads call this once, just before they exit.
 void thumbd_vips_thread_shutdown(void);
 
-/// Empties libvips's process-wide error buffer.
-void thumbd_vips_error_clear(void);
-
-// MARK: - Rendering through an intermediate (CVipsIntermediate.c)
+// MARK: - Rendering through an intermediate (jobs/intermediate.c)
 
 /// A source decoded once at a reduced size ("band": it fits band x band, never enlarged), upright, 8-bit
 /// sRGB or grey (alpha kept), metadata stripped, in memory. Opaque to Swift. Read-only once made, so one
