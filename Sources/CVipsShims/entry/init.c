@@ -17,7 +17,22 @@ static const char *const allowed_loader_bases[] = {
     "VipsForeignLoadGif",  "VipsForeignLoadTiff", "VipsForeignLoadHeif",
 };
 
+// Serialises thumbd_vips_init: VIPS_INIT returns at once to a second caller while the first is still starting
+// libvips, so a caller on another thread (the tests start libvips from two places) could go on to a libvips whose
+// savers are not yet registered: thumbd_vips_can_save_avif then answered 0 now and then. (Static storage: a
+// zeroed GMutex needs no init.)
+static GMutex init_lock;
+
+static int init_locked(const char *argv0, char **error_detail);
+
 int thumbd_vips_init(const char *argv0, char **error_detail) {
+    g_mutex_lock(&init_lock);
+    int status = init_locked(argv0, error_detail);
+    g_mutex_unlock(&init_lock);
+    return status;
+}
+
+static int init_locked(const char *argv0, char **error_detail) {
     *error_detail = NULL;
     if (VIPS_INIT(argv0)) {
         *error_detail = vips_error_buffer_copy();
