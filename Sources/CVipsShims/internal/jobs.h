@@ -40,6 +40,6 @@ ThumbdVipsStep thumbd_job_plan(ThumbdJob *job, const int *bands, int band_count,
 // *out (transfer full) on success, else NULL.
 ThumbdVipsStep thumbd_job_make_intermediate(ThumbdJob *job, int band, ThumbdVipsIntermediate **out);
 
-// Renders the job (initialised, not opened: the intermediate stands for the source) from `intermediate`
-// (transfer none, only read; may be in use by other threads).
+// Renders the job from `intermediate` (transfer none, only read; may be in use by other threads), which stands for
+// the source from here on: the job's source fields are set from it.
 ThumbdVipsStep thumbd_job_from_intermediate(ThumbdJob *job, const ThumbdVipsIntermediate *intermediate);
