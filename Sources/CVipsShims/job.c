@@ -209,6 +209,11 @@ void *thumbd_remove_field(VipsImage *image, const char *name, GValue *value, voi
 }
 
 int thumbd_fit_to(VipsImage *in, VipsImage **out, int width, int height) {
+    if (in->Xsize == width && in->Ysize == height) {
+        *out = in;
+        g_object_ref(in);
+        return 0;
+    }
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
     int failed = 0;

@@ -96,7 +96,8 @@ const char *thumbd_job_export_profile(const ThumbdJob *job);
 ThumbdVipsStep thumbd_fail(VipsImage *image, ThumbdVipsStep step, ThumbdVipsThumbnailResult *result);
 
 // Temporaries owned the libvips way: a scope is an empty image whose local arrays
-// (vips_object_local_array(scope, n)) are released with it, as libvips's own operations hold theirs.
+// (vips_object_local_array(scope, n)) are released with it, as libvips's own operations hold theirs. One costs
+// about 7 us (a libvips object), so a step makes one only once it knows it has something to do.
 VipsObject *thumbd_scope_new(void);
 // Ends `scope` keeping `out` (one of its images, or *image itself): *image (transfer full in and out) becomes
 // out. Returns THUMBD_VIPS_STEP_OK.

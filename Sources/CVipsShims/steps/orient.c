@@ -8,6 +8,7 @@ int thumbd_wants_orient(const ThumbdJob *job) { return job->orient.rotate || job
 ThumbdVipsStep thumbd_step_orient(ThumbdJob *job, VipsImage **image) { return thumbd_turn(image, job->orient); }
 
 ThumbdVipsStep thumbd_turn(VipsImage **image, ThumbdOrientation o) {
+    if (!o.rotate && !o.mirror) return THUMBD_VIPS_STEP_OK;  // no scope either: it costs microseconds
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
     VipsImage *in = *image;
