@@ -18,7 +18,7 @@ CACHE_DIR ?= var/cache
 SWIFT ?= swift
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: all deps test-deps test-venv install-packages build release run test fuzz bench check-imports format lint clean
+.PHONY: all deps test-deps test-venv install-packages build release run test fuzz bench check-imports check-c-layers test-c-geometry format lint clean
 
 all: build
 
@@ -61,7 +61,7 @@ run: release
 
 # `swift build --build-tests` first: it also builds the thumbd executable, which the crash-recovery tests
 # run as a child process (`swift test` alone builds only what the test bundle links).
-test: deps test-deps test-venv check-imports lint
+test: deps test-deps test-venv check-imports check-c-layers test-c-geometry lint
 	$(SWIFT) build --build-tests $(SWIFT_TEST_FLAGS)
 	$(SWIFT) test $(SWIFT_TEST_FLAGS)
 
@@ -77,6 +77,14 @@ lint:
 # Only a wrapper module may import a C module (docs/architecture.md); SwiftPM cannot enforce it.
 check-imports:
 	@scripts/check-imports.sh
+
+# The C shim's files include only headers of the layers below their own (scripts/check-c-layers.sh lists them).
+check-c-layers:
+	@scripts/check-c-layers.sh
+
+# The C shim's geometry layer, unit-tested in C without libvips (scripts/test-c-geometry.sh).
+test-c-geometry:
+	@scripts/test-c-geometry.sh
 
 # libFuzzer over the HTTP request parser and the /thumb parameter parser (fuzz/README.md); RUNS executions of
 # each, default 1,000,000.

@@ -61,6 +61,7 @@ let package = Package(
         .target(
             name: "CVipsShims",
             dependencies: ["CVips"],
+            exclude: ["compat/README.md"],
             cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
             linkerSettings: [
                 .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),

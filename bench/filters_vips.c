@@ -16,7 +16,7 @@
 //   thumbnail  (default) one vips_thumbnail_buffer of the whole picture at the scale the region needs (libvips's
 //              own shrink-on-load choice, which keeps a 2x margin for JPEG), then rotate, extract the region,
 //              sharpen, composite, encode.
-//   thumbd     the steps thumbd's shim runs (Sources/CVipsShims/CVipsIntermediate.c): decode into an
+//   thumbd     the steps thumbd's shim runs (Sources/CVipsShims/jobs/intermediate.c): decode into an
 //              intermediate (512 px band when it holds the box's scale, else one just large enough; JPEG at the
 //              largest shrink-on-load factor that still gives the band), upright, in memory; then rotate,
 //              extract the region, block-shrink, resize to the exact size, sharpen, composite, encode.

@@ -60,45 +60,67 @@ extension Thumbnailer {
             params.watermark_length = mark?.count ?? 0
             return source.withUnsafeBytes {
                 (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
-                var band: Int32 = 0
-                var own: Int32 = 0
-                var result = ThumbdVipsThumbnailResult()
-                let step = bands.withUnsafeBufferPointer {
-                    thumbd_vips_plan(
-                        bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin, &band, &own,
-                        &result)
-                }
-                guard step == THUMBD_VIPS_STEP_OK else { return Self.outcome(step, &result, bytes) }
-                if band == 0 {
-                    let step = thumbd_vips_thumbnail(bytes.baseAddress, bytes.count, params, &result)
-                    return Self.outcome(step, &result, bytes)
-                }
-                let make = { () throws(ThumbnailError) -> IntermediateImage in
-                    var made: OpaquePointer?
+                // One C call: the shim reads the header once and, when the plan goes through an intermediate,
+                // asks for it through `provide` (below) during the call.
+                withoutActuallyEscaping(intermediates) { intermediates in
+                    let request = IntermediateRequest(provider: intermediates, bytes: bytes)
                     var result = ThumbdVipsThumbnailResult()
-                    let step = thumbd_vips_intermediate_new(
-                        bytes.baseAddress, bytes.count, params, band, &made, &result)
-                    guard step == THUMBD_VIPS_STEP_OK, let made else {
-                        throw Self.outcome(step, &result, bytes).failure ?? .renderFailed("no intermediate")
+                    let step = withExtendedLifetime(request) {
+                        bands.withUnsafeBufferPointer {
+                            thumbd_vips_render(
+                                bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin,
+                                Self.provide, Unmanaged.passUnretained(request).toOpaque(), &result)
+                        }
                     }
-                    return IntermediateImage(pointer: made, band: Int(band))
+                    let outcome = Self.outcome(step, &result, bytes)
+                    // The provider's own error (a failed decode of the intermediate, say) is the render's.
+                    if let error = request.error { return .failure(error) }
+                    return outcome
                 }
-                let intermediate: IntermediateImage
-                do throws(ThumbnailError) {
-                    // An intermediate of this job's own (a trim beyond the listed bands, an enlarged cover, crop
-                    // or outside, or a kept colour profile): made and dropped here, never offered to the cache, so
-                    // it cannot fill it with odd sizes or hand unconverted pixels to another plan.
-                    intermediate = own == 0 ? try intermediates(Int(band), make) : try make()
-                } catch {
-                    return .failure(error)
-                }
-                let fromStep = withExtendedLifetime(intermediate) {
-                    thumbd_vips_thumbnail_from_intermediate(intermediate.pointer, params, &result)
-                }
-                return Self.outcome(fromStep, &result, bytes)
             }
         }
         return try outcome.get()
+    }
+
+    /// What the C render's intermediate callback works with, for one render: the provider, the source (for
+    /// error messages) and, once given, the intermediate, kept alive here until `thumbd_vips_render` returns.
+    private final class IntermediateRequest {
+        let provider: IntermediateProvider
+        let bytes: UnsafeRawBufferPointer
+        var intermediate: IntermediateImage?
+        var error: ThumbnailError?
+
+        init(provider: @escaping IntermediateProvider, bytes: UnsafeRawBufferPointer) {
+            self.provider = provider
+            self.bytes = bytes
+        }
+    }
+
+    /// The C render's intermediate callback: asks the provider for the intermediate of `band` (or makes one of
+    /// this render's own, never offered to the cache, when `own`: a trim beyond the listed bands, an enlarged
+    /// cover, crop or outside, or a kept colour profile, so it cannot fill the cache with odd sizes or hand
+    /// unconverted pixels to another plan). Making one goes back into the same C job: no second header read.
+    private static let provide: ThumbdVipsIntermediateCallback = { context, job, band, own, out in
+        guard let context, let out else { return THUMBD_VIPS_STEP_THUMBNAIL }
+        let request = Unmanaged<IntermediateRequest>.fromOpaque(context).takeUnretainedValue()
+        let make = { () throws(ThumbnailError) -> IntermediateImage in
+            var made: OpaquePointer?
+            var result = ThumbdVipsThumbnailResult()
+            let step = thumbd_vips_job_make_intermediate(job, band, &made, &result)
+            guard step == THUMBD_VIPS_STEP_OK, let made else {
+                throw Self.outcome(step, &result, request.bytes).failure ?? .renderFailed("no intermediate")
+            }
+            return IntermediateImage(pointer: made, band: Int(band))
+        }
+        do throws(ThumbnailError) {
+            let intermediate = own == 0 ? try request.provider(Int(band), make) : try make()
+            request.intermediate = intermediate
+            out.pointee = intermediate.pointer
+            return THUMBD_VIPS_STEP_OK
+        } catch {
+            request.error = error
+            return THUMBD_VIPS_STEP_THUMBNAIL
+        }
     }
 
     /// Runs `body` with `bytes`'s storage, or with `nil`.

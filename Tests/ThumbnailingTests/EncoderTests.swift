@@ -57,7 +57,7 @@ import Thumbnailing
         #expect(Self.lumaSampling(high.bytes) == 0x11)
     }
 
-    /// Thumbnails with nothing to keep are written by libjpeg or libwebp directly (CVipsEncode.c); with
+    /// Thumbnails with nothing to keep are written by libjpeg or libwebp directly (encode/encode.c); with
     /// metadata kept, by libvips. Both give the same picture at the same quality.
     @Test(arguments: [ImageFormat.jpeg, .webp])
     func thumbdsWritersAndLibvipssAgree(_ format: ImageFormat) throws {

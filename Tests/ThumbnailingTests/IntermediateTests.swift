@@ -109,7 +109,7 @@ import Thumbnailing
         #expect(image.mismatch(in: probes, tolerance: 8) == nil)
     }
 
-    /// thumbd's own Lanczos-3 (CVipsResample.c) makes the 512 px intermediate of a large picture and the box
+    /// thumbd's own Lanczos-3 (resample/lanczos3.c) makes the 512 px intermediate of a large picture and the box
     /// from it: flat areas keep their exact colour (the weights sum to one), and the whole picture stays
     /// within a level or two of libvips's direct render, for colour and grey, from PNG and from JPEG (whose
     /// intermediate is decoded at 1/2 by libjpeg, then resampled).

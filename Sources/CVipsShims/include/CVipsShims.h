@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // One-call libvips jobs for thumbd. Swift cannot call libvips's variadic, NULL-terminated option lists
 // (vips_thumbnail_buffer, vips_jpegsave_buffer, ...) nor the VIPS_INIT macro, so every such call lives in
-// CVipsShims.c, compiled with -Wall -Werror (which catches a missing NULL sentinel).
+// this target's C files, compiled with -Wall -Werror (which catches a missing NULL sentinel). They form layers
+// (docs/architecture.md, scripts/check-c-layers.sh): geometry -> codecs -> job -> steps -> pipeline -> jobs ->
+// entry points (entry/), which implement this header.
 //
 // This header deliberately includes no libvips or glib header: Swift sees only plain C types, so the
 // Swift side never imports vips.h and every libvips object stays inside one C call.
@@ -100,8 +102,8 @@ typedef struct ThumbdVipsThumbnailParams {
     uint32_t allowed_sources;    // bit (1 << ThumbdVipsFormat) set for each accepted source format
     int64_t max_source_pixels;   // width x height of the decoded page, checked before any decoding
 
-    // The plan's steps around the resize, in the order they run (CVipsSteps.c). Zeroed fields do nothing,
-    // except auto_orient, contrast and saturation, whose neutral values are 1.
+    // The plan's steps around the resize, in the order they run (steps/, in the order of pipeline.c's table).
+    // Zeroed fields do nothing, except auto_orient, contrast and saturation, whose neutral values are 1.
     /// Orientation: the EXIF orientation when auto_orient is non-zero, then `rotate` degrees clockwise
     /// (0, 90, 180 or 270), then a left-right mirror when `mirror` is non-zero. Boxes, crops and gravities
     /// are all in this oriented picture.
@@ -157,7 +159,7 @@ typedef struct ThumbdVipsThumbnailParams {
     double watermark_opacity;
     double watermark_scale;
 
-    /// Encoder options (CVipsEncode.c): chroma subsampling for JPEG and AVIF (0 libvips's choice, 1 always
+    /// Encoder options (encode/encode.c): chroma subsampling for JPEG and AVIF (0 libvips's choice, 1 always
     /// 4:2:0, 2 never: 4:4:4); lossless WebP and AVIF; max_bytes (0 = none): lossy output is encoded again at
     /// lower qualities, down to min_quality, until it fits (the floor's result is kept when nothing fits).
     int chroma;
@@ -245,19 +247,6 @@ int thumbd_vips_can_save_avif(void);
 /// libvips's version, e.g. "8.14.1". (transfer none): a static string.
 const char *thumbd_vips_version(void);
 
-/// One thumbnail job: find the loader, read the header, refuse it above max_source_pixels, build the
-/// shrink-on-load pipeline (vips_thumbnail_buffer, fail_on=error; a crop cut from it before decoding), decode,
-/// orient, run the plan's steps (CVipsSteps.c), convert to 8-bit sRGB (or grey), keep only the metadata the
-/// plan keeps, encode. An animation with format_animated set goes through CVipsAnimation.c instead; a plan
-/// with a trim is refused here (thumbd_vips_plan sends it through an intermediate). Returns when the output
-/// is complete.
-/// - buffer: (transfer none) the encoded source, borrowed: libvips does not copy it, so it must stay valid
-///   until this function returns (it does not outlive the call). May be NULL when length is 0.
-/// - result: (out caller-allocates) zeroed by this function, then filled; free its pointers with
-///   thumbd_vips_free. Also clears the libvips error buffer before returning.
-ThumbdVipsStep thumbd_vips_thumbnail(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
-                                     ThumbdVipsThumbnailResult *result);
-
 /// Reads a source's header (format, dimensions, orientation, pages, alpha) without decoding pixels.
 /// - buffer: (transfer none) borrowed for the duration of the call.
 /// - allowed_sources: as in ThumbdVipsThumbnailParams.
@@ -289,55 +278,61 @@ void thumbd_vips_free(void *pointer);
 /// Frees libvips's per-thread state. Render worker threads call this once, just before they exit.
 void thumbd_vips_thread_shutdown(void);
 
-/// Empties libvips's process-wide error buffer.
-void thumbd_vips_error_clear(void);
-
-// MARK: - Rendering through an intermediate (CVipsIntermediate.c)
+// MARK: - Rendering (entry/render.c)
 
 /// A source decoded once at a reduced size ("band": it fits band x band, never enlarged), upright, 8-bit
 /// sRGB or grey (alpha kept), metadata stripped, in memory. Opaque to Swift. Read-only once made, so one
 /// intermediate may be used by several threads at once; released with thumbd_vips_intermediate_release.
 typedef struct ThumbdVipsIntermediate ThumbdVipsIntermediate;
 
-/// Decides how a job renders: reads the header and applies the checks of thumbd_vips_thumbnail (allowed
-/// format, pixel limit; failures reported in result as that function does), then sets *band to the smallest
-/// of `bands` whose intermediate has at least `margin` (>= 1) times the box's size on each axis, or 0
-/// (render directly; also for any box that would be enlarged).
-/// A plan with a trim always goes through an intermediate, because a trim works on decoded pixels before the
-/// resize: when no listed band is large enough, *band is the size that is (up to the source's own longest
-/// side), and the caller makes that intermediate for this job only (*own is then 1; it is 0 for a listed band,
-/// which the caller may share). So does a plan that enlarges and then cuts (cover, a crop) or overflows the box
-/// (outside): from its own intermediate at the source's size, the cut comes before the enlargement. A crop
-/// without a trim goes through a listed band like a plain box, else renders directly (the region cut from the
-/// resized picture before anything is decoded). A plan that keeps the source's ICC profile never
-/// uses a listed band (they hold sRGB pixels).
-/// The choice depends only on params and the header, so every render of a (source, params) goes the same way.
-/// - buffer: (transfer none) borrowed for the call. bands: (transfer none) band_count values.
-/// - result: (out caller-allocates) zeroed then filled (source fields; error_detail on failure).
-ThumbdVipsStep thumbd_vips_plan(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
-                                const int *bands, int band_count, double margin, int *band, int *own,
-                                ThumbdVipsThumbnailResult *result);
+/// A render in progress (internal/job.h's ThumbdJob), opaque to Swift: handed to the intermediate callback so
+/// that it can have the intermediate made from the header the render has already read.
+typedef struct ThumbdJob ThumbdVipsJob;
 
-/// Makes the intermediate of a source for `band`: the same header checks, then shrink-on-load and decode
-/// (fail_on=error; a damaged source fails here with THUMBD_VIPS_STEP_DECODE), rotate upright, 8-bit.
-/// Only params.allowed_sources and params.max_source_pixels are used.
-/// - buffer: (transfer none) borrowed for the call; the intermediate does not reference it.
-/// - out: (out, transfer full) the intermediate on success, else NULL.
-/// - result: (out caller-allocates) zeroed, then source fields and, on failure, error_detail.
-ThumbdVipsStep thumbd_vips_intermediate_new(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
-                                            int band, ThumbdVipsIntermediate **out,
-                                            ThumbdVipsThumbnailResult *result);
+/// How thumbd_vips_render gets the intermediate of `band` (`own`: 1 when it is for this render alone and must not
+/// be shared, 0 when any render of the same source bytes may share it). Called at most once, on the rendering
+/// thread, before thumbd_vips_render returns. Sets *intermediate to a kept one, or to one made with
+/// thumbd_vips_job_make_intermediate(job, ...), and returns THUMBD_VIPS_STEP_OK; the caller keeps it alive
+/// (transfer none) until thumbd_vips_render returns. Any other step fails the render with that step (the
+/// callback keeps its own account of why).
+/// - context: (transfer none) thumbd_vips_render's, passed through.
+typedef ThumbdVipsStep (*ThumbdVipsIntermediateCallback)(void *context, ThumbdVipsJob *job, int band, int own,
+                                                         const ThumbdVipsIntermediate **intermediate);
+
+/// One render, one call, one header read: find the loader, read the header, refuse it above max_source_pixels,
+/// then render one of three ways:
+/// - an animation (several pages, format_animated set): every frame in one pass (jobs/animation.c);
+/// - directly (jobs/direct.c): the shrink-on-load pipeline (vips_thumbnail_buffer, fail_on=error; a crop cut
+///   from it before decoding), one decode, the plan's steps (pipeline.c), metadata, encode;
+/// - through an intermediate (jobs/intermediate.c), asked of `intermediate` for its band: the smallest of
+///   `bands` whose intermediate has at least `margin` (>= 1) times the box's size on each axis. A plan with a
+///   trim always goes this way (a trim works on decoded pixels before the resize), through an intermediate of
+///   its own when no listed band is large enough; so does a plan that enlarges and then cuts (cover, a crop)
+///   or overflows the box (outside): from its own intermediate at the source's size, the cut comes before the
+///   enlargement. A plan that keeps the source's ICC profile never uses a listed band (they hold sRGB pixels).
+///   The choice depends only on params and the header, and an intermediate only on the source and its band,
+///   so the output bytes are the same whether the callback returns a kept intermediate or a new one.
+/// Returns when the output is complete.
+/// - buffer: (transfer none) the encoded source, borrowed: libvips does not copy it, so it must stay valid
+///   until this function returns (nothing made from it outlives the call). May be NULL when length is 0.
+/// - bands: (transfer none) band_count values. intermediate: may be NULL (no intermediates: such renders fail).
+/// - result: (out caller-allocates) zeroed by this function, then filled; free its pointers with
+///   thumbd_vips_free. Also clears the libvips error buffer before returning successfully.
+ThumbdVipsStep thumbd_vips_render(const void *buffer, size_t length, ThumbdVipsThumbnailParams params,
+                                  const int *bands, int band_count, double margin,
+                                  ThumbdVipsIntermediateCallback intermediate, void *context,
+                                  ThumbdVipsThumbnailResult *result);
+
+/// Makes the intermediate of `band` for the render `job` (only from inside its intermediate callback), from the
+/// header that render has read: shrink-on-load and decode (fail_on=error; a damaged source fails here with
+/// THUMBD_VIPS_STEP_DECODE), rotated upright by EXIF, 8-bit, metadata kept aside.
+/// - out: (out, transfer full) the intermediate on success, else NULL; it does not reference the source buffer.
+/// - result: (out caller-allocates) zeroed, then the source fields and, on failure, error_detail.
+ThumbdVipsStep thumbd_vips_job_make_intermediate(ThumbdVipsJob *job, int band, ThumbdVipsIntermediate **out,
+                                                 ThumbdVipsThumbnailResult *result);
 
 /// Bytes of pixels an intermediate holds (width x height x bands), for cache budgets.
 size_t thumbd_vips_intermediate_bytes(const ThumbdVipsIntermediate *intermediate);
 
 /// Releases an intermediate (transfer full). NULL is allowed. Other threads must be done with it.
 void thumbd_vips_intermediate_release(ThumbdVipsIntermediate *intermediate);
-
-/// Renders a thumbnail from an intermediate: the box's geometry is computed from the source's size, the
-/// intermediate is resized to it (vips_thumbnail_image, alpha premultiplied), then cropped, flattened and
-/// encoded like thumbd_vips_thumbnail. result is as for thumbd_vips_thumbnail.
-/// - intermediate: (transfer none) only read; may be in use by other threads.
-ThumbdVipsStep thumbd_vips_thumbnail_from_intermediate(const ThumbdVipsIntermediate *intermediate,
-                                                       ThumbdVipsThumbnailParams params,
-                                                       ThumbdVipsThumbnailResult *result);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Lanczos-3 downscaling of 8-bit pixels held in memory (see CVipsShimsInternal.h, thumbd_resample).
+// Layer 2, codecs: Lanczos-3 downscaling of 8-bit pixels held in memory (see internal/codecs.h, thumbd_resample).
 //
-// libvips 8.14's reduce runs its taps in scalar C here (liborc is off: CVipsShims.c), and it was the largest
+// libvips 8.14's reduce runs its taps in scalar C here (liborc is off: entry/init.c), and it was the largest
 // single cost of a render: about a third of the CPU of the peers' ZIPF run. This does the same filter as two
 // passes of whole-line weighted sums, which the compiler vectorises (an AVX2 clone is picked at load time
 // where the CPU has it): 512 x 341 -> 256 x 170 took 0.8 ms against vips_resize's 3.4 ms, and 1280 x 852 ->
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "CVipsShimsInternal.h"
+#include "../internal/codecs.h"
 
 #define FRACTION_BITS 14
 #define CHUNK 32

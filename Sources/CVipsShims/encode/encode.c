@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The last steps of a job: what metadata the output keeps, and the encoder (with max_bytes's quality search).
+// Layer 2, codecs: the encoders (see internal/codecs.h), with max_bytes's quality search. JPEG and lossy WebP
+// without metadata go straight to libjpeg / libwebp on the calling thread; everything else through libvips's savers.
 #include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -8,80 +9,7 @@
 #include <jpeglib.h>
 #include <webp/encode.h>
 
-#include "CVipsShimsInternal.h"
-
-// MARK: - Metadata
-
-// An EXIF ASCII field as libvips shows it, "<value> (<description>, ASCII, <n> components, <m> bytes)", back to
-// its value: the first n - 1 bytes (n counts the terminating NUL). NULL when the text has another shape.
-static char *exif_ascii_value(const char *text) {
-    const char *marker = g_strrstr(text, ", ASCII, ");
-    if (!marker) return NULL;
-    int components = atoi(marker + strlen(", ASCII, "));
-    if (components < 1 || (size_t)(components - 1) > strlen(text)) return NULL;
-    return g_strndup(text, components - 1);
-}
-
-// Copies an EXIF ASCII field of `from` into `saved` (transfer full), or leaves it NULL.
-static void save_exif_ascii(VipsImage *from, const char *name, char **saved) {
-    const char *text = NULL;
-    if (vips_image_get_typeof(from, name) && vips_image_get_string(from, name, &text) == 0 && text) {
-        *saved = exif_ascii_value(text);
-    }
-}
-
-// Sets an EXIF ASCII field from its value. libvips parses the value as the text before the last " (" (what it
-// shows after a value is a description in parentheses), so a short description of our own is appended: a value
-// that itself contains " (" then stays whole.
-static void restore_exif_ascii(VipsImage *image, const char *name, const char *value) {
-    if (!value) return;
-    char *text = g_strdup_printf("%s (thumbd)", value);
-    vips_image_set_string(image, name, text);
-    g_free(text);
-}
-
-void thumbd_keep_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, char **copyright, char **artist,
-                          VipsBlob **icc) {
-    *copyright = *artist = NULL;
-    *icc = NULL;
-    if (p.keep_copyright) {
-        save_exif_ascii(image, "exif-ifd0-Copyright", copyright);
-        save_exif_ascii(image, "exif-ifd0-Artist", artist);
-    }
-    if (p.keep_icc && vips_image_get_typeof(image, VIPS_META_ICC_NAME)) {
-        const void *data;
-        size_t length;
-        if (vips_image_get_blob(image, VIPS_META_ICC_NAME, &data, &length) == 0) {
-            *icc = vips_blob_copy(data, length);
-        }
-    }
-}
-
-int thumbd_step_metadata(VipsImage *image, ThumbdVipsThumbnailParams p, const ThumbdKeptMetadata *kept) {
-    char *copyright = NULL, *artist = NULL;
-    VipsBlob *icc = NULL;
-    thumbd_keep_metadata(image, p, &copyright, &artist, &icc);
-    if (kept && p.keep_copyright) {
-        g_free(copyright);
-        g_free(artist);
-        copyright = g_strdup(kept->copyright);
-        artist = g_strdup(kept->artist);
-    }
-    // Every field (EXIF and its exif-* tags, XMP, IPTC, ICC, orientation, page and loader fields) goes; then
-    // what the plan keeps comes back. Our image is private (refcount 1), so changing its metadata is safe.
-    vips_image_map(image, thumbd_vips_remove_field, NULL);
-    restore_exif_ascii(image, "exif-ifd0-Copyright", copyright);
-    restore_exif_ascii(image, "exif-ifd0-Artist", artist);
-    if (icc) {
-        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, VIPS_AREA(icc)->data, VIPS_AREA(icc)->length);
-        vips_area_unref(VIPS_AREA(icc));
-    }
-    int keeps = copyright || artist || icc;
-    g_free(copyright);
-    g_free(artist);
-    // Whether the savers must strip (nothing kept) or write what is left.
-    return keeps ? 0 : 1;
-}
+#include "../internal/codecs.h"
 
 // MARK: - WebP chunks
 
@@ -129,8 +57,8 @@ static size_t webp_strip_metadata(unsigned char *data, size_t length, int keep_e
 
 // MARK: - Encoding
 
-static VipsForeignSubsample subsample(ThumbdVipsThumbnailParams p) {
-    return p.chroma == 1 ? VIPS_FOREIGN_SUBSAMPLE_ON : p.chroma == 2 ? VIPS_FOREIGN_SUBSAMPLE_OFF
+static VipsForeignSubsample subsample(const ThumbdVipsThumbnailParams *p) {
+    return p->chroma == 1 ? VIPS_FOREIGN_SUBSAMPLE_ON : p->chroma == 2 ? VIPS_FOREIGN_SUBSAMPLE_OFF
                                                                      : VIPS_FOREIGN_SUBSAMPLE_AUTO;
 }
 
@@ -164,7 +92,7 @@ static int jpeg_direct_fits(VipsImage *image, int strip) {
 // vips_jpegsave_buffer costs a thread pool, a write-behind thread and its hand-offs for a thumbnail-sized
 // image: 0.30 against 0.06 ms for 64 x 43 px, 0.83 against 0.50 ms for 256 x 170. *data is malloc'ed, which
 // is g_malloc since GLib 2.46, so thumbd_vips_free releases it like libvips's buffers.
-static int jpeg_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int quality, void **data, size_t *length) {
+static int jpeg_direct(VipsImage *image, const ThumbdVipsThumbnailParams *p, int quality, void **data, size_t *length) {
     VipsImage *pixels = vips_image_copy_memory(image);  // a new reference when already in memory
     if (!pixels) return -1;
     struct jpeg_compress_struct cinfo;
@@ -190,12 +118,12 @@ static int jpeg_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int qualit
     jpeg_set_quality(&cinfo, quality, TRUE);
     cinfo.optimize_coding = TRUE;
     // libvips's subsample_mode: auto subsamples chroma below quality 90.
-    int full_chroma = p.chroma == 2 || (p.chroma == 0 && quality >= 90);
+    int full_chroma = p->chroma == 2 || (p->chroma == 0 && quality >= 90);
     if (pixels->Bands == 3 && full_chroma) {
         cinfo.comp_info[0].h_samp_factor = 1;
         cinfo.comp_info[0].v_samp_factor = 1;
     }
-    if (p.jpeg_progressive) jpeg_simple_progression(&cinfo);
+    if (p->jpeg_progressive) jpeg_simple_progression(&cinfo);
     // Xres and Yres are pixels per millimetre; JFIF takes dots per inch.
     cinfo.density_unit = 1;
     cinfo.X_density = (UINT16)VIPS_CLIP(1, rint(pixels->Xres * 25.4), 65535);
@@ -214,15 +142,15 @@ static int jpeg_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int qualit
 }
 
 // Whether webp_direct can write `image`: one lossy frame, 8-bit sRGB without alpha, no metadata to keep.
-static int webp_direct_fits(VipsImage *image, ThumbdVipsThumbnailParams p, int strip) {
-    return strip && !p.lossless && image->BandFmt == VIPS_FORMAT_UCHAR && image->Bands == 3 &&
+static int webp_direct_fits(VipsImage *image, const ThumbdVipsThumbnailParams *p, int strip) {
+    return strip && !p->lossless && image->BandFmt == VIPS_FORMAT_UCHAR && image->Bands == 3 &&
            image->Type == VIPS_INTERPRETATION_sRGB && vips_image_get_page_height(image) == image->Ysize;
 }
 
 // Lossy WebP through libwebp on the calling thread, configured as webpsave configures it (the default preset
 // at the quality, the effort as libwebp's method), for the same reason as jpeg_direct. *data is libwebp's
 // malloc'ed buffer (g_malloc since GLib 2.46).
-static int webp_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int quality, void **data, size_t *length) {
+static int webp_direct(VipsImage *image, const ThumbdVipsThumbnailParams *p, int quality, void **data, size_t *length) {
     VipsImage *pixels = vips_image_copy_memory(image);
     if (!pixels) return -1;
     WebPConfig config;
@@ -233,7 +161,7 @@ static int webp_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int qualit
         vips_error("thumbd", "webp: libwebp version mismatch");
         return -1;
     }
-    config.method = p.webp_effort;
+    config.method = p->webp_effort;
     config.alpha_quality = 100;
     picture.width = pixels->Xsize;
     picture.height = pixels->Ysize;
@@ -255,7 +183,7 @@ static int webp_direct(VipsImage *image, ThumbdVipsThumbnailParams p, int qualit
     return 0;
 }
 
-static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int quality, int strip,
+static int save(VipsImage *image, ThumbdVipsFormat format, const ThumbdVipsThumbnailParams *p, int quality, int strip,
                 void **data, size_t *length) {
     switch (format) {
     case THUMBD_VIPS_FORMAT_GIF:
@@ -264,15 +192,15 @@ static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailPa
     case THUMBD_VIPS_FORMAT_JPEG:
         if (jpeg_direct_fits(image, strip)) return jpeg_direct(image, p, quality, data, length);
         return vips_jpegsave_buffer(image, data, length, "Q", quality, "optimize_coding", TRUE, "interlace",
-                                    p.jpeg_progressive ? TRUE : FALSE, "subsample_mode", subsample(p), "strip",
+                                    p->jpeg_progressive ? TRUE : FALSE, "subsample_mode", subsample(p), "strip",
                                     strip, NULL);
     case THUMBD_VIPS_FORMAT_PNG:
-        return vips_pngsave_buffer(image, data, length, "compression", p.png_compression, "interlace",
-                                   p.jpeg_progressive ? TRUE : FALSE, "strip", strip, NULL);
+        return vips_pngsave_buffer(image, data, length, "compression", p->png_compression, "interlace",
+                                   p->jpeg_progressive ? TRUE : FALSE, "strip", strip, NULL);
     case THUMBD_VIPS_FORMAT_WEBP: {
         if (webp_direct_fits(image, p, strip)) return webp_direct(image, p, quality, data, length);
-        if (vips_webpsave_buffer(image, data, length, "Q", quality, "effort", p.webp_effort, "lossless",
-                                 p.lossless ? TRUE : FALSE, "strip", strip, NULL))
+        if (vips_webpsave_buffer(image, data, length, "Q", quality, "effort", p->webp_effort, "lossless",
+                                 p->lossless ? TRUE : FALSE, "strip", strip, NULL))
             return -1;
         int keep_exif = !strip && vips_image_get_typeof(image, "exif-ifd0-Copyright") |
                                       vips_image_get_typeof(image, "exif-ifd0-Artist");
@@ -282,8 +210,8 @@ static int save(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailPa
     }
     case THUMBD_VIPS_FORMAT_AVIF:
         return vips_heifsave_buffer(image, data, length, "Q", quality, "compression",
-                                    VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "effort", p.avif_effort, "lossless",
-                                    p.lossless ? TRUE : FALSE, "subsample_mode", subsample(p), "strip", strip, NULL);
+                                    VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "effort", p->avif_effort, "lossless",
+                                    p->lossless ? TRUE : FALSE, "subsample_mode", subsample(p), "strip", strip, NULL);
     default:
         vips_error("thumbd", "format %d cannot be written", (int)format);
         return -1;
@@ -300,17 +228,17 @@ int thumbd_format_holds(ThumbdVipsFormat format, int width, int height) {
     return width <= largest && height <= largest;
 }
 
-int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThumbnailParams p, int strip,
+int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, const ThumbdVipsThumbnailParams *p, int strip,
                        ThumbdVipsThumbnailResult *result) {
     int lossy = format == THUMBD_VIPS_FORMAT_JPEG ||
-                ((format == THUMBD_VIPS_FORMAT_WEBP || format == THUMBD_VIPS_FORMAT_AVIF) && !p.lossless);
-    int searching = p.max_bytes > 0 && lossy;
-    int quality = p.quality;
+                ((format == THUMBD_VIPS_FORMAT_WEBP || format == THUMBD_VIPS_FORMAT_AVIF) && !p->lossless);
+    int searching = p->max_bytes > 0 && lossy;
+    int quality = p->quality;
     for (int attempt = 0;; attempt++) {
         void *data = NULL;
         size_t length = 0;
         if (save(image, format, p, quality, strip, &data, &length)) return -1;
-        if (!searching || (int64_t)length <= p.max_bytes || quality <= p.min_quality || attempt >= 8) {
+        if (!searching || (int64_t)length <= p->max_bytes || quality <= p->min_quality || attempt >= 8) {
             result->data = data;
             result->length = length;
             result->quality = searching ? quality : 0;
@@ -319,7 +247,7 @@ int thumbd_vips_encode(VipsImage *image, ThumbdVipsFormat format, ThumbdVipsThum
         g_free(data);
         // Size falls roughly with the square of the quality's distance below 100 for JPEG and WebP; aim at
         // the ratio, and always go down by at least 5, so the search ends in a few encodes.
-        int aimed = (int)(quality * sqrt((double)p.max_bytes / (double)length));
-        quality = VIPS_MAX(p.min_quality, VIPS_MIN(quality - 5, aimed));
+        int aimed = (int)(quality * sqrt((double)p->max_bytes / (double)length));
+        quality = VIPS_MAX(p->min_quality, VIPS_MIN(quality - 5, aimed));
     }
 }

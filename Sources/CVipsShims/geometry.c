@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// Layer 1, geometry (see internal/geometry.h): pure arithmetic, no libvips.
+#include <math.h>
+
+#include "internal/geometry.h"
+
+// MARK: - Orientation
+
+ThumbdOrientation thumbd_orientation_from_exif(int exif) {
+    // What turns a picture stored with this EXIF orientation upright: rotate clockwise, then mirror.
+    switch (exif) {
+    case 2: return (ThumbdOrientation){0, 1};
+    case 3: return (ThumbdOrientation){180, 0};
+    case 4: return (ThumbdOrientation){180, 1};
+    case 5: return (ThumbdOrientation){90, 1};
+    case 6: return (ThumbdOrientation){90, 0};
+    case 7: return (ThumbdOrientation){270, 1};
+    case 8: return (ThumbdOrientation){270, 0};
+    default: return (ThumbdOrientation){0, 0};
+    }
+}
+
+ThumbdOrientation thumbd_orientation_then(ThumbdOrientation first, ThumbdOrientation second) {
+    // A mirror followed by a clockwise rotation is the opposite rotation followed by the mirror.
+    int turn = first.mirror ? 360 - second.rotate : second.rotate;
+    return (ThumbdOrientation){(first.rotate + turn) % 360, first.mirror ^ second.mirror};
+}
+
+ThumbdOrientation thumbd_orientation_inverse(ThumbdOrientation o) {
+    // Rotate-then-mirror undoes itself; a plain rotation is undone by the opposite one.
+    if (o.mirror) return o;
+    return (ThumbdOrientation){(360 - o.rotate) % 360, 0};
+}
+
+ThumbdOrientation thumbd_orientation_of_plan(const ThumbdVipsThumbnailParams *p, int exif) {
+    ThumbdOrientation stored = p->auto_orient ? thumbd_orientation_from_exif(exif) : (ThumbdOrientation){0, 0};
+    return thumbd_orientation_then(stored, (ThumbdOrientation){p->rotate, p->mirror ? 1 : 0});
+}
+
+int thumbd_orientation_swaps(ThumbdOrientation o) { return o.rotate == 90 || o.rotate == 270; }
+
+ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, double height) {
+    // Undo `o`: its inverse is a rotation, then perhaps a mirror, applied to the rectangle and its picture.
+    ThumbdOrientation back = thumbd_orientation_inverse(o);
+    double w = width, h = height, swap;
+    switch (back.rotate) {
+    case 90:  // (x, y) -> (h - y, x) in an h x w picture
+        r = (ThumbdRect){h - r.top - r.height, r.left, r.height, r.width};
+        swap = w, w = h, h = swap;
+        break;
+    case 180:
+        r = (ThumbdRect){w - r.left - r.width, h - r.top - r.height, r.width, r.height};
+        break;
+    case 270:  // (x, y) -> (y, w - x) in an h x w picture
+        r = (ThumbdRect){r.top, w - r.left - r.width, r.height, r.width};
+        swap = w, w = h, h = swap;
+        break;
+    default:
+        break;
+    }
+    if (back.mirror) r.left = w - r.left - r.width;
+    return r;
+}
+
+// MARK: - Box and fit
+
+ThumbdBox thumbd_box_of_params(const ThumbdVipsThumbnailParams *p) {
+    return (ThumbdBox){p->fit, p->width, p->height, p->enlarge, p->adaptive};
+}
+
+void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, int *box_height) {
+    *box_width = box.width;
+    *box_height = box.height;
+    // thumbor's rule: only a strictly landscape picture against a strictly portrait box, or the other way round.
+    if (box.adaptive && ((width < height && box.width > box.height) || (width > height && box.width < box.height))) {
+        *box_width = box.height;
+        *box_height = box.width;
+    }
+}
+
+ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height) {
+    if (box.fit != THUMBD_VIPS_FIT_AUTO) return box.fit;
+    int box_width, box_height;
+    thumbd_adapted_box(box, width, height, &box_width, &box_height);
+    return (width >= height) == (box_width >= box_height) ? THUMBD_VIPS_FIT_COVER : THUMBD_VIPS_FIT_CONTAIN;
+}
+
+ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
+    ThumbdBox settled = box;
+    settled.fit = thumbd_effective_fit(box, width, height);
+    thumbd_adapted_box(box, width, height, &settled.width, &settled.height);
+    settled.adaptive = 0;
+    return settled;
+}
+
+ThumbdResizeTarget thumbd_resize_target(ThumbdBox box, int upright_width, int upright_height) {
+    // An auto fit becomes cover or contain and an adaptive box turns by the picture's orientation (the region's,
+    // when called with it); a settled box is unchanged by settling again.
+    ThumbdBox b = thumbd_box_settled(box, upright_width, upright_height);
+    ThumbdResizeTarget target = {b.width, b.height, b.enlarge ? THUMBD_SIZE_BOTH : THUMBD_SIZE_DOWN};
+    switch (b.fit) {
+    case THUMBD_VIPS_FIT_CONTAIN:
+    case THUMBD_VIPS_FIT_PAD:   // resized as contain; the canvas is extended to the box afterwards
+    case THUMBD_VIPS_FIT_AUTO:  // (made COVER or CONTAIN above)
+        break;
+    case THUMBD_VIPS_FIT_COVER:
+    case THUMBD_VIPS_FIT_OUTSIDE:  // the same resize; only COVER crops the overflow afterwards
+        // Fill the box: constrain the side that needs the smaller shrink and leave the other unbounded;
+        // the overflow is cropped after rotation. Same geometry as vips_thumbnail's crop mode.
+        if ((int64_t)b.width * upright_height >= (int64_t)b.height * upright_width) {
+            target.height = THUMBD_UNBOUNDED;
+        } else {
+            target.width = THUMBD_UNBOUNDED;
+        }
+        break;
+    case THUMBD_VIPS_FIT_FILL:
+        target.size = THUMBD_SIZE_FORCE;
+        if (!b.enlarge) {
+            // Never upscale an axis: shrink the box, keeping its aspect, until it fits inside the source.
+            double k = 1.0;
+            k = THUMBD_MIN(k, (double)upright_width / b.width);
+            k = THUMBD_MIN(k, (double)upright_height / b.height);
+            target.width = THUMBD_MAX(1, (int)(b.width * k + 0.5));
+            target.height = THUMBD_MAX(1, (int)(b.height * k + 0.5));
+        }
+        break;
+    }
+    return target;
+}
+
+void thumbd_box_scale(ThumbdBox box, int width, int height, double *hscale, double *vscale) {
+    ThumbdResizeTarget t = thumbd_resize_target(box, width, height);
+    if (t.size == THUMBD_SIZE_FORCE) {
+        *hscale = (double)t.width / width;
+        *vscale = (double)t.height / height;
+        return;
+    }
+    // Cover's and outside's unbounded side bounds nothing: it stands for libvips's largest side only because
+    // vips_thumbnail needs a number, and taken as a bound it would stop a 1 x 200000 source's cover scale at 50.
+    double across = t.width == THUMBD_UNBOUNDED ? INFINITY : (double)t.width / width;
+    double down = t.height == THUMBD_UNBOUNDED ? INFINITY : (double)t.height / height;
+    double scale = THUMBD_MIN(across, down);
+    if (t.size == THUMBD_SIZE_DOWN) scale = THUMBD_MIN(scale, 1.0);
+    *hscale = scale;
+    *vscale = scale;
+}
+
+int64_t thumbd_canvas_pixels(const ThumbdVipsThumbnailParams *p, ThumbdBox box, int width, int height) {
+    if (box.fit == THUMBD_VIPS_FIT_PAD) {
+        width = THUMBD_MAX(width, box.width);
+        height = THUMBD_MAX(height, box.height);
+    }
+    return (int64_t)(width + p->padding_left + p->padding_right) * (height + p->padding_top + p->padding_bottom);
+}
+
+// MARK: - Regions
+
+int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, double kx, double ky, ThumbdRect *out) {
+    ThumbdRect r = frame;
+    if (p->crop_unit == THUMBD_VIPS_CROP_PIXELS) {
+        r = (ThumbdRect){frame.left + p->crop_left * kx, frame.top + p->crop_top * ky, p->crop_width * kx,
+                         p->crop_height * ky};
+    } else if (p->crop_unit == THUMBD_VIPS_CROP_FRACTIONS) {
+        r = (ThumbdRect){frame.left + p->crop_left * frame.width, frame.top + p->crop_top * frame.height,
+                         p->crop_width * frame.width, p->crop_height * frame.height};
+    }
+    // What lies outside the frame is dropped (a region may overhang the picture, as in imgproxy).
+    double right = THUMBD_MIN(r.left + r.width, frame.left + frame.width);
+    double bottom = THUMBD_MIN(r.top + r.height, frame.top + frame.height);
+    r.left = THUMBD_MAX(r.left, frame.left);
+    r.top = THUMBD_MAX(r.top, frame.top);
+    r.width = right - r.left;
+    r.height = bottom - r.top;
+    *out = r;
+    // Less than half a pixel of the source left on an axis: nothing to render.
+    return r.width * 2 >= kx && r.height * 2 >= ky;
+}
+
+void thumbd_pixel_rect(ThumbdRect r, int width, int height, int *left, int *top, int *cut_width, int *cut_height) {
+    // The size is rounded once and the left edge placed after it: rounding both edges could add a pixel to the
+    // size (a 5.0 px region from 0.5 is 0 to 6), and with it a pixel beyond the box.
+    *cut_width = THUMBD_CLIP(1, (int)rint(r.width), width);
+    *cut_height = THUMBD_CLIP(1, (int)rint(r.height), height);
+    *left = THUMBD_CLIP(0, (int)rint(r.left), width - *cut_width);
+    *top = THUMBD_CLIP(0, (int)rint(r.top), height - *cut_height);
+}
+
+int thumbd_whole(double size) { return THUMBD_MAX(1, (int)rint(size)); }
+
+// MARK: - Placement
+
+ThumbdCompass thumbd_compass(ThumbdVipsGravity g) {
+    return (ThumbdCompass){
+        .west = g == THUMBD_VIPS_GRAVITY_WEST || g == THUMBD_VIPS_GRAVITY_NORTH_WEST ||
+                g == THUMBD_VIPS_GRAVITY_SOUTH_WEST,
+        .east = g == THUMBD_VIPS_GRAVITY_EAST || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                g == THUMBD_VIPS_GRAVITY_SOUTH_EAST,
+        .north = g == THUMBD_VIPS_GRAVITY_NORTH || g == THUMBD_VIPS_GRAVITY_NORTH_EAST ||
+                 g == THUMBD_VIPS_GRAVITY_NORTH_WEST,
+        .south = g == THUMBD_VIPS_GRAVITY_SOUTH || g == THUMBD_VIPS_GRAVITY_SOUTH_EAST ||
+                 g == THUMBD_VIPS_GRAVITY_SOUTH_WEST,
+    };
+}
+
+int thumbd_place(int free_space, int gravity_low, int gravity_high) {
+    if (gravity_low) return 0;
+    if (gravity_high) return free_space;
+    return free_space / 2;
+}
+
+int thumbd_focal_offset(int total, int length, double centre) {
+    int offset = (int)lrint(centre * total - length / 2.0);
+    return THUMBD_MAX(0, THUMBD_MIN(offset, total - length));
+}
+
+// MARK: - Intermediates
+
+double thumbd_band_scale(int band, int width, int height) {
+    return THUMBD_MIN(1.0, (double)band / THUMBD_MAX(width, height));
+}
+
+int thumbd_load_shrink(int width, int height, int band) {
+    // vips_thumbnail keeps a 2x margin above its target when it picks one (its own final resize antialiases from
+    // it); every box made from an intermediate is resized again with a full Lanczos-3, so the intermediate needs
+    // none: for a 1600 px JPEG and band 512 that is 1/2 instead of a full decode. Never above the shortest side:
+    // libvips 8.14's JPEG loader divides the sides rounding down, and a side of 0 aborts the process (its "bad
+    // dimensions" assertion), as a 1 x 10000 JPEG did (compat/README.md).
+    int longest = THUMBD_MAX(width, height);
+    int shortest = THUMBD_MIN(width, height);
+    int shrink = 8;
+    while (shrink > 1 && ((longest + shrink - 1) / shrink < band || shrink > shortest)) shrink /= 2;
+    return shrink;
+}

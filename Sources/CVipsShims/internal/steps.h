@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Layer 4, the steps: one file per step in steps/, each a `wanted` predicate (does this plan ask for it? read
+// from the job, so a step the plan does not ask for costs nothing) and a `run` over the current image. The
+// order they run in is the pipeline's table (layer 5), not theirs. Includes only the job (layer 3), which
+// brings geometry and libvips.
+//
+// run: *image (transfer full in and out) is the current image; on success the step may have replaced it, on
+// failure *image is untouched and still the caller's. Returns THUMBD_VIPS_STEP_OK, or the step to report
+// (THUMBD_VIPS_STEP_THUMBNAIL when libvips failed, reason in its error buffer; CANVAS_LIMIT; WATERMARK).
+#pragma once
+
+#include "job.h"
+
+typedef int (*ThumbdStepWanted)(const ThumbdJob *job);
+typedef ThumbdVipsStep (*ThumbdStepRun)(ThumbdJob *job, VipsImage **image);
+
+// orient.c: job->orient (a rotation, then a mirror).
+int thumbd_wants_orient(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_orient(ThumbdJob *job, VipsImage **image);
+// Turns *image by `o` (also for intermediates, whose orientation is not the plan's).
+ThumbdVipsStep thumbd_turn(VipsImage **image, ThumbdOrientation o);
+
+// region.c: the region of the picture the box is made from. The cut step takes job->cut from each animation
+// frame; a still cuts its region before the resize (jobs/), and trim finds its frame on decoded pixels.
+int thumbd_wants_cut(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_cut(ThumbdJob *job, VipsImage **image);
+// The trim frame of `image` (transfer none; the whole image when p->trim is off or everything is background).
+ThumbdVipsStep thumbd_trim_frame(const ThumbdJob *job, VipsImage *image, ThumbdRect *frame);
+
+// uchar.c: 8-bit sRGB or grey (vips_thumbnail already gives that; a guard for odd inputs).
+int thumbd_wants_uchar(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_uchar(ThumbdJob *job, VipsImage **image);
+
+// cover_crop.c: cover's overflow cut by gravity, focal point or smart crop.
+int thumbd_wants_cover_crop(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_cover_crop(ThumbdJob *job, VipsImage **image);
+// The same cut for a box of box_width x box_height (an enlarged cover, cut before its resize: jobs/).
+ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box_width, int box_height);
+
+// tone.c: saturation (in LCh), then brightness and contrast.
+int thumbd_wants_saturation(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_saturation(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_tone(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_tone(ThumbdJob *job, VipsImage **image);
+
+// greyscale.c, blur.c, sharpen.c, pixelate.c.
+int thumbd_wants_greyscale(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_greyscale(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_blur(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_blur(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_sharpen(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_sharpen(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_pixelate(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_pixelate(ThumbdJob *job, VipsImage **image);
+
+// canvas.c: the output canvas's pixel limit, pad to the box (THUMBD_VIPS_FIT_PAD), padding.
+int thumbd_wants_canvas_limit(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_canvas_limit(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_pad(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_pad(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_padding(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_padding(ThumbdJob *job, VipsImage **image);
+
+// watermark.c: the mark (decoded once per job, kept in it) laid over the image.
+int thumbd_wants_watermark(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image);
+
+// memory.c: computes the lazy steps before them once, into memory, rather than again in every later reader.
+int thumbd_wants_memory(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_memory(ThumbdJob *job, VipsImage **image);
+
+// format.c: the output format for a still (opaque or transparent pixels); frames have theirs already.
+int thumbd_wants_format(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_format(ThumbdJob *job, VipsImage **image);
+
+// flatten.c: transparent pixels onto the background (or white, for JPEG).
+int thumbd_wants_flatten(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_flatten(ThumbdJob *job, VipsImage **image);
+
+// colour.c: animation frames stay in colour (GIF and WebP frames are RGB): grey frames widened to sRGB.
+int thumbd_wants_colour(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_colour(ThumbdJob *job, VipsImage **image);
+
+// metadata.c: not a table step (it runs once on the output, after the frames are joined). Removes every field
+// of the private `image` except what the plan keeps (EXIF copyright and artist, from job->kept when given, else
+// from the image's own fields; the ICC profile). Returns 1 when the savers must strip (nothing kept), 0 when
+// they must write what is left.
+int thumbd_step_metadata(const ThumbdJob *job, VipsImage *image);
+// Copies what a plan keeps of `image`'s metadata: EXIF copyright and artist values (transfer full, NULL when
+// absent or not kept) and the ICC profile (transfer full, NULL likewise).
+void thumbd_keep_metadata(VipsImage *image, int keep_copyright, int keep_icc, char **copyright, char **artist,
+                          VipsBlob **icc);

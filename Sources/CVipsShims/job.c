@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+// Layer 3, the job (see internal/job.h): its context, the header check, the failure exit, temporaries.
+#include <string.h>
+
+#include "internal/job.h"
+
+_Static_assert((int)THUMBD_SIZE_BOTH == (int)VIPS_SIZE_BOTH && (int)THUMBD_SIZE_DOWN == (int)VIPS_SIZE_DOWN &&
+                   (int)THUMBD_SIZE_FORCE == (int)VIPS_SIZE_FORCE,
+               "ThumbdSizeMode spells VipsSize");
+
+void thumbd_job_init(ThumbdJob *job, const ThumbdVipsThumbnailParams *p, ThumbdVipsThumbnailResult *result) {
+    memset(job, 0, sizeof(*job));
+    memset(result, 0, sizeof(*result));
+    job->params = p;
+    job->result = result;
+    job->box = thumbd_box_of_params(p);
+    job->focal_x = p->focal_x;
+    job->focal_y = p->focal_y;
+}
+
+void thumbd_job_release(ThumbdJob *job) {
+    if (job->watermark_sized) g_object_unref(job->watermark_sized);
+    if (job->watermark) g_object_unref(job->watermark);
+    job->watermark_sized = job->watermark = NULL;
+}
+
+// MARK: - The header
+
+static ThumbdVipsFormat format_of_loader(const char *class_name) {
+    if (vips_isprefix("VipsForeignLoadJpeg", class_name)) return THUMBD_VIPS_FORMAT_JPEG;
+    if (vips_isprefix("VipsForeignLoadPng", class_name)) return THUMBD_VIPS_FORMAT_PNG;
+    if (vips_isprefix("VipsForeignLoadWebp", class_name)) return THUMBD_VIPS_FORMAT_WEBP;
+    if (vips_isprefix("VipsForeignLoadNsgif", class_name) || vips_isprefix("VipsForeignLoadGif", class_name))
+        return THUMBD_VIPS_FORMAT_GIF;
+    if (vips_isprefix("VipsForeignLoadTiff", class_name)) return THUMBD_VIPS_FORMAT_TIFF;
+    if (vips_isprefix("VipsForeignLoadHeif", class_name)) return THUMBD_VIPS_FORMAT_HEIF;
+    return THUMBD_VIPS_FORMAT_UNKNOWN;
+}
+
+// The heif loader reads both HEIC and AVIF; its "heif-compression" field tells them apart.
+static ThumbdVipsFormat refine_heif(ThumbdVipsFormat format, VipsImage *image) {
+    const char *compression = NULL;
+    if (format == THUMBD_VIPS_FORMAT_HEIF && vips_image_get_typeof(image, "heif-compression") &&
+        vips_image_get_string(image, "heif-compression", &compression) == 0 && compression &&
+        strcmp(compression, "av1") == 0) {
+        return THUMBD_VIPS_FORMAT_AVIF;
+    }
+    return format;
+}
+
+static int is_allowed(ThumbdVipsFormat format, uint32_t allowed_sources) {
+    return format != THUMBD_VIPS_FORMAT_UNKNOWN && (allowed_sources & (1u << format)) != 0;
+}
+
+ThumbdVipsStep thumbd_vips_open_header(const void *buffer, size_t length, uint32_t allowed_sources,
+                                       VipsImage **header, ThumbdVipsFormat *format, const char **loader_name) {
+    *header = NULL;
+    *loader_name = NULL;
+    *format = THUMBD_VIPS_FORMAT_UNKNOWN;
+    if (buffer == NULL || length == 0) {
+        vips_error("thumbd", "empty buffer");
+        return THUMBD_VIPS_STEP_UNRECOGNISED;
+    }
+    const char *loader = vips_foreign_find_load_buffer(buffer, length);
+    if (loader == NULL) return THUMBD_VIPS_STEP_UNRECOGNISED;
+    *loader_name = loader;
+    // Checked here as well as by the operation block list: the block list is process-wide, this check
+    // follows the caller's configuration, and a recognised-but-refused format is reported as such.
+    *format = format_of_loader(loader);
+    uint32_t heif_family = (1u << THUMBD_VIPS_FORMAT_HEIF) | (1u << THUMBD_VIPS_FORMAT_AVIF);
+    int family_allowed = *format == THUMBD_VIPS_FORMAT_HEIF ? (allowed_sources & heif_family) != 0
+                                                           : is_allowed(*format, allowed_sources);
+    if (!family_allowed) {
+        vips_error("thumbd", "source format not allowed (%s)", loader);
+        return THUMBD_VIPS_STEP_REFUSED_FORMAT;
+    }
+    // (void *): libvips's signature is not const, but it only reads the buffer.
+    *header = vips_image_new_from_buffer((void *)buffer, length, "", NULL);
+    if (*header == NULL) return THUMBD_VIPS_STEP_HEADER;
+    *format = refine_heif(*format, *header);
+    if (!is_allowed(*format, allowed_sources)) {
+        vips_error("thumbd", "source format not allowed (%s)", loader);
+        g_object_unref(*header);
+        *header = NULL;
+        return THUMBD_VIPS_STEP_REFUSED_FORMAT;
+    }
+    return THUMBD_VIPS_STEP_OK;
+}
+
+ThumbdVipsStep thumbd_job_open(ThumbdJob *job, const void *buffer, size_t length) {
+    const ThumbdVipsThumbnailParams *p = job->params;
+    ThumbdVipsThumbnailResult *result = job->result;
+    job->buffer = buffer;
+    job->length = length;
+    VipsImage *image = NULL;
+    ThumbdVipsStep step = thumbd_vips_open_header(buffer, length, p->allowed_sources, &image, &result->source_format,
+                                                  &result->loader);
+    if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(image, step, result);
+    result->source_width = image->Xsize;
+    result->source_height = image->Ysize;  // one page: the loaders open page 0 only (n=1)
+
+    // Pixel limit, before anything is decoded. Only the first page is ever decoded, so the page count
+    // does not multiply the cost (animations check their frames: jobs/animation.c).
+    if ((int64_t)image->Xsize * image->Ysize > p->max_source_pixels) {
+        vips_error("thumbd", "%dx%d exceeds the pixel limit", image->Xsize, image->Ysize);
+        return thumbd_fail(image, THUMBD_VIPS_STEP_PIXEL_LIMIT, result);
+    }
+    ThumbdSource source = {
+        .stored_width = image->Xsize,
+        .stored_height = image->Ysize,
+        .exif = vips_image_get_orientation(image),
+        .pages = VIPS_MAX(1, vips_image_get_n_pages(image)),
+        // Convert through ICC only when the source carries a profile. Untagged sources are taken as sRGB: an
+        // export profile would cost an sRGB -> XYZ -> sRGB round trip for nothing. CMYK is left to libvips's
+        // colourspace step, which uses the embedded (or its built-in) CMYK profile; an sRGB export on top
+        // would apply the CMYK profile to RGB pixels.
+        .use_icc = vips_image_get_typeof(image, VIPS_META_ICC_NAME) && image->Type != VIPS_INTERPRETATION_CMYK,
+    };
+    result->source_frames = source.pages;
+    g_object_unref(image);
+    thumbd_job_set_source(job, source);
+    return THUMBD_VIPS_STEP_OK;
+}
+
+void thumbd_job_set_source(ThumbdJob *job, ThumbdSource source) {
+    job->source = source;
+    job->turn = thumbd_orientation_of_plan(job->params, source.exif);
+    int swap = thumbd_orientation_swaps(job->turn);
+    job->upright_width = swap ? source.stored_height : source.stored_width;
+    job->upright_height = swap ? source.stored_width : source.stored_height;
+}
+
+void thumbd_job_settle(ThumbdJob *job, ThumbdRect region, double kx, double ky) {
+    const ThumbdVipsThumbnailParams *p = job->params;
+    job->focal_x = p->focal_x;
+    job->focal_y = p->focal_y;
+    if (p->focal_in_pixels) {
+        job->focal_x = THUMBD_CLIP(0.0, (p->focal_x * kx - region.left) / THUMBD_MAX(region.width, 1e-9), 1.0);
+        job->focal_y = THUMBD_CLIP(0.0, (p->focal_y * ky - region.top) / THUMBD_MAX(region.height, 1e-9), 1.0);
+    }
+    // Decided once, from the region's size in source pixels (what the resize target decides from), so the steps
+    // after the resize never decide again from a rounded size.
+    job->box = thumbd_box_settled(thumbd_box_of_params(p), thumbd_whole(region.width / kx),
+                                  thumbd_whole(region.height / ky));
+}
+
+int thumbd_job_renders_animation(const ThumbdJob *job) {
+    return job->source.pages > 1 && job->params->format_animated != THUMBD_VIPS_FORMAT_UNKNOWN;
+}
+
+// MARK: - The resize from the source
+
+const char *thumbd_job_export_profile(const ThumbdJob *job) {
+    // Keeping the profile keeps the pixels in its colour space: no conversion to sRGB.
+    return job->source.use_icc && !job->params->keep_icc ? "srgb" : NULL;
+}
+
+int thumbd_job_thumbnail_buffer(const ThumbdJob *job, ThumbdResizeTarget t, int all_pages, VipsImage **out) {
+    // (void *): libvips's signature is not const, but it only reads the buffer (it wraps it, uncopied).
+    // fail_on=error also goes in option_string: libvips 8.14.1's thumbnail_buffer does not pass its own
+    // fail_on to the loader (only the file variant does), so a truncated JPEG would decode "successfully"
+    // with grey or black rows (compat/README.md).
+    const char *options = all_pages ? "n=-1,fail_on=error" : "fail_on=error";
+    const char *profile = thumbd_job_export_profile(job);
+    void *buffer = (void *)job->buffer;
+    if (profile) {
+        return vips_thumbnail_buffer(buffer, job->length, out, t.width, "height", t.height, "size", (VipsSize)t.size,
+                                     "no_rotate", TRUE, "fail_on", VIPS_FAIL_ON_ERROR, "option_string", options,
+                                     "export_profile", profile, NULL);
+    }
+    return vips_thumbnail_buffer(buffer, job->length, out, t.width, "height", t.height, "size", (VipsSize)t.size,
+                                 "no_rotate", TRUE, "fail_on", VIPS_FAIL_ON_ERROR, "option_string", options, NULL);
+}
+
+// MARK: - Failure, temporaries, metadata
+
+ThumbdVipsStep thumbd_fail(VipsImage *image, ThumbdVipsStep step, ThumbdVipsThumbnailResult *result) {
+    if (image) g_object_unref(image);
+    g_free(result->data);
+    result->data = NULL;
+    result->length = 0;
+    g_free(result->error_detail);
+    result->error_detail = vips_error_buffer_copy();
+    return step;
+}
+
+VipsObject *thumbd_scope_new(void) { return VIPS_OBJECT(vips_image_new()); }
+
+ThumbdVipsStep thumbd_scope_keep(VipsObject *scope, VipsImage **image, VipsImage *out) {
+    g_object_ref(out);  // before the scope (which may hold the only reference) goes
+    g_object_unref(*image);
+    *image = out;
+    g_object_unref(scope);
+    return THUMBD_VIPS_STEP_OK;
+}
+
+ThumbdVipsStep thumbd_scope_fail(VipsObject *scope, ThumbdVipsStep step) {
+    g_object_unref(scope);
+    return step;
+}
+
+ThumbdVipsStep thumbd_scope_failed(VipsObject *scope) { return thumbd_scope_fail(scope, THUMBD_VIPS_STEP_THUMBNAIL); }
+
+void *thumbd_remove_field(VipsImage *image, const char *name, GValue *value, void *unused) {
+    (void)value;
+    (void)unused;
+    vips_image_remove(image, name);
+    return NULL;
+}
+
+int thumbd_fit_to(VipsImage *in, VipsImage **out, int width, int height) {
+    if (in->Xsize == width && in->Ysize == height) {
+        *out = in;
+        g_object_ref(in);
+        return 0;
+    }
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
+    int failed = 0;
+    if (in->Xsize > width || in->Ysize > height) {
+        failed = vips_extract_area(in, &t[0], 0, 0, VIPS_MIN(width, in->Xsize), VIPS_MIN(height, in->Ysize), NULL);
+        if (!failed) in = t[0];
+    }
+    if (!failed && (in->Xsize < width || in->Ysize < height)) {
+        failed = vips_embed(in, &t[1], 0, 0, width, height, "extend", VIPS_EXTEND_COPY, NULL);
+        if (!failed) in = t[1];
+    }
+    if (!failed) {
+        *out = in;
+        g_object_ref(in);
+    }
+    g_object_unref(scope);
+    return failed ? -1 : 0;
+}

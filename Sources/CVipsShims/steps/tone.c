@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Steps: saturation (chroma scaled in LCh: lightness and hue stay), then brightness and contrast (contrast pivots
+// on mid-grey, brightness is added: out = c * (in - 128) + 128 + b). Two rows of the table, because only the first
+// is worth computing once (lazy).
+#include "../internal/steps.h"
+
+int thumbd_wants_saturation(const ThumbdJob *job) { return job->params->saturation != 1; }
+
+ThumbdVipsStep thumbd_step_saturation(ThumbdJob *job, VipsImage **image) {
+    VipsImage *in = *image;
+    if (in->Bands < 3) return THUMBD_VIPS_STEP_OK;
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 4);
+    if (vips_colourspace(in, &t[0], VIPS_INTERPRETATION_LCH, NULL)) return thumbd_scope_failed(scope);
+    double multipliers[4] = {1, job->params->saturation, 1, 1}, offsets[4] = {0, 0, 0, 0};
+    if (vips_linear(t[0], &t[1], multipliers, offsets, VIPS_MIN(t[0]->Bands, 4), NULL) ||
+        vips_colourspace(t[1], &t[2], VIPS_INTERPRETATION_sRGB, NULL))
+        return thumbd_scope_failed(scope);
+    in = t[2];
+    if (in->BandFmt != VIPS_FORMAT_UCHAR) {
+        if (vips_cast_uchar(in, &t[3], NULL)) return thumbd_scope_failed(scope);
+        in = t[3];
+    }
+    return thumbd_scope_keep(scope, image, in);
+}
+
+int thumbd_wants_tone(const ThumbdJob *job) { return job->params->contrast != 1 || job->params->brightness != 0; }
+
+ThumbdVipsStep thumbd_step_tone(ThumbdJob *job, VipsImage **image) {
+    VipsImage *in = *image;
+    double c = job->params->contrast, offset = 128 * (1 - c) + job->params->brightness;
+    // One multiplier and one offset per colour band; an alpha band passes unchanged.
+    int bands = in->Bands;
+    int colour = vips_image_hasalpha(in) ? bands - 1 : bands;
+    double multipliers[4] = {1, 1, 1, 1}, offsets[4] = {0, 0, 0, 0};
+    for (int i = 0; i < colour && i < 3; i++) {
+        multipliers[i] = c;
+        offsets[i] = offset;
+    }
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 1);
+    if (vips_linear(in, &t[0], multipliers, offsets, VIPS_MIN(bands, 4), "uchar", TRUE, NULL))
+        return thumbd_scope_failed(scope);
+    return thumbd_scope_keep(scope, image, t[0]);
+}

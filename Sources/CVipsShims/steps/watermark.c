@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// Step: the watermark, laid over the output (every frame of an animation) after the canvas. The mark is decoded
+// once per job and kept in it (job->watermark, owned by the job); its resized, faded form is kept for the width
+// it was made for, so the frames of an animation share one.
+#include <math.h>
+
+#include "../internal/steps.h"
+
+// Decodes the watermark into job->watermark: 8-bit sRGB with alpha. THUMBD_VIPS_STEP_WATERMARK when the image
+// itself is unusable (not an allowed image, too large, damaged), THUMBD_VIPS_STEP_THUMBNAIL when libvips failed
+// on a good one.
+static ThumbdVipsStep decode_mark(ThumbdJob *job) {
+    const ThumbdVipsThumbnailParams *p = job->params;
+    ThumbdVipsFormat format;
+    const char *loader;
+    VipsImage *header = NULL;
+    if (thumbd_vips_open_header(p->watermark, p->watermark_length, p->allowed_sources, &header, &format, &loader) !=
+        THUMBD_VIPS_STEP_OK)
+        return THUMBD_VIPS_STEP_WATERMARK;
+    int64_t pixels = (int64_t)header->Xsize * header->Ysize;
+    if (pixels > p->max_source_pixels) {
+        vips_error("thumbd", "watermark of %dx%d exceeds the pixel limit", header->Xsize, header->Ysize);
+    }
+    g_object_unref(header);
+    if (pixels > p->max_source_pixels) return THUMBD_VIPS_STEP_WATERMARK;
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 5);
+    // Decoded whole, here, so that a damaged watermark fails as such (not later, inside the output's encode).
+    t[0] = vips_image_new_from_buffer((void *)p->watermark, p->watermark_length, "", "fail_on", VIPS_FAIL_ON_ERROR,
+                                      NULL);
+    if (!t[0] || !(t[1] = vips_image_copy_memory(t[0]))) return thumbd_scope_fail(scope, THUMBD_VIPS_STEP_WATERMARK);
+    VipsImage *in = t[1];
+    if (in->Type != VIPS_INTERPRETATION_sRGB || in->BandFmt != VIPS_FORMAT_UCHAR) {
+        if (vips_colourspace(in, &t[2], VIPS_INTERPRETATION_sRGB, NULL))
+            return thumbd_scope_failed(scope);
+        in = t[2];
+        if (in->BandFmt != VIPS_FORMAT_UCHAR) {
+            if (vips_cast_uchar(in, &t[3], NULL)) return thumbd_scope_failed(scope);
+            in = t[3];
+        }
+    }
+    if (!vips_image_hasalpha(in)) {
+        if (vips_addalpha(in, &t[4], NULL)) return thumbd_scope_failed(scope);
+        in = t[4];
+    }
+    job->watermark = in;
+    g_object_ref(in);
+    g_object_unref(scope);
+    return THUMBD_VIPS_STEP_OK;
+}
+
+// The mark for an output `width` wide (transfer none: the job's), its width p->watermark_scale of it and its
+// alpha multiplied by the opacity.
+static ThumbdVipsStep mark_for(ThumbdJob *job, int width, VipsImage **mark) {
+    const ThumbdVipsThumbnailParams *p = job->params;
+    if (!job->watermark) {
+        ThumbdVipsStep step = decode_mark(job);
+        if (step != THUMBD_VIPS_STEP_OK) return step;
+    }
+    if (job->watermark_sized && job->watermark_width == width) {
+        *mark = job->watermark_sized;
+        return THUMBD_VIPS_STEP_OK;
+    }
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
+    VipsImage *in = job->watermark;
+    if (p->watermark_scale > 0) {
+        double factor = VIPS_MAX(1.0, rint(p->watermark_scale * width)) / in->Xsize;
+        if (vips_resize(in, &t[0], factor, NULL)) return thumbd_scope_failed(scope);
+        in = t[0];
+    }
+    if (p->watermark_opacity < 1) {
+        double a[4] = {1, 1, 1, p->watermark_opacity}, b[4] = {0, 0, 0, 0};
+        if (vips_linear(in, &t[1], a, b, 4, "uchar", TRUE, NULL))
+            return thumbd_scope_failed(scope);
+        in = t[1];
+    }
+    if (job->watermark_sized) g_object_unref(job->watermark_sized);
+    job->watermark_sized = in;
+    job->watermark_width = width;
+    g_object_ref(in);
+    g_object_unref(scope);
+    *mark = in;
+    return THUMBD_VIPS_STEP_OK;
+}
+
+int thumbd_wants_watermark(const ThumbdJob *job) {
+    return job->params->watermark && job->params->watermark_opacity > 0;
+}
+
+ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image) {
+    const ThumbdVipsThumbnailParams *p = job->params;
+    VipsImage *in = *image;
+    int width = in->Xsize, height = in->Ysize;
+    VipsImage *mark = NULL;
+    ThumbdVipsStep step = mark_for(job, width, &mark);
+    if (step != THUMBD_VIPS_STEP_OK) return step;
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 7);
+    int had_alpha = vips_image_hasalpha(in);
+    int x = 0, y = 0;
+    if (p->watermark_tile) {
+        int across = (width + mark->Xsize - 1) / mark->Xsize, down = (height + mark->Ysize - 1) / mark->Ysize;
+        if (vips_replicate(mark, &t[0], across, down, NULL) ||
+            vips_extract_area(t[0], &t[1], 0, 0, width, height, NULL))
+            return thumbd_scope_failed(scope);
+        mark = t[1];
+    } else {
+        ThumbdCompass c = thumbd_compass(p->watermark_gravity);
+        // Offsets move the mark inward from the edges it is placed against (a shift right/down at the centre).
+        x = c.west ? p->watermark_x
+                   : c.east ? width - mark->Xsize - p->watermark_x : (width - mark->Xsize) / 2 + p->watermark_x;
+        y = c.north ? p->watermark_y
+                    : c.south ? height - mark->Ysize - p->watermark_y : (height - mark->Ysize) / 2 + p->watermark_y;
+    }
+    if (in->Bands < 3) {
+        if (vips_colourspace(in, &t[2], VIPS_INTERPRETATION_sRGB, NULL))
+            return thumbd_scope_failed(scope);
+        in = t[2];
+    }
+    if (vips_composite2(in, mark, &t[3], VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL))
+        return thumbd_scope_failed(scope);
+    in = t[3];
+    if (in->BandFmt != VIPS_FORMAT_UCHAR) {
+        if (vips_cast_uchar(in, &t[4], NULL)) return thumbd_scope_failed(scope);
+        in = t[4];
+    }
+    // An opaque picture stays opaque (and without an alpha band): the mark only adds colour.
+    if (!had_alpha && vips_image_hasalpha(in)) {
+        if (vips_extract_band(in, &t[5], 0, "n", in->Bands - 1, NULL))
+            return thumbd_scope_failed(scope);
+        in = t[5];
+    }
+    return thumbd_scope_keep(scope, image, in);
+}
