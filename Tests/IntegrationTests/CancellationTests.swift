@@ -52,6 +52,9 @@ extension Integration {
             // (the goal is 100 ms; 2 s leaves room for a loaded machine and still fails a transfer left to time out)
             #expect(await eventually(timeout: .seconds(10)) { harness.origin.clientCloses("/abandoned.jpg") == 1 })
             #expect(ContinuousClock.now - closed < .seconds(2))
+            // (the cancellation is counted once the fetcher has said it won, which the fetch loop's close of the
+            // transfer can precede: wait for the count rather than read it at once)
+            #expect(await eventually { harness.service.renderCounters.fetchCancellations == 1 })
             let counters = harness.service.renderCounters
             #expect(counters.waitersLeft == 3)
             #expect(counters.fetchCancellations == 1)
