@@ -36,12 +36,16 @@ extension ThumbnailRequest {
         if case .exactly(let format) = spec.format { fields.append((.format, format.description)) }
         if let quality = spec.quality { fields.append((.q, String(quality))) }
         if spec.enlarge { fields.append((.enlarge, "1")) }
-        var operationFields: [CanonicalField] = []
-        spec.operations.appendQuery(to: &operationFields)
-        for field in operationFields {
-            let value =
-                field.isURL ? String(decoding: QueryParameters.percentEncoded(field.value), as: UTF8.self) : field.value
-            fields.append((field.parameter, value))
+        // As in the variant key, a plain resize skips the descriptors' loop: most plans have no operation.
+        if spec.operations != ThumbnailSpec.Operations() {
+            var operationFields: [CanonicalField] = []
+            spec.operations.appendQuery(to: &operationFields)
+            for field in operationFields {
+                let value =
+                    field.isURL
+                    ? String(decoding: QueryParameters.percentEncoded(field.value), as: UTF8.self) : field.value
+                fields.append((field.parameter, value))
+            }
         }
 
         var query = ""
