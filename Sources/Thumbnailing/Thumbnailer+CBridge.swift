@@ -36,9 +36,7 @@ extension Thumbnailer {
             params.focal_y = focalPoint.y.value
             params.focal_in_pixels = focalPoint.inPixels ? 1 : 0
         }
-        spec.operations.fill(&params)
-        if let progressive = spec.operations.progressive { params.jpeg_progressive = progressive ? 1 : 0 }
-        if let effort = spec.operations.avifEffort { params.avif_effort = Int32(effort) }
+        spec.operations.fill(&params)  // after the configuration's encoder values, which a plan may override
         params.format_animated =
             spec.operations.animated
             ? animatedFormat(for: spec.format)?.vipsFormat ?? THUMBD_VIPS_FORMAT_UNKNOWN : THUMBD_VIPS_FORMAT_UNKNOWN
@@ -48,70 +46,10 @@ extension Thumbnailer {
 }
 
 extension ThumbnailSpec.Operations {
-    /// Copies the steps into the shim's parameters (CVipsSteps.c runs them).
+    /// Copies the steps into the shim's parameters (CVipsSteps.c runs them): each operation's descriptor fills its
+    /// own fields.
     func fill(_ params: inout ThumbdVipsThumbnailParams) {
-        params.auto_orient = autoOrient ? 1 : 0
-        params.rotate = Int32(orientation.degrees)
-        params.mirror = orientation.mirrored ? 1 : 0
-        params.adaptive = adaptive ? 1 : 0
-        if let trim {
-            params.trim = 1
-            params.trim_threshold = Double(trim.threshold)
-            params.trim_corner = Int32(ThumbnailSpec.Trim.Corner.allCases.firstIndex(of: trim.corner) ?? 0)
-            if let colour = trim.colour {
-                params.trim_has_colour = 1
-                params.trim_colour = (Double(colour.red), Double(colour.green), Double(colour.blue))
-            }
-        }
-        switch crop {
-        case nil:
-            params.crop_unit = THUMBD_VIPS_CROP_NONE
-        case .pixels(let left, let top, let width, let height)?:
-            params.crop_unit = THUMBD_VIPS_CROP_PIXELS
-            (params.crop_left, params.crop_top) = (Double(left), Double(top))
-            (params.crop_width, params.crop_height) = (Double(width), Double(height))
-        case .fractions(let left, let top, let width, let height)?:
-            params.crop_unit = THUMBD_VIPS_CROP_FRACTIONS
-            (params.crop_left, params.crop_top) = (left.value, top.value)
-            (params.crop_width, params.crop_height) = (width.value, height.value)
-        }
-        params.brightness = Double(brightness)
-        params.contrast = contrast.value
-        params.saturation = saturation.value
-        params.greyscale = greyscale ? 1 : 0
-        params.blur_sigma = blur.value
-        params.sharpen_sigma = sharpen.value
-        params.pixelate = Int32(pixelate)
-        params.padding_top = Int32(padding.top)
-        params.padding_right = Int32(padding.right)
-        params.padding_bottom = Int32(padding.bottom)
-        params.padding_left = Int32(padding.left)
-        if let watermark {
-            switch watermark.position {
-            case .tile: params.watermark_tile = 1
-            case .gravity(let gravity): params.watermark_gravity = gravity.vipsGravity
-            }
-            params.watermark_x = Int32(watermark.offsetX)
-            params.watermark_y = Int32(watermark.offsetY)
-            params.watermark_opacity = watermark.opacity.value
-            params.watermark_scale = watermark.scale.value
-        }
-        switch chroma {
-        case nil: params.chroma = 0
-        case .subsampled?: params.chroma = 1
-        case .full?: params.chroma = 2
-        }
-        params.lossless = lossless ? 1 : 0
-        params.max_bytes = Int64(maxBytes ?? 0)
-        params.min_quality = Int32(Self.maxBytesQualityFloor)
-        params.keep_copyright = keepCopyright ? 1 : 0
-        params.keep_icc = keepColourProfile ? 1 : 0
-        if let background {
-            params.has_background = 1
-            params.background = (
-                Double(background.red), Double(background.green), Double(background.blue), Double(background.alpha)
-            )
-        }
+        for descriptor in OperationRegistry.steps { descriptor.fill(self, into: &params) }
     }
 }
 

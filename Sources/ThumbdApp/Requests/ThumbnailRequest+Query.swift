@@ -9,7 +9,8 @@ import Thumbnailing
 /// (`contain|cover|fill|pad`), `gravity` (for `cover` and `pad`:
 /// `centre|center|north|...|attention|entropy|fp:x,y`),
 /// `format` (`jpeg|jpg|png|webp|avif|auto`), `q` (1...100), `enlarge` (`0|1|true|false`), `preset` (names of
-/// configured presets, Presets.swift), `sig`, and the pipeline's steps (ThumbnailRequest+Operations.swift).
+/// configured presets, Presets.swift), `sig`, and the pipeline's steps (their descriptors in
+/// Sources/Thumbnailing/Operations, read by ThumbnailRequest+Operations.swift).
 /// Unknown or repeated parameters are refused, so two spellings of one request cannot both exist.
 extension ThumbnailRequest {
     /// Parses the raw query of a `/thumb` request.
@@ -146,8 +147,7 @@ extension ThumbnailRequest {
                 }
             } ?? false
         let format = try Self.formatRequest(values[.format], accept: accept)
-        var operations = try Self.operations(values, dpr: dpr, watermarks: watermarks)
-        try Self.encoderOptions(values, format: format, into: &operations)
+        let operations = try Self.operations(values, dpr: dpr, format: format, watermarks: watermarks)
 
         do {
             spec = try ThumbnailSpec(
@@ -160,31 +160,14 @@ extension ThumbnailRequest {
         self.hintsUsed = hintsUsed
     }
 
-    /// The parameters `/thumb` knows, besides `sig` and `preset`.
-    enum Parameter: String, CaseIterable, Sendable {
-        case url, w, h, fit, gravity, format, q, dpr, enlarge
-        // The pipeline's steps (ThumbnailRequest+Operations.swift).
-        case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
-            blur, sharpen
-        case pixelate, padding, bg
-        case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
-        case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
-
-        /// What a request may still set itself under `image.presets_only` (besides `preset` and `sig`): the
-        /// source, and what the client's device decides rather than the design (the format it decodes, its pixel
-        /// ratio).
-        static let allowedWithPresetsOnly: Set<Parameter> = [.url, .format, .dpr]
-    }
+    /// The parameters `/thumb` knows, besides `sig` and `preset`: they live beside the operations' descriptors in
+    /// Thumbnailing (ThumbParameter), which own their names.
+    typealias Parameter = ThumbParameter
 
     // MARK: - Values
 
     /// Digits only (no sign, no spaces, no leading `+`), at most 9 of them.
-    static func integer(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            return nil
-        }
-        return Int(text)
-    }
+    static func integer(_ text: String) -> Int? { ThumbValue.integer(text) }
 
     private static func dimension(_ text: String, name: String, dpr: Double) throws(RequestError) -> Int {
         guard let value = integer(text), ThumbnailSpec.dimensionRange.contains(value) else {
@@ -245,4 +228,11 @@ extension ThumbnailRequest {
         default: field
         }
     }
+}
+
+extension ThumbParameter {
+    /// What a request may still set itself under `image.presets_only` (besides `preset` and `sig`): the
+    /// source, and what the client's device decides rather than the design (the format it decodes, its pixel
+    /// ratio).
+    static let allowedWithPresetsOnly: Set<ThumbParameter> = [.url, .format, .dpr]
 }

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+import CVipsShims
+
+/// One operation of a plan, whole: its `/thumb` parameters, its parse and range (one check, one message, used both
+/// for a request and for a plan built in code), its variant-key token, its canonical query text and its C fill.
+/// Modelled on Nuke's `ImageProcessing`, which owns its `identifier`. Every walk over the operations is a loop over
+/// ``OperationRegistry``; a descriptor is a caseless enum, so the loops call static functions and allocate nothing.
+protocol OperationDescriptor: Sendable {
+    /// The `/thumb` parameters it owns, in query order.
+    static var parameters: [ThumbParameter] { get }
+    /// Reads its parameters from `values` (an absent one leaves the field at its default).
+    /// - Throws: `SpecError` whose field is the `/thumb` parameter at fault.
+    static func parse(
+        _ values: [ThumbParameter: String], _ context: OperationContext,
+        into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError)
+    /// The range check of ``parse(_:_:into:)``, for a plan built in code.
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError)
+    /// Removes a value that does nothing (pixelate 1), so that equal plans are equal values.
+    static func normalize(_ operations: inout ThumbnailSpec.Operations)
+    /// Appends ` token=value` when the operation does something. Persisted (disk index, shared tier): never change
+    /// the text of an existing token.
+    static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String)
+    /// Appends its `/thumb` fields when they differ from the default, in query order.
+    static func appendQuery(_ operations: ThumbnailSpec.Operations, to fields: inout [CanonicalField])
+    /// Copies it into the shim's parameters (the steps in CVipsShims read them).
+    static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams)
+}
+
+extension OperationDescriptor {
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {}
+    static func normalize(_ operations: inout ThumbnailSpec.Operations) {}
+}
+
+/// The value syntax `/thumb` shares between its parameters. Each check that has a range writes its message from
+/// it, so the parser and ``OperationDescriptor/validate(_:)`` say the same thing.
+package enum ThumbValue {
+    /// Digits only (no sign, no spaces, no leading `+`), at most 9 of them.
+    package static func integer(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
+        return Int(text)
+    }
+
+    /// An optional `-`, then ``integer(_:)``'s digits.
+    static func signedInteger(_ text: String) -> Int? {
+        guard text.hasPrefix("-") else { return integer(text) }
+        return integer(String(text.dropFirst())).map { -$0 }
+    }
+
+    /// `1`, `true`, `0` or `false`.
+    static func boolean(_ text: String, _ parameter: ThumbParameter) throws(SpecError) -> Bool {
+        switch text {
+        case "1", "true": return true
+        case "0", "false": return false
+        default: throw SpecError(field: parameter.rawValue, reason: "must be 0, 1, true or false")
+        }
+    }
+
+    /// An integer in `range` (signed when the range reaches below 0).
+    static func integer(_ text: String, _ parameter: ThumbParameter, in range: ClosedRange<Int>) throws(SpecError)
+        -> Int
+    {
+        let value = range.lowerBound < 0 ? signedInteger(text) : integer(text)
+        guard let value else { throw integerError(parameter, range) }
+        return try checked(value, parameter, in: range)
+    }
+
+    /// `value` when `range` holds it.
+    static func checked(_ value: Int, _ parameter: ThumbParameter, in range: ClosedRange<Int>) throws(SpecError)
+        -> Int
+    {
+        guard range.contains(value) else { throw integerError(parameter, range) }
+        return value
+    }
+
+    private static func integerError(_ parameter: ThumbParameter, _ range: ClosedRange<Int>) -> SpecError {
+        SpecError(field: parameter.rawValue, reason: "must be an integer \(range.lowerBound)...\(range.upperBound)")
+    }
+
+    /// A ``FixedDecimal`` in `range`.
+    static func decimal(
+        _ text: String, _ parameter: ThumbParameter, in range: ClosedRange<FixedDecimal>
+    ) throws(SpecError) -> FixedDecimal {
+        guard let value = FixedDecimal(parsing: text) else { throw decimalError(parameter, range) }
+        return try checked(value, parameter, in: range)
+    }
+
+    /// `value` when `range` holds it.
+    static func checked(
+        _ value: FixedDecimal, _ parameter: ThumbParameter, in range: ClosedRange<FixedDecimal>
+    ) throws(SpecError) -> FixedDecimal {
+        guard range.contains(value) else { throw decimalError(parameter, range) }
+        return value
+    }
+
+    private static func decimalError(_ parameter: ThumbParameter, _ range: ClosedRange<FixedDecimal>) -> SpecError {
+        SpecError(field: parameter.rawValue, reason: "must be a number \(range.lowerBound)...\(range.upperBound)")
+    }
+
+    /// A length in CSS pixels times `dpr`, rounded.
+    static func scaled(_ value: Int, dpr: Double) -> Int { Int((Double(value) * dpr).rounded()) }
+}

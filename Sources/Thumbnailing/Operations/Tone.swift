@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+import CVipsShims
+
+/// `brightness` (-255...255, added), `contrast` and `saturation` (0...10, multipliers): one linear step in C.
+/// Keys ` bri=`, ` con=`, ` sat=`.
+enum ToneOperation: OperationDescriptor {
+    static let parameters: [ThumbParameter] = [.brightness, .contrast, .saturation]
+
+    static let brightnessRange = -255...255
+    static let multiplierRange = FixedDecimal.zero...FixedDecimal(units: 10 * FixedDecimal.unitsPerOne)
+
+    static func parse(
+        _ values: [ThumbParameter: String], _ context: OperationContext,
+        into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        if let text = values[.brightness] {
+            operations.brightness = try ThumbValue.integer(text, .brightness, in: brightnessRange)
+        }
+        if let text = values[.contrast] {
+            operations.contrast = try ThumbValue.decimal(text, .contrast, in: multiplierRange)
+        }
+        if let text = values[.saturation] {
+            operations.saturation = try ThumbValue.decimal(text, .saturation, in: multiplierRange)
+        }
+    }
+
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
+        _ = try ThumbValue.checked(operations.brightness, .brightness, in: brightnessRange)
+        _ = try ThumbValue.checked(operations.contrast, .contrast, in: multiplierRange)
+        _ = try ThumbValue.checked(operations.saturation, .saturation, in: multiplierRange)
+    }
+
+    static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
+        if operations.brightness != 0 { text += " bri=\(operations.brightness)" }
+        if operations.contrast != .one { text += " con=\(operations.contrast)" }
+        if operations.saturation != .one { text += " sat=\(operations.saturation)" }
+    }
+
+    static func appendQuery(_ operations: ThumbnailSpec.Operations, to fields: inout [CanonicalField]) {
+        if operations.brightness != 0 { fields.append(CanonicalField(.brightness, String(operations.brightness))) }
+        if operations.contrast != .one { fields.append(CanonicalField(.contrast, operations.contrast.description)) }
+        if operations.saturation != .one {
+            fields.append(CanonicalField(.saturation, operations.saturation.description))
+        }
+    }
+
+    static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
+        params.brightness = Double(operations.brightness)
+        params.contrast = operations.contrast.value
+        params.saturation = operations.saturation.value
+    }
+}
