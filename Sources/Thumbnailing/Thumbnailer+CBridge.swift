@@ -46,7 +46,7 @@ extension Thumbnailer {
 }
 
 extension ThumbnailSpec.Operations {
-    /// Copies the steps into the shim's parameters (CVipsSteps.c runs them): each operation's descriptor fills its
+    /// Copies the steps into the shim's parameters (the step table in Sources/CVipsShims/pipeline.c runs them): each operation's descriptor fills its
     /// own fields.
     func fill(_ params: inout ThumbdVipsThumbnailParams) {
         for descriptor in OperationRegistry.steps { descriptor.fill(self, into: &params) }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Foundation
 import Glibc
 import OriginFetch
 import Testing
@@ -10,8 +11,10 @@ import Thumbnailing
 /// playground, redirects). It prints its figures rather than asserting a bound, since the machine is shared; it
 /// exists so that a change to how these texts are written can be compared before and after (issue 26). It counts the
 /// thread's CPU time, not the wall clock, and runs its cases one at a time, so that other work on a shared machine
-/// moves the figures less.
-@Suite(.serialized) struct VariantKeyTimingTests {
+/// moves the figures less. A benchmark, not a check: it runs only when asked, `THUMBD_TIMINGS=1 swift test --filter
+/// VariantKeyTimingTests`, so that `make test` does not spend its 100,000 rounds per case.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["THUMBD_TIMINGS"] == "1"))
+struct VariantKeyTimingTests {
     /// Nanoseconds of CPU time `body` takes on this thread.
     static func cpuNanoseconds(_ body: () -> Void) -> Int {
         var start = timespec()
