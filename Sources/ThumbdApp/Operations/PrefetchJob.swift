@@ -2,7 +2,7 @@
 import Foundation
 
 /// One `POST /prefetch` job: its thumbnails and how far they got. Every mutable field is read and written only
-/// inside ``PrefetchService``'s lock (like RenderCoordinator's `Flight`).
+/// inside ``PrefetchService``'s lock.
 final class PrefetchJob: @unchecked Sendable {
     // Sendable: every mutable field is guarded by PrefetchService.state's lock.
 
