@@ -146,18 +146,25 @@ import Thumbnailing
         #expect(Self.summary(machine.issued("origin", for: .origin)) == ["promoteFetch(origin)"])
     }
 
-    @Test func aLookupOrWatermarkTicketArrivingAfterAJoinIsNotPromoted() {
-        // The behaviour before the machine, kept and pinned here: only the origin fetch and the render are promoted
-        // late. A client joining a prefetch in that window waits for a watermark URL fetched at background.
+    @Test func aWatermarkTicketArrivingAfterAJoinIsPromotedAndALookupNeedsNone() {
+        // The shared tier's lookups are always asked at interactive priority: a late ticket needs no promotion
         var (machine, _) = Self.started(Self.everyStep, priority: .background)
         _ = machine.join(Self.waiter(2), priority: .interactive)
         #expect(Self.summary(machine.issued("shared", for: .sharedThumbnail)).isEmpty)
 
+        // A watermark asked for at background is promoted once its ticket exists, when a client joined meanwhile
+        // (before the machine it stayed at background: the client waited behind the host's background queue)
         var (marked, _) = Self.started(Self.everyStep, priority: .background)
         _ = marked.skipped(.sharedThumbnail)
         #expect(Self.summary(marked.sourceArrived(source, keptFor: nil)) == ["fetchWatermark(background)"])
         _ = marked.join(Self.waiter(2), priority: .interactive)
-        #expect(Self.summary(marked.issued("mark", for: .watermark)).isEmpty)
+        #expect(Self.summary(marked.issued("mark", for: .watermark)) == ["promoteFetch(mark)"])
+
+        // And one asked for at interactive is not promoted again
+        var (interactive, _) = Self.started(Self.everyStep, priority: .interactive)
+        _ = interactive.skipped(.sharedThumbnail)
+        #expect(Self.summary(interactive.sourceArrived(source, keptFor: nil)) == ["fetchWatermark(interactive)"])
+        #expect(Self.summary(interactive.issued("mark", for: .watermark)).isEmpty)
     }
 
     @Test func aClientJoiningAQueuedBackgroundRenderMovesItToTheInteractiveLane() {

@@ -19,7 +19,7 @@ extension Flight {
     ///   priority; a lookup that finds nothing ends the flight there.
     /// - Once the render is queued it runs to the end even if every waiter leaves: the origin cost is paid.
     /// - A client joining background work raises it to interactive: the request or render job of the current
-    ///   step is promoted, or, when its handle does not exist yet, the origin fetch or render is promoted as soon
+    ///   step is promoted, or, when its handle does not exist yet, the origin fetch, the watermark fetch or the render is promoted as soon
     ///   as it does.
     struct StateMachine<Ticket: Sendable, Job: Sendable, Completion: Sendable>: Sendable {
         /// One client waiting for the answer.
@@ -43,7 +43,7 @@ extension Flight {
             /// Fetching the source from the origin, asked for at `requestedAt`.
             case fetchingOrigin(Ticket?, requestedAt: FetchPriority)
             /// Fetching the watermark; the source waits here for the render.
-            case fetchingWatermark(Ticket?, source: FetchedSource)
+            case fetchingWatermark(Ticket?, source: FetchedSource, requestedAt: FetchPriority)
             /// Waiting in the render pool, submitted at `requestedAt`; the job once the pool has returned it.
             case queued(Job?, requestedAt: FetchPriority)
             /// On a render worker.
@@ -146,7 +146,7 @@ extension Flight {
             // A handle that does not exist yet is promoted when it is issued (origin fetch, render job).
             switch stage {
             case .lookingUpSharedThumbnail(let ticket?), .lookingUpSharedSource(let ticket?),
-                .fetchingOrigin(let ticket?, _), .fetchingWatermark(let ticket?, _):
+                .fetchingOrigin(let ticket?, _), .fetchingWatermark(let ticket?, _, _):
                 return [.promoteFetch(ticket)]
             case .queued(let job?, _):
                 return [.promoteRender(job)]
@@ -166,7 +166,7 @@ extension Flight {
                 isAbandoned = true
                 return []
             case .lookingUpSharedThumbnail(let ticket), .lookingUpSharedSource(let ticket),
-                .fetchingOrigin(let ticket, _), .fetchingWatermark(let ticket, _):
+                .fetchingOrigin(let ticket, _), .fetchingWatermark(let ticket, _, _):
                 isAbandoned = true
                 guard let ticket, let step = stage.step else { return [] }  // cancelled when issued
                 return [.cancel(ticket, step)]
@@ -190,14 +190,19 @@ extension Flight {
             case .lookingUpSharedThumbnail: stage = .lookingUpSharedThumbnail(ticket)
             case .lookingUpSharedSource: stage = .lookingUpSharedSource(ticket)
             case .fetchingOrigin(_, let requestedAt): stage = .fetchingOrigin(ticket, requestedAt: requestedAt)
-            case .fetchingWatermark(_, let source): stage = .fetchingWatermark(ticket, source: source)
+            case .fetchingWatermark(_, let source, let requestedAt):
+                stage = .fetchingWatermark(ticket, source: source, requestedAt: requestedAt)
             case .lookingUpSourceCache, .queued, .rendering, .finished: return []
             }
             if isAbandoned { return [.cancel(ticket, step)] }
-            // Only the origin fetch is promoted late: a client that joined a background flight before the ticket
-            // of a lookup or of the watermark existed leaves that request at background (as before the machine).
-            if case .fetchingOrigin(_, .background) = stage, priority == .interactive { return [.promoteFetch(ticket)] }
-            return []
+            // A client that joined a background flight before this request's ticket existed has it promoted now. The
+            // shared tier's lookups are always asked at interactive priority: nothing to promote.
+            switch stage {
+            case .fetchingOrigin(_, .background), .fetchingWatermark(_, _, .background):
+                return priority == .interactive ? [.promoteFetch(ticket)] : []
+            default:
+                return []
+            }
         }
 
         /// The owner passed over a lookup: the tier's breaker is open, or the source cache keeps no sources.
@@ -251,7 +256,7 @@ extension Flight {
             }
             if let freshness { sourceToShare = (source, freshness) }
             guard route.watermark else { return submitRender(source, watermark: nil) }
-            stage = .fetchingWatermark(nil, source: source)
+            stage = .fetchingWatermark(nil, source: source, requestedAt: priority)
             return [.fetchWatermark(priority)]
         }
 
@@ -263,7 +268,7 @@ extension Flight {
 
         /// The watermark's bytes, or why there are none.
         mutating func watermarkArrived(_ result: Result<[UInt8], ServiceError>) -> [Action] {
-            guard case .fetchingWatermark(_, let source) = stage else { return [] }
+            guard case .fetchingWatermark(_, let source, _) = stage else { return [] }
             switch result {
             case .success(let bytes): return submitRender(source, watermark: bytes)
             case .failure(let error): return finish(.failure(error))
@@ -375,7 +380,7 @@ extension Flight.StateMachine.Stage {
     var ticket: Ticket? {
         switch self {
         case .lookingUpSharedThumbnail(let ticket), .lookingUpSharedSource(let ticket), .fetchingOrigin(let ticket, _),
-            .fetchingWatermark(let ticket, _):
+            .fetchingWatermark(let ticket, _, _):
             ticket
         case .lookingUpSourceCache, .queued, .rendering, .finished: nil
         }
