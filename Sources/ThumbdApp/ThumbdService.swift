@@ -5,6 +5,7 @@ package import Logging
 import OriginFetch
 package import ThumbdSettings
 import Thumbnailing
+package import URLForms
 
 /// The composition root: builds every component from `Settings`, wires the routes, and stops
 /// everything in order (imgproxy's `New`, STYLE.md §2). Feature modules meet only here.

@@ -7,6 +7,7 @@ import OriginFetch
 import Pages
 import Synchronization
 import ThumbdSettings
+import URLForms
 
 /// The pages a person looks at: `GET /status` (HTML), `GET /status.json` (the same data) and `GET /` (the
 /// demo gallery).
