@@ -117,11 +117,22 @@ let package = Package(
             name: "Pages",
             swiftSettings: swiftSettings
         ),
+        // The URL forms: /thumb's query, thumbor's and imgproxy's paths, their signatures, presets and rules, and the
+        // plan and key text they make. Parsing only: no cache, no service; only ThumbdApp, the fuzz targets and tests
+        // import it.
+        .target(
+            name: "URLForms",
+            dependencies: [
+                "HTTP1", "OriginFetch", "Thumbnailing", "ThumbdSettings",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ThumbdApp",
             dependencies: [
                 "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching", "Instrumentation", "ThumbdSettings",
-                "Pages",
+                "Pages", "URLForms",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -162,20 +173,27 @@ let package = Package(
             name: "ThumbdSettingsTests", dependencies: ["ThumbdSettings", "ThumbdTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "PagesTests", dependencies: ["Pages"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "URLFormsTests",
+            dependencies: [
+                "URLForms", "ThumbdSettings", "HTTP1", "OriginFetch", "Thumbnailing", "ThumbdTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings),
         // The app's tests name the types its API carries (ThumbnailSpec, FetchError, HTTPStatus, WorkerPool,
         // DiskCache.Freshness...).
         .testTarget(
             name: "ThumbdAppTests",
             dependencies: [
                 "ThumbdApp", "ThumbdSettings", "Pages", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching",
-                "ThumbdTestSupport",
+                "URLForms", "ThumbdTestSupport",
             ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "ThumbdApp", "ThumbdSettings", "Pages", "EventLoops", "HTTP1", "OriginFetch", "Thumbnailing", "Caching",
-                "ThumbdTestSupport",
+                "URLForms", "ThumbdTestSupport",
             ],
             swiftSettings: swiftSettings),
     ]
@@ -201,14 +219,14 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "FuzzThumbParameters",
-            dependencies: ["ThumbdApp", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
+            dependencies: ["URLForms", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
             path: "fuzz/FuzzThumbParameters",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ))
     package.targets.append(
         .executableTarget(
             name: "FuzzDialectURLs",
-            dependencies: ["ThumbdApp", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
+            dependencies: ["URLForms", "Thumbnailing", "OriginFetch", "CFuzzDriver"],
             path: "fuzz/FuzzDialectURLs",
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
         ))

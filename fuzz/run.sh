@@ -12,7 +12,7 @@
 #   fuzz/run.sh [executions [target...]]      default 1000000, every target
 #
 # A crash leaves its input in fuzz/FailCases/ (the request parser's as `crash-…`, the /thumb parser's as
-# `thumb-crash-…`, the dialects' as `dialect-crash-…`, the s3 keys' as `s3-crash-…`); add a unit test for it in Tests/HTTP1Tests or Tests/ThumbdAppTests. The other targets still
+# `thumb-crash-…`, the dialects' as `dialect-crash-…`, the s3 keys' as `s3-crash-…`); add a unit test for it in Tests/HTTP1Tests, Tests/URLFormsTests or Tests/ThumbdAppTests. The other targets still
 # run; the script fails if any of them did.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,6 +3,7 @@
 package import ArgumentParser
 import Foundation
 import ThumbdSettings
+import URLForms
 
 /// `thumbd sign [--config FILE | --key KEY] QUERY`: prints a `/thumb` query with its `sig` appended
 /// (README "Signed URLs").

@@ -5,6 +5,7 @@ package import Logging
 import OriginFetch
 package import ThumbdSettings
 import Thumbnailing
+package import URLForms
 
 /// The composition root: builds every component from `Settings`, wires the routes, and stops
 /// everything in order (imgproxy's `New`, STYLE.md §2). Feature modules meet only here.
@@ -124,33 +125,18 @@ package final class ThumbdService: Sendable {
         health.register(in: &router)
         metrics.register(in: &router)
 
-        // thumbor's and imgproxy's forms, each at its prefix, after every other route (those keep precedence: exact
-        // paths win, and prefixes are tried in the order added, the longer of the two forms' first).
+        // The path-mounted forms (FormDescriptor.all: thumbor's, imgproxy's), each at its prefix, after every other
+        // route (those keep precedence: exact paths win, and prefixes are tried in the order added, the longest of the
+        // forms' first).
         let dialectKeys = DialectKeys(DialectKeys.Values(settings))
         dialectKeys.onUpdate { [cache] in cache.forgetAliases() }
         self.dialectKeys = dialectKeys
-        var forms: [(prefix: String, handler: HTTPHandler)] = []
-        if settings.thumbor.isEnabled {
-            let form = ThumborForm(
-                prefix: settings.thumbor.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
-            // `meta/` answers JSON from the plan (InfoService).
-            let handler = Self.formRoute(thumbnails.handler(for: form), side: form.isMeta) {
-                (identity, responder) throws(RequestError) in
-                let (request, path) = try form.metaRequest(for: identity)
-                info.answerThumborMeta(request, path: path, responder)
-            }
-            forms.append((settings.thumbor.prefix, handler))
-        }
-        if settings.imgproxy.isEnabled {
-            let form = ImgproxyForm(
-                prefix: settings.imgproxy.prefix, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
-            // `info/…` answers imgproxy's info JSON (InfoService).
-            let handler = Self.formRoute(thumbnails.handler(for: form), side: form.isInfo) {
-                (identity, responder) throws(RequestError) in
-                let (source, options) = try form.infoRequest(for: identity)
-                info.answerImgproxyInfo(source, options: options, responder)
-            }
-            forms.append((settings.imgproxy.prefix, handler))
+        let parts = FormDescriptor.Parts(
+            thumbnails: thumbnails, info: info, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
+        let mounted = FormDescriptor.all.filter { $0.isEnabled(settings) }
+        let forms = mounted.map { form in
+            let prefix = form.prefix(settings)
+            return (prefix: prefix, handler: form.route(prefix, parts))
         }
         for (prefix, handler) in forms.sorted(by: { $0.prefix.count > $1.prefix.count }) {
             router.add(.get, prefix: prefix, handler: handler)
@@ -173,8 +159,7 @@ package final class ThumbdService: Sendable {
         // Every answer on a form's route is redacted (thumbnails, meta/, info/, errors); the other routes' are not.
         let formPrefixes = Set(forms.map(\.prefix))
         let redaction = PathSignatureRedaction(
-            (settings.thumbor.isEnabled ? [.init(prefix: settings.thumbor.prefix, form: .thumbor)] : [])
-                + (settings.imgproxy.isEnabled ? [.init(prefix: settings.imgproxy.prefix, form: .imgproxy)] : []),
+            mounted.map { .init(prefix: $0.prefix(settings), form: $0.redaction) },
             otherRoutes: (router.exactPaths, router.pathPrefixes.filter { !formPrefixes.contains($0) }))
         let plainHook: @Sendable (AccessLogRecord) -> Void = { record in
             activity.record(record)
@@ -249,21 +234,5 @@ package final class ThumbdService: Sendable {
         cache.shutdown()  // after the renders: their stores are queued, and written before the disk thread stops
         accessLog.shutdown()
         logger.info("stopped")
-    }
-
-    /// A foreign form's route: the requests `side` picks (thumbor's `meta/`, imgproxy's `info/`: a look at the path's
-    /// bytes) answered by `answer`, a refusal with its JSON error; every other request to the front door as it is.
-    private static func formRoute(
-        _ thumbnails: @escaping HTTPHandler, side: @escaping @Sendable (HTTPRequest) -> Bool,
-        answer: @escaping @Sendable (RequestIdentity, HTTPResponder) throws(RequestError) -> Void
-    ) -> HTTPHandler {
-        { request, responder in
-            guard side(request) else { return thumbnails(request, responder) }
-            do throws(RequestError) {
-                try answer(RequestIdentity(request), responder)
-            } catch {
-                responder.respond(ErrorResponse(.request(error)).response)
-            }
-        }
     }
 }

@@ -9,6 +9,7 @@ import Thumbnailing
 
 @testable import ThumbdApp
 @testable import ThumbdSettings
+@testable import URLForms
 
 extension Integration {
     /// The disk tier across process deaths, with the real `thumbd` executable as a child process (issue 4):

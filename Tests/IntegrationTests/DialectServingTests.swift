@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 extension Integration {
     /// The foreign forms beside their thumbnails: imgproxy's `/info/…` (imgproxy's JSON from the source's header,

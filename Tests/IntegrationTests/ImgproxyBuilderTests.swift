@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 extension Integration {
     /// imgproxy's URL form through a whole service, with URLs signed by the `imgproxy` package from PyPI

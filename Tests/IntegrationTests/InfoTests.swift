@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 extension Integration {
     /// `GET /info`: a source's header as JSON, from the source cache when it is there (no origin fetch), else

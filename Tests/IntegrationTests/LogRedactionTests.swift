@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 extension Integration {
     /// No URL signature, and no secret of a source's own query, reaches the access log, the diagnostics or `/status`,

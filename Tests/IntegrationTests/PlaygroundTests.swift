@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 extension Integration {
     /// The gallery at `GET /` as a playground, in headless Chromium against a whole service with thumbor's and

@@ -5,6 +5,7 @@ import ThumbdTestSupport
 
 @testable import ThumbdApp
 @testable import ThumbdSettings
+@testable import URLForms
 
 extension Integration {
     /// Presets through the whole service (`presets:`, `preset=`, `image.presets_only`): a preset and the same

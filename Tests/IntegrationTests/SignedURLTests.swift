@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 extension Integration {
     /// Signed URLs through the whole service (`security.signing_keys`): signed requests are served, unsigned or

@@ -5,6 +5,7 @@ import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// `ThumbnailRequest.canonicalQuery(source:spec:)`: one spelling per plan, which parses back to the same plan (the
 /// property fuzz/FuzzThumbParameters checks on random queries, here on a table with every /thumb parameter).

@@ -5,6 +5,7 @@ import Testing
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// The one error → status mapping (STYLE.md §6), as a table listing every case of every error type.
 ///

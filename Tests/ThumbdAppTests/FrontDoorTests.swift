@@ -10,6 +10,7 @@ import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// The front door every URL form goes through (``ThumbnailService/handle(_:_:form:)``): a form is one parse step,
 /// and everything around it (each loop's hot set and the alias table, keyed by the request's whole target; the

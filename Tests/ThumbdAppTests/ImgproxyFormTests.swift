@@ -4,6 +4,7 @@ import Testing
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// imgproxy's URL form (`ImgproxyForm`): its signature byte for byte as imgproxy computes it, checked before any
 /// option; its options compiled into the same plan, so the same variant key, as the `/thumb` query of the same

@@ -5,6 +5,7 @@ import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// The pipeline's `/thumb` parameters: what each value becomes, the 400 for each bad one, and the variant key
 /// that makes every spelling of one plan the same cache entry.

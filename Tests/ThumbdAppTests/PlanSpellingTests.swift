@@ -4,6 +4,7 @@ import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// Two spellings of one plan through a real server (FrontDoorTests.Fixture: real fetcher, render thread, libvips):
 /// one origin fetch, one render, and the second spelling answered from memory.

@@ -6,6 +6,7 @@ import Thumbnailing
 
 @testable import ThumbdApp
 @testable import ThumbdSettings
+@testable import URLForms
 
 /// Presets (`presets:`, the `preset` parameter) and `image.presets_only`, as `/thumb`'s parser reads them: each
 /// preset checked by the same strict parser when loaded, expanded in order under the request's own parameters, so

@@ -3,6 +3,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// `thumbd sign`: which key it takes, what it prints, and that the serving command line is unchanged.
 @Suite struct SignCommandTests {

@@ -6,6 +6,7 @@ import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// thumbor's URL form: its signature, its grammar compiled into `/thumb`'s plan (the same variant key as the
 /// equivalent `/thumb` query), what it refuses, and one cache with `/thumb` through a real server.

@@ -8,6 +8,7 @@ import ThumbdTestSupport
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// The signed-URL scheme: the canonical query, base64url, verification with rotating keys, and the worked example
 /// in README.md.

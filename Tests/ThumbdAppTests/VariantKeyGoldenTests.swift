@@ -4,6 +4,7 @@ import Testing
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// The variant key's text, byte for byte. The disk index and the shared tier's object names are derived from it,
 /// so a change here leaves every node's cache cold and lets two plans share an entry if a field is forgotten.

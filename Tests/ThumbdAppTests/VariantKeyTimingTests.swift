@@ -6,6 +6,7 @@ import Testing
 import Thumbnailing
 
 @testable import ThumbdApp
+@testable import URLForms
 
 /// How long the texts built per miss take: the variant key (every miss) and the canonical query (prefetch, the
 /// playground, redirects). It prints its figures rather than asserting a bound, since the machine is shared; it

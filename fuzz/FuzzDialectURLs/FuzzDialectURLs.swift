@@ -14,8 +14,8 @@
 //   share one cache entry.
 import CFuzzDriver
 import OriginFetch
-import ThumbdApp
 import Thumbnailing
+import URLForms
 
 private let thumbnailer: Thumbnailer = {
     do {
@@ -88,7 +88,7 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     let normalized = thumbnailer.normalized(request.spec)
-    let key = VariantKey.description(source: request.source, spec: normalized)
+    let key = VariantKeyText.description(source: request.source, spec: normalized)
     let query = ThumbnailRequest.canonicalQuery(source: request.source, spec: request.spec)
     let again: ThumbnailRequest
     do {
@@ -97,7 +97,7 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("the /thumb query \(query.debugDescription) of \(input.debugDescription) is refused: \(error)")
     }
     precondition(again.source == request.source, "the source changes: \(again.source) for \(query)")
-    let keyAgain = VariantKey.description(source: again.source, spec: thumbnailer.normalized(again.spec))
+    let keyAgain = VariantKeyText.description(source: again.source, spec: thumbnailer.normalized(again.spec))
     precondition(keyAgain == key, "the key changes: \(keyAgain) for \(query), was \(key) (\(input.debugDescription))")
     return 0
 }

@@ -12,8 +12,8 @@
 //   canonical query: two spellings of one plan share one key. The same holds for the normalised spec's query.
 import CFuzzDriver
 import OriginFetch
-import ThumbdApp
 import Thumbnailing
+import URLForms
 
 /// The normaliser of the variant key, with the default configuration. libvips starts once, before the first
 /// input (`thumbdFuzzMain`), never per input.
@@ -54,7 +54,7 @@ private func checkCanonicalQuery(
     // the spec as parsed comes back as the very same value.
     precondition(!exact || again.spec == spec, "the spec changes: \(again.spec) for \(canonical)")
     precondition(thumbnailer.normalized(again.spec) == normalized, "the plan changes for \(canonical)")
-    let keyAgain = VariantKey.description(source: again.source, spec: thumbnailer.normalized(again.spec))
+    let keyAgain = VariantKeyText.description(source: again.source, spec: thumbnailer.normalized(again.spec))
     precondition(keyAgain == key, "the key changes: \(keyAgain) for \(canonical), was \(key)")
     let canonicalAgain = ThumbnailRequest.canonicalQuery(source: again.source, spec: again.spec)
     precondition(canonicalAgain == canonical, "the canonical query is not stable: \(canonicalAgain) for \(canonical)")
@@ -75,7 +75,7 @@ public func fuzzThumbParameters(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
         return 0
     }
     let normalized = thumbnailer.normalized(request.spec)
-    let key = VariantKey.description(source: request.source, spec: normalized)
+    let key = VariantKeyText.description(source: request.source, spec: normalized)
     precondition(key.hasSuffix(" " + request.source.string), "the key does not end with the source: \(key)")
     checkCanonicalQuery(
         of: request, spec: request.spec, accept: accept, normalized: normalized, key: key, exact: true)

@@ -2,6 +2,7 @@
 import Caching
 import HTTP1
 import Synchronization
+import URLForms
 
 /// One thread's hot set (see ``HotSet``). Not thread-safe: only its thread uses it, apart from the two
 /// counters other threads read.

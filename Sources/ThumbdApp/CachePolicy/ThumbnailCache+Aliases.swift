@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
+import URLForms
 
 /// The alias table: what a request seen before parsed to, so that it skips parsing and verifying.
 extension ThumbnailCache {

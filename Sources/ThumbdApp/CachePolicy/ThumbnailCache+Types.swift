@@ -3,6 +3,7 @@ import Caching
 import HTTP1
 import OriginFetch
 import Thumbnailing
+import URLForms
 
 extension ThumbnailCache {
     /// The answer of a disk lookup.

@@ -3,6 +3,7 @@ import HTTP1
 import OriginFetch
 import ThumbdSettings
 import Thumbnailing
+import URLForms
 
 extension ConfigReloader {
     /// The per-module configurations of one reload, each validated by its module before any is applied.

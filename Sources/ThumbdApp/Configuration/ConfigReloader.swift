@@ -7,6 +7,7 @@ import OriginFetch
 import Synchronization
 import ThumbdSettings
 import Thumbnailing
+import URLForms
 
 /// Applies a new configuration to the running components (config hot reload, issue 5): SIGHUP, or a change
 /// of the file seen by ``ConfigFileWatcher``, makes `ThumbdService.run` call ``reload(from:trigger:)``.

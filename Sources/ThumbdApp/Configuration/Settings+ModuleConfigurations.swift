@@ -5,6 +5,7 @@ import HTTP1
 import OriginFetch
 import ThumbdSettings
 import Thumbnailing
+import URLForms
 
 /// The per-module configurations derived from `Settings` (the composition root's only translation layer).
 extension Settings {

@@ -4,6 +4,7 @@ import HTTP1
 import Logging
 import OriginFetch
 import Synchronization
+import URLForms
 
 /// The cache admin routes, behind `Authorization: Bearer <admin.token>` (they answer 404, like an unknown
 /// route, while no token is configured; a config reload can set or clear the token):

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import URLForms
 
 /// The body of `POST /prefetch`: `{"items": [{"url": "...", "w": 256, ...}, ...]}`. Values are strings, numbers
 /// or booleans, and mean what the same `/thumb` query parameter means.

@@ -5,6 +5,7 @@ import HTTP1
 import Logging
 import Synchronization
 import Thumbnailing
+import URLForms
 
 /// Warms the cache ahead of need, and stops when told to (the seed: UICollectionView prefetching with cancel).
 /// Admin routes, behind the same `Authorization: Bearer <admin.token>` as /cache (``AdminService``):

@@ -7,6 +7,7 @@ import OriginFetch
 import Pages
 import Synchronization
 import ThumbdSettings
+import URLForms
 
 /// The pages a person looks at: `GET /status` (HTML), `GET /status.json` (the same data) and `GET /` (the
 /// demo gallery).
@@ -72,14 +73,15 @@ final class StatusService: Sendable {
 
     /// The gallery's view of the forms as `settings` mount them (the signing states are read again per page).
     static func galleryMounts(_ settings: Settings) -> GalleryForms {
-        GalleryForms(
-            thumbNeedsSignature: settings.security.requiresSignature,
-            thumbor: .init(
-                isEnabled: settings.thumbor.isEnabled, prefix: settings.thumbor.prefix,
-                needsSignature: !settings.thumbor.allowsUnsafe),
-            imgproxy: .init(
-                isEnabled: settings.imgproxy.isEnabled, prefix: settings.imgproxy.prefix,
-                needsSignature: !settings.imgproxy.keys.isEmpty))
+        let unmounted = GalleryForms.Form(isEnabled: false, prefix: "", needsSignature: false)
+        var forms = GalleryForms(
+            thumbNeedsSignature: settings.security.requiresSignature, thumbor: unmounted, imgproxy: unmounted)
+        for form in FormDescriptor.all {
+            forms[keyPath: form.gallery] = .init(
+                isEnabled: form.isEnabled(settings), prefix: form.prefix(settings),
+                needsSignature: form.needsSignature(settings))
+        }
+        return forms
     }
 
     /// What the status shows of `allowance` and the thread counts made from it.
@@ -95,8 +97,9 @@ final class StatusService: Sendable {
         let keys = dialectKeys.current.values
         var forms = mounts
         forms.thumbNeedsSignature = verifier.requiresSignature
-        forms.thumbor.needsSignature = !keys.allowsUnsafeThumbor
-        forms.imgproxy.needsSignature = !keys.imgproxy.isEmpty
+        for form in FormDescriptor.all {
+            forms[keyPath: form.gallery].needsSignature = form.keysNeedSignature(keys)
+        }
         return forms
     }
 

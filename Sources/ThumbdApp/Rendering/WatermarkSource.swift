@@ -4,6 +4,7 @@ import FoundationEssentials
 import OriginFetch
 import ThumbdSettings
 import Thumbnailing
+import URLForms
 
 /// Where a render gets its watermark's bytes: a named one from the images the configuration lists
 /// (`image.watermarks`, read and checked at start), one from a URL through the same fetcher as every source,
@@ -110,3 +111,6 @@ final class WatermarkSource: Sendable {
         }
     }
 }
+
+/// The parsers (URLForms) ask here for a name's digest; the canonical form of a `wm_url` is theirs.
+extension WatermarkSource: WatermarkNames {}

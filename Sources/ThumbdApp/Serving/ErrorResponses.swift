@@ -3,6 +3,7 @@ import HTTP1
 import Logging
 import OriginFetch
 import Thumbnailing
+import URLForms
 
 /// The one place that turns an error into an HTTP status (STYLE.md §6).
 ///

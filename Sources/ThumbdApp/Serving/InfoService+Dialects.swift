@@ -3,6 +3,7 @@ import EventLoops
 import HTTP1
 import OriginFetch
 import Thumbnailing
+import URLForms
 
 /// thumbor's `meta/`: the JSON thumbor answers instead of the picture, made from the same plan as the thumbnail.
 ///

@@ -5,6 +5,7 @@ import FoundationEssentials
 import HTTP1
 import OriginFetch
 import Thumbnailing
+import URLForms
 
 /// `GET /info?url=…[&sig=…]`: what a source is, as JSON, read from its header without decoding a pixel: format,
 /// size (upright), frames, orientation, alpha, colour space, bits, ICC profile, bytes, and a small EXIF subset

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import OriginFetch
 import Thumbnailing
+import URLForms
 
 /// Every way a thumbnail request can fail, by layer. The payload keeps the whole cause for the log.
 enum ServiceError: Error, Sendable {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import HTTP1
 import Thumbnailing
+import URLForms
 
 /// Answers with the fallback image (`image.fallback`, ``FallbackImage``) instead of the error body when the source
 /// failed: the fallback rendered with the request's plan, with the error's status (or `image.fallback_status`),

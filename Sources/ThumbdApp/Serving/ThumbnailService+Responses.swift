@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import HTTP1
 import Thumbnailing
+import URLForms
 
 /// The responses of thumbnail requests: 200 with the thumbnail or 304, and the `X-Cache` and `Age` every answer
 /// carries.

@@ -5,6 +5,7 @@ import Logging
 import OriginFetch
 import Synchronization
 import Thumbnailing
+import URLForms
 
 /// Answers thumbnail requests, in every URL form (``URLForm``): from this loop's hot set, the memory tier or a
 /// held-open blob on the event loop, from the disk tier through a `disk-io` thread, or from the render coordinator

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+import Thumbnailing
+
+/// imgproxy's options compiled into `/thumb`'s parameters (docs/compatibility.md, "imgproxy", has the table).
+///
+/// Where thumbd's plan means exactly what imgproxy does, the option becomes the parameter; where the result would
+/// depend on the source in a way the plan cannot say (its size), the option is refused by name rather than
+/// approximated: `fill-down` or `ex:1` on a `fill` without `el:1`, a pixel `crop` placed anywhere but from the
+/// top-left corner, `mw`/`mh`. (`rt:auto`, which depends on the source's orientation, is the plan's `fit=auto`.)
+extension ImgproxyOptions {
+    /// The plan of a parsed path.
+    /// - Parameter rules: `/thumb`'s presets (what a named preset sets decides whether the URL needs a box of its
+    ///   own) and `image.presets_only` (the presets-only form: presets, a source and a format, nothing else).
+    /// - Throws: `RequestError` naming the option as written, or `preset`.
+    package static func plan(
+        _ components: ImgproxyPath.Components, rules: ThumbQueryRules
+    ) throws(RequestError) -> DialectPlan {
+        var options = ImgproxyOptions()
+        var plan = DialectPlan()
+        if let presets = components.presets {
+            plan.presets = presets.joined(separator: ",")
+        } else {
+            for option in components.options { try options.apply(option) }
+            if !options.presets.isEmpty { plan.presets = options.presets.joined(separator: ",") }
+        }
+        // The source's extension is imgproxy's last word on the format, after every option.
+        if let text = components.sourceExtension {
+            options.format = Given(value: try outputFormat(text, "extension"), option: "extension")
+        }
+        try source(components.source, into: &plan)
+        if components.presets != nil {
+            if let format = options.format { plan.set(.format, format.value, option: format.option) }
+            return plan
+        }
+        let base = try rules.presets.expand(plan.presets, under: [:])
+        try options.compileBox(into: &plan, presetSize: (base[.w] != nil, base[.h] != nil))
+        try options.compileCrop(into: &plan)
+        try options.compileRest(into: &plan)
+        return plan
+    }
+
+    /// The source: an absolute http(s) URL, or `s3://bucket/key` as imgproxy writes S3 objects (checked by `/thumb`'s
+    /// rules as `url`: read from `s3.*` when the bucket is in `s3.source_buckets`); imgproxy's other storage schemes
+    /// are refused by name.
+    private static func source(_ url: String, into plan: inout DialectPlan) throws(RequestError) {
+        if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
+            let scheme = url[..<colon].lowercased()
+            if ["local", "gs", "abs", "swift"].contains(scheme) { throw .unsupportedOption("\(scheme)://") }
+        }
+        plan.set(.url, url, option: "source")
+    }
+
+    // MARK: - Box
+
+    /// `w`, `h`, `fit`, `enlarge`, `dpr` and `gravity` from the resizing options.
+    private func compileBox(into plan: inout DialectPlan, presetSize: (width: Bool, height: Bool)) throws(RequestError)
+    {
+        for minimum in [minWidth, minHeight] {
+            if let minimum, minimum.value > 0 { throw .unsupportedOption(minimum.option) }
+        }
+        var boxWidth = width?.value ?? 0
+        var boxHeight = height?.value ?? 0
+        if let zoom, zoom.value.x != .one || zoom.value.y != .one {
+            // Zoom multiplies the box, so it needs one the URL gives.
+            guard boxWidth > 0 || boxHeight > 0, !presetSize.width, !presetSize.height else {
+                throw .unsupportedOption(zoom.option)
+            }
+            guard zoom.value.x == zoom.value.y || (resizingType?.value == .force && boxWidth > 0 && boxHeight > 0)
+            else { throw .unsupportedOption("\(zoom.option):x:y") }
+            if boxWidth > 0 { boxWidth = max(1, Int((Double(boxWidth) * zoom.value.x.value).rounded())) }
+            if boxHeight > 0 { boxHeight = max(1, Int((Double(boxHeight) * zoom.value.y.value).rounded())) }
+        }
+        let enlarges = enlarge?.value ?? false
+        let hasWidth = boxWidth > 0 || presetSize.width
+        let hasHeight = boxHeight > 0 || presetSize.height
+        guard hasWidth || hasHeight else {
+            try compileNoBox(into: &plan, enlarges: enlarges)
+            return
+        }
+        if boxWidth > 0 { plan.set(.w, String(boxWidth), option: width?.option ?? "w") }
+        if boxHeight > 0 { plan.set(.h, String(boxHeight), option: height?.option ?? "h") }
+        if let dpr { plan.set(.dpr, dpr.value.description, option: dpr.option) }
+        if let enlarge { plan.set(.enlarge, enlarge.value ? "1" : "0", option: enlarge.option) }
+
+        let type = resizingType?.value ?? .fit
+        let typeOption = resizingType?.option ?? "rt"
+        let extending = extend.flatMap { $0.value.isEnabled ? $0 : nil }
+        let toAspect = extendAspectRatio.flatMap { $0.value.isEnabled ? $0 : nil }
+        // Extending to the box or its aspect ratio changes nothing when the picture always reaches the box.
+        func refuseExtensionUnlessEnlarged() throws(RequestError) {
+            if let option = extending?.option ?? toAspect?.option, !enlarges { throw .unsupportedOption(option) }
+        }
+        guard hasWidth && hasHeight else {
+            // One side: the other follows the aspect ratio (thumbd's one-sided box is `contain` whatever the fit).
+            if type == .force { throw .unsupportedOption("\(typeOption):force") }
+            if let extending, !enlarges { throw .unsupportedOption(extending.option) }
+            if let resizingType { plan.set(.fit, "contain", option: resizingType.option) }
+            try compileGravity(into: &plan)
+            return
+        }
+        switch type {
+        case .fit:
+            if let canvas = extending ?? (enlarges ? toAspect : nil) {
+                let placement = canvas.value.gravity ?? .compass(.centre)
+                guard case .compass(let point) = placement else { throw .unsupportedOption("\(canvas.option):fp") }
+                plan.set(.fit, "pad", option: canvas.option)
+                plan.set(.gravity, point.rawValue, option: canvas.option)
+                return
+            }
+            if let toAspect { throw .unsupportedOption(toAspect.option) }
+            if let resizingType { plan.set(.fit, "contain", option: resizingType.option) }
+        case .fill:
+            try refuseExtensionUnlessEnlarged()
+            plan.set(.fit, "cover", option: typeOption)
+        case .fillDown:
+            // fill-down differs from fill only when the picture is smaller than the box and not enlarged.
+            guard enlarges else { throw .unsupportedOption("\(typeOption):fill-down") }
+            plan.set(.fit, "cover", option: typeOption)
+        case .force:
+            try refuseExtensionUnlessEnlarged()
+            plan.set(.fit, "fill", option: typeOption)
+        case .auto:
+            // fill or fit by the picture's orientation against the box's: decided by the render (`fit=auto`). An
+            // extension would apply to one of the two only.
+            if let option = extending?.option ?? toAspect?.option { throw .unsupportedOption(option) }
+            plan.set(.fit, "auto", option: typeOption)
+        }
+        try compileGravity(into: &plan)
+    }
+
+    /// No size anywhere: imgproxy keeps the source's size. thumbd's box is then 4096×4096 `contain`, not
+    /// enlarged: the same picture up to thumbd's limit of 4096 px a side. `dpr` changes nothing there unless the
+    /// picture may be enlarged (then it scales the source, which the plan cannot say).
+    private func compileNoBox(into plan: inout DialectPlan, enlarges: Bool) throws(RequestError) {
+        if let dpr {
+            if dpr.value < .one {
+                plan.set(.dpr, dpr.value.description, option: dpr.option)  // refused by /thumb's range
+            } else if dpr.value > .one && enlarges {
+                throw .unsupportedOption(dpr.option)
+            }
+        }
+        let side = String(ThumbnailSpec.maxDimension)
+        plan.set(.w, side, option: width?.option ?? "w")
+        plan.set(.h, side, option: height?.option ?? "h")
+        plan.set(.fit, "contain", option: resizingType?.option ?? "rt")
+        plan.set(.enlarge, "0", option: enlarge?.option ?? "el")
+    }
+
+    /// `gravity`, for the cover crop (ignored by the other fits, as in imgproxy).
+    private func compileGravity(into plan: inout DialectPlan) throws(RequestError) {
+        guard let gravity else { return }
+        let value =
+            switch gravity.value {
+            case .compass(let point): point.rawValue
+            case .smart: "attention"
+            case .focalPoint(let x, let y): "fp:\(x),\(y)"
+            }
+        plan.set(.gravity, value, option: gravity.option)
+    }
+
+    // MARK: - Crop
+
+    /// `crop` → `/thumb`'s `crop=left,top,width,height`, placed by the crop's gravity or `gravity`.
+    ///
+    /// Fractions (and whole sides) are placed exactly for any compass point or focal point. Pixel sizes need the
+    /// picture's size to be placed, except from the left (west) or top (north) edge, or over a whole side.
+    private func compileCrop(into plan: inout DialectPlan) throws(RequestError) {
+        guard let crop else { return }
+        let (width, height) = (crop.value.width, crop.value.height)
+        guard width != .whole || height != .whole else { return }
+        let placement = crop.value.gravity ?? gravity?.value ?? .compass(.centre)
+        if placement == .smart { throw .unsupportedOption("\(crop.option):sm") }
+        let sides = [width, height]
+        let hasFraction = sides.contains { if case .fraction = $0 { true } else { false } }
+        let hasPixels = sides.contains { if case .pixels = $0 { true } else { false } }
+        if hasFraction && hasPixels { throw .unsupportedOption("\(crop.option):pixels and fractions") }
+        if hasFraction {
+            let whole = FixedDecimal.unitsPerOne
+            func length(_ side: CropSide) -> Int { if case .fraction(let value) = side { value.units } else { whole } }
+            let (x, y) = Self.origin(placement, free: (whole - length(width), whole - length(height)))
+            let values = [x, y, length(width), length(height)].map(Self.fractionText)
+            plan.set(.crop, values.joined(separator: ","), option: crop.option)
+            return
+        }
+        // From the far edge or the middle, the offset depends on the picture's size: only a region that starts at
+        // the left and top edges (or spans a whole side) can be written in pixels.
+        func pixels(_ side: CropSide, startsAtEdge: Bool) throws(RequestError) -> Int {
+            guard case .pixels(let count) = side else { return ThumbnailSpec.Crop.maxPixels }
+            guard startsAtEdge else { throw .unsupportedOption("\(crop.option):gravity") }
+            return count
+        }
+        let atEdge: (x: Bool, y: Bool) =
+            switch placement {
+            case .compass(let point):
+                ([.west, .northWest, .southWest].contains(point), [.north, .northWest, .northEast].contains(point))
+            case .focalPoint(let x, let y): (x == .zero, y == .zero)
+            case .smart: (false, false)
+            }
+        let values = [0, 0, try pixels(width, startsAtEdge: atEdge.x), try pixels(height, startsAtEdge: atEdge.y)]
+        plan.set(.crop, values.map(String.init).joined(separator: ","), option: crop.option)
+    }
+
+    /// Where a region with `free` units left over on each axis starts, in those units: 0 at the west/north edge,
+    /// all of it at the east/south edge, half in the middle; a focal point centres the region on it as far as the
+    /// picture allows.
+    private static func origin(_ placement: Gravity, free: (Int, Int)) -> (Int, Int) {
+        switch placement {
+        case .compass(let point):
+            let west: Set<Thumbnailing.Gravity> = [.west, .northWest, .southWest]
+            let east: Set<Thumbnailing.Gravity> = [.east, .northEast, .southEast]
+            let north: Set<Thumbnailing.Gravity> = [.north, .northWest, .northEast]
+            let south: Set<Thumbnailing.Gravity> = [.south, .southWest, .southEast]
+            let x = west.contains(point) ? 0 : east.contains(point) ? free.0 : free.0 / 2
+            let y = north.contains(point) ? 0 : south.contains(point) ? free.1 : free.1 / 2
+            return (x, y)
+        case .focalPoint(let fx, let fy):
+            let whole = FixedDecimal.unitsPerOne
+            func start(_ centre: Int, _ free: Int) -> Int { min(max(centre - (whole - free) / 2, 0), free) }
+            return (start(fx.units, free.0), start(fy.units, free.1))
+        case .smart:
+            return (0, 0)  // refused before
+        }
+    }
+
+    /// A fraction as `/thumb`'s crop writes it: always with a `.`.
+    private static func fractionText(_ units: Int) -> String {
+        let value = FixedDecimal(units: units)
+        return value.isWhole ? "\(value).0" : value.description
+    }
+
+    // MARK: - Everything else
+
+    private func compileRest(into plan: inout DialectPlan) throws(RequestError) {
+        let flips = (flipHorizontal?.value ?? false, flipVertical?.value ?? false)
+        if flips.0 || flips.1 {
+            let option = flipVertical?.option ?? flipHorizontal?.option ?? "fl"
+            plan.set(.flip, flips.0 && flips.1 ? "hv" : flips.0 ? "h" : "v", option: option)
+        }
+        if let paddingOption, padding.contains(where: { ($0 ?? 0) > 0 }) {
+            plan.set(.padding, padding.map { String($0 ?? 0) }.joined(separator: ","), option: paddingOption)
+        }
+        for (parameter, given) in direct {
+            if let value = given.value { plan.set(parameter, value, option: given.option) }
+        }
+        // imgproxy trims before it turns, against the untouched picture's top-left pixel; thumbd trims the turned
+        // one, so it takes the corner the turn puts that pixel in. With a colour given, the corner does not matter.
+        if let trim = direct[.trim], let value = trim.value, !value.contains(","),
+            let turn = ThumbnailSpec.Orientation.rotated(
+                Int(direct[.rotate]?.value ?? "0") ?? 0, flippedHorizontally: flips.0, vertically: flips.1)
+        {
+            let corner = DialectGeometry.map(.northWest, through: turn)
+            let names: [Thumbnailing.Gravity: String] = [.northEast: ",tr", .southWest: ",bl", .southEast: ",br"]
+            if let name = names[corner] { plan.set(.trim, value + name, option: trim.option) }
+        }
+        try compileWatermark(into: &plan)
+        if let format { plan.set(.format, format.value, option: format.option) }
+        if let quality, quality.value > 0 {
+            plan.set(.q, String(quality.value), option: quality.option)
+        } else if let formatQualityOption {
+            // Per-format qualities need the format known before the render; a negotiated one is not.
+            guard let format else { throw .unsupportedOption(formatQualityOption) }
+            if let value = formatQuality[format.value], value > 0 {
+                plan.set(.q, String(value), option: formatQualityOption)
+            }
+        }
+    }
+
+    /// `watermark` (the configured watermark named ``watermarkName``, or `watermark_url`'s) → `wm`/`wm_url` and
+    /// `wm_*`.
+    private func compileWatermark(into plan: inout DialectPlan) throws(RequestError) {
+        guard let watermark, watermark.value.opacity > .zero else {
+            if let watermarkURL {
+                throw .invalidValue(watermarkURL.option, reason: "needs wm (the watermark's opacity and position)")
+            }
+            return
+        }
+        let mark = watermark.value
+        let option = watermark.option
+        // With `re`, imgproxy reads the offsets as the spacing between the tiles, which `/thumb`'s tiling has not.
+        if mark.position == "tile" && (mark.offsetX != 0 || mark.offsetY != 0) {
+            throw .unsupportedOption("\(option):re offsets")
+        }
+        if let watermarkURL {
+            plan.set(.wm_url, watermarkURL.value, option: watermarkURL.option)
+        } else {
+            plan.set(.wm, Self.watermarkName, option: option)
+        }
+        plan.set(.wm_pos, mark.position, option: option)
+        plan.set(.wm_opacity, mark.opacity.description, option: option)
+        if mark.offsetX != 0 { plan.set(.wm_x, String(mark.offsetX), option: option) }
+        if mark.offsetY != 0 { plan.set(.wm_y, String(mark.offsetY), option: option) }
+        if mark.scale > .zero { plan.set(.wm_scale, mark.scale.description, option: option) }
+    }
+}

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: Apache-2.0
+package import Thumbnailing
+
+/// imgproxy's processing options, read one by one in URL order into imgproxy's own state (a later option replaces
+/// what an earlier one set, as in imgproxy), then compiled into `/thumb`'s parameters (ImgproxyOptions+Plan.swift).
+///
+/// Options are known by their full names and short aliases (`resize`/`rs`, …). Reading checks each argument's
+/// form and refuses, naming the option as written, what thumbd cannot do whatever the other options say
+/// (`g:obj`, `sm:0`, `t:10::1`); refusals that depend on several options together (`rt:auto` with both sides,
+/// `ex:1` without `el:1` on a `fill`) come at compilation. An unknown name is refused as an unknown parameter.
+package struct ImgproxyOptions: Sendable {
+    /// A value and the option, as written, that set it (what an error names).
+    package struct Given<Value: Sendable>: Sendable {
+        package var value: Value
+        package var option: String
+    }
+
+    /// imgproxy's resizing types.
+    package enum ResizingType: String, Sendable {
+        case fit, fill, force, auto
+        case fillDown = "fill-down"
+    }
+
+    /// A gravity without offsets (offsets are refused when read).
+    package enum Gravity: Sendable, Equatable {
+        case compass(Thumbnailing.Gravity)
+        /// `sm`: libvips's attention-based smart crop.
+        case smart
+        /// `fp:x:y`, fractions of the picture.
+        case focalPoint(x: FixedDecimal, y: FixedDecimal)
+    }
+
+    /// `extend` and `extend_aspect_ratio`.
+    package struct Extend: Sendable {
+        package var isEnabled: Bool
+        package var gravity: Gravity?
+    }
+
+    /// One side of `crop`: the whole side (`0`), a fraction of it (below 1) or pixels (1 and above).
+    package enum CropSide: Sendable, Equatable {
+        case whole
+        case fraction(FixedDecimal)
+        case pixels(Int)
+    }
+
+    package struct Crop: Sendable {
+        package var width: CropSide
+        package var height: CropSide
+        /// The crop's own gravity; `nil` uses `gravity`'s.
+        package var gravity: Gravity?
+    }
+
+    package struct Watermark: Sendable {
+        package var opacity: FixedDecimal
+        /// `/thumb`'s `wm_pos`.
+        package var position = "centre"
+        package var offsetX = 0
+        package var offsetY = 0
+        package var scale = FixedDecimal.zero
+    }
+
+    // MARK: - State
+
+    package var resizingType: Given<ResizingType>?
+    package var width: Given<Int>?
+    package var height: Given<Int>?
+    package var enlarge: Given<Bool>?
+    package var extend: Given<Extend>?
+    package var extendAspectRatio: Given<Extend>?
+    package var gravity: Given<Gravity>?
+    package var crop: Given<Crop>?
+    package var minWidth: Given<Int>?
+    package var minHeight: Given<Int>?
+    package var zoom: Given<(x: FixedDecimal, y: FixedDecimal)>?
+    package var dpr: Given<FixedDecimal>?
+    /// Top, right, bottom, left, as imgproxy keeps them (an unset side copies another when written).
+    package var padding: [Int?] = [nil, nil, nil, nil]
+    package var paddingOption: String?
+    package var flipHorizontal: Given<Bool>?
+    package var flipVertical: Given<Bool>?
+    package var watermark: Given<Watermark>?
+    package var watermarkURL: Given<String>?
+    package var quality: Given<Int>?
+    /// `format_quality`: `/thumb` format name → quality.
+    package var formatQuality: [String: Int] = [:]
+    package var formatQualityOption: String?
+    /// `/thumb`'s `format` value.
+    package var format: Given<String>?
+    package var presets: [String] = []
+    /// The `/thumb` parameters an option sets directly, nil when the option turned the step off.
+    package var direct: [ThumbnailRequest.Parameter: Given<String?>] = [:]
+
+    /// The name of the configured watermark (`image.watermarks`) that imgproxy's `watermark` option draws:
+    /// imgproxy has one watermark (`IMGPROXY_WATERMARK_*`), thumbd names its own.
+    package static let watermarkName = "imgproxy"
+
+    package init() {}
+
+    // MARK: - Reading
+
+    /// Reads one option into the state.
+    /// - Throws: `RequestError` naming the option as written.
+    package mutating func apply(_ option: ImgproxyPath.Option) throws(RequestError) {
+        let name = option.name
+        let arguments = option.arguments
+        switch name {
+        case "resize", "rs":
+            try Self.count(arguments, name, 1...8)
+            if !arguments[0].isEmpty { try applyResizingType(arguments[0], name) }
+            if arguments.count > 1 { try applySize(Array(arguments.dropFirst()), name) }
+        case "size", "s":
+            try Self.count(arguments, name, 1...7)
+            try applySize(arguments, name)
+        case "resizing_type", "rt":
+            try Self.count(arguments, name, 1...1)
+            try applyResizingType(arguments[0], name)
+        case "width", "w":
+            try Self.count(arguments, name, 1...1)
+            width = Given(value: try Self.whole(arguments[0], name, "width"), option: name)
+        case "height", "h":
+            try Self.count(arguments, name, 1...1)
+            height = Given(value: try Self.whole(arguments[0], name, "height"), option: name)
+        case "min-width", "mw":
+            try Self.count(arguments, name, 1...1)
+            minWidth = Given(value: try Self.whole(arguments[0], name, "min-width"), option: name)
+        case "min-height", "mh":
+            try Self.count(arguments, name, 1...1)
+            minHeight = Given(value: try Self.whole(arguments[0], name, "min-height"), option: name)
+        case "zoom", "z":
+            try Self.count(arguments, name, 1...2)
+            let x = try Self.positiveDecimal(arguments[0], name, "zoom")
+            let y = arguments.count > 1 ? try Self.positiveDecimal(arguments[1], name, "zoom") : x
+            zoom = Given(value: (x, y), option: name)
+        case "dpr":
+            try Self.count(arguments, name, 1...1)
+            dpr = Given(value: try Self.positiveDecimal(arguments[0], name, "dpr"), option: name)
+        case "enlarge", "el":
+            try Self.count(arguments, name, 1...1)
+            enlarge = Given(value: try Self.boolean(arguments[0], name), option: name)
+        case "extend", "ex":
+            extend = Given(value: try Self.extend(arguments, name), option: name)
+        case "extend_aspect_ratio", "extend_ar", "exar":
+            extendAspectRatio = Given(value: try Self.extend(arguments, name), option: name)
+        case "gravity", "g":
+            gravity = Given(value: try Self.gravity(arguments, name, smart: true), option: name)
+        case "crop", "c":
+            try applyCrop(arguments, name)
+        case "trim", "t":
+            try applyTrim(arguments, name)
+        case "padding", "pd":
+            try applyPadding(arguments, name)
+        case "auto_rotate", "ar":
+            try Self.count(arguments, name, 1...1)
+            setDirect(.autorotate, try Self.boolean(arguments[0], name) ? "1" : "0", name)
+        case "rotate", "rot":
+            try Self.count(arguments, name, 1...1)
+            let angle = try Self.whole(arguments[0], name, "angle")
+            guard angle % 90 == 0 else { throw .invalidValue(name, reason: "the angle must be a multiple of 90") }
+            setDirect(.rotate, String(angle % 360), name)
+        case "flip", "fl":
+            try Self.count(arguments, name, 1...2)
+            if !arguments[0].isEmpty {
+                flipHorizontal = Given(value: try Self.boolean(arguments[0], name), option: name)
+            }
+            if arguments.count > 1 && !arguments[1].isEmpty {
+                flipVertical = Given(value: try Self.boolean(arguments[1], name), option: name)
+            }
+        case "background", "bg":
+            setDirect(.bg, try Self.background(arguments, name), name)
+        case "blur", "bl":
+            try Self.count(arguments, name, 1...1)
+            setDirect(.blur, try Self.decimal(arguments[0], name, "sigma").description, name)
+        case "sharpen", "sh":
+            try Self.count(arguments, name, 1...1)
+            setDirect(.sharpen, try Self.decimal(arguments[0], name, "sigma").description, name)
+        case "pixelate", "pix":
+            try Self.count(arguments, name, 1...1)
+            setDirect(.pixelate, String(try Self.whole(arguments[0], name, "size")), name)
+        case "brightness", "br", "contrast", "co", "saturation", "sa", "adjust", "a":
+            try applyAdjustment(arguments, name)
+        case "watermark", "wm":
+            try applyWatermark(arguments, name)
+        case "watermark_url", "wmu":
+            try Self.count(arguments, name, 1...1)
+            watermarkURL = Given(value: try Self.base64Text(arguments[0], name), option: name)
+        case "strip_metadata", "sm":
+            // thumbd always strips; keeping every field is not something it does.
+            try Self.count(arguments, name, 1...1)
+            if !(try Self.boolean(arguments[0], name)) { throw .unsupportedOption("\(name):\(arguments[0])") }
+        case "keep_copyright", "kcr":
+            try Self.count(arguments, name, 1...1)
+            setDirect(.keep_copyright, try Self.boolean(arguments[0], name) ? "1" : "0", name)
+        case "strip_color_profile", "scp":
+            try Self.count(arguments, name, 1...1)
+            setDirect(.icc, try Self.boolean(arguments[0], name) ? "srgb" : "keep", name)
+        case "quality", "q":
+            try Self.count(arguments, name, 1...1)
+            quality = Given(value: try Self.quality(arguments[0], name), option: name)
+        case "format_quality", "fq":
+            try applyFormatQuality(arguments, name)
+        case "max_bytes", "mb":
+            try Self.count(arguments, name, 1...1)
+            let bytes = try Self.whole(arguments[0], name, "size")
+            setDirect(.max_bytes, bytes == 0 ? nil : String(bytes), name)
+        case "format", "f", "ext":
+            try Self.count(arguments, name, 1...1)
+            format = Given(value: try Self.outputFormat(arguments[0], name), option: name)
+        case "preset", "pr":
+            presets += arguments
+        case "cachebuster", "cb":
+            // Changes only the URL (so the caches in front); thumbd's own caches key on the plan.
+            try Self.count(arguments, name, 1...1)
+        case "raw", "return_attachment", "att", "enforce_thumbnail", "eth", "preserve_hdr", "ph":
+            // Off is thumbd's behaviour; on asks for something thumbd does not do.
+            try Self.count(arguments, name, 1...1)
+            if try Self.boolean(arguments[0], name) { throw .unsupportedOption("\(name):\(arguments[0])") }
+        case "expires", "exp":
+            // A deadline would need every remembered answer for the URL (hot set, aliases) to expire with it.
+            try Self.count(arguments, name, 1...1)
+            guard let timestamp = Int64(arguments[0]) else {
+                throw .invalidValue(name, reason: "must be a unix timestamp")
+            }
+            if timestamp > 0 { throw .unsupportedOption(name) }
+        case "resizing_algorithm", "ra":
+            try Self.count(arguments, name, 1...1)
+            // libvips's thumbnail resamples with lanczos3, imgproxy's default.
+            if arguments[0] != "lanczos3" { throw .unsupportedOption("\(name):\(arguments[0])") }
+        default:
+            guard Self.unsupported.contains(name) else { throw .unknownParameter(name) }
+            throw .unsupportedOption(name)
+        }
+    }
+
+    private mutating func setDirect(_ parameter: ThumbnailRequest.Parameter, _ value: String?, _ option: String) {
+        direct[parameter] = Given(value: value, option: option)
+    }
+
+    private mutating func applyResizingType(_ text: String, _ option: String) throws(RequestError) {
+        guard let type = ResizingType(rawValue: text) else {
+            throw .invalidValue(option, reason: "the resizing type must be fit, fill, fill-down, force or auto")
+        }
+        resizingType = Given(value: type, option: option)
+    }
+
+    /// `width:height:enlarge:extend:extend-gravity…`, each optional.
+    private mutating func applySize(_ arguments: [String], _ option: String) throws(RequestError) {
+        if !arguments[0].isEmpty { width = Given(value: try Self.whole(arguments[0], option, "width"), option: option) }
+        if arguments.count > 1 && !arguments[1].isEmpty {
+            height = Given(value: try Self.whole(arguments[1], option, "height"), option: option)
+        }
+        if arguments.count > 2 && !arguments[2].isEmpty {
+            enlarge = Given(value: try Self.boolean(arguments[2], option), option: option)
+        }
+        if arguments.count > 3 && !arguments[3].isEmpty {
+            extend = Given(value: try Self.extend(Array(arguments.dropFirst(3)), option), option: option)
+        }
+    }
+
+    /// `width:height:gravity…`: sizes 0 (whole), below 1 (fraction) or pixels.
+    private mutating func applyCrop(_ arguments: [String], _ option: String) throws(RequestError) {
+        try Self.count(arguments, option, 1...5)
+        func side(_ text: String) throws(RequestError) -> CropSide {
+            let value = try Self.decimal(text, option, "crop size")
+            if value == .zero { return .whole }
+            if value < .one { return .fraction(value) }
+            return .pixels(value.units / FixedDecimal.unitsPerOne)
+        }
+        let width = try side(arguments[0])
+        let height = arguments.count > 1 ? try side(arguments[1]) : .whole
+        let gravity =
+            arguments.count > 2 ? try Self.gravity(Array(arguments.dropFirst(2)), option, smart: true) : nil
+        crop = Given(value: Crop(width: width, height: height, gravity: gravity), option: option)
+    }
+
+    /// `threshold:colour:equal_hor:equal_ver`; an empty threshold turns trimming off (as in imgproxy).
+    private mutating func applyTrim(_ arguments: [String], _ option: String) throws(RequestError) {
+        try Self.count(arguments, option, 1...4)
+        for (index, name) in [(2, "equal_hor"), (3, "equal_ver")] where arguments.count > index {
+            if !arguments[index].isEmpty, try Self.boolean(arguments[index], option) {
+                throw .unsupportedOption("\(option):\(name)")
+            }
+        }
+        guard !arguments[0].isEmpty else {
+            setDirect(.trim, nil, option)
+            return
+        }
+        let threshold = try Self.decimal(arguments[0], option, "threshold")
+        guard threshold.isWhole, threshold.units >= 0 else {
+            throw .invalidValue(option, reason: "the threshold must be a whole number 0...255")
+        }
+        var value = threshold.description
+        if arguments.count > 1 && !arguments[1].isEmpty { value += "," + (try Self.hexColour(arguments[1], option)) }
+        setDirect(.trim, value, option)
+    }
+
+    /// `top:right:bottom:left`, CSS-style: an unwritten right copies top, bottom copies top, left copies right.
+    private mutating func applyPadding(_ arguments: [String], _ option: String) throws(RequestError) {
+        try Self.count(arguments, option, 1...4)
+        var sides: [Int?] = []
+        for argument in arguments {
+            sides.append(argument.isEmpty ? nil : try Self.whole(argument, option, "padding"))
+        }
+        sides += Array(repeating: nil, count: 4 - sides.count)
+        // imgproxy's copies read the value in force, which may be an earlier option's.
+        if let top = sides[0] { padding[0] = top }
+        padding[1] = sides[1] ?? padding[0]
+        padding[2] = sides[2] ?? padding[0]
+        padding[3] = sides[3] ?? padding[1]
+        paddingOption = option
+    }
+
+    /// `brightness`, `contrast`, `saturation` (imgproxy Pro), or all three as `adjust:b:c:s`.
+    private mutating func applyAdjustment(_ arguments: [String], _ option: String) throws(RequestError) {
+        let isAdjust = option == "adjust" || option == "a"
+        try Self.count(arguments, option, 1...(isAdjust ? 3 : 1))
+        let parameters: [ThumbnailRequest.Parameter] =
+            switch option {
+            case "brightness", "br": [.brightness]
+            case "contrast", "co": [.contrast]
+            case "saturation", "sa": [.saturation]
+            default: [.brightness, .contrast, .saturation]
+            }
+        for (parameter, text) in zip(parameters, arguments) where !text.isEmpty {
+            if parameter == .brightness {
+                let value = try Self.decimal(text, option, "brightness")
+                guard value.isWhole else {
+                    throw .invalidValue(option, reason: "the brightness must be a whole number -255...255")
+                }
+                setDirect(.brightness, value.description, option)
+            } else {
+                setDirect(parameter, try Self.decimal(text, option, parameter.rawValue).description, option)
+            }
+        }
+    }
+
+    /// `opacity:position:x:y:scale`; opacity 0 removes the watermark.
+    private mutating func applyWatermark(_ arguments: [String], _ option: String) throws(RequestError) {
+        try Self.count(arguments, option, 1...5)
+        let opacity = try Self.decimal(arguments[0], option, "opacity")
+        guard opacity <= .one, opacity >= .zero else {
+            throw .invalidValue(option, reason: "the opacity must be 0...1")
+        }
+        var mark = Watermark(opacity: opacity)
+        if arguments.count > 1 && !arguments[1].isEmpty {
+            guard let position = Self.watermarkPositions[arguments[1]] else {
+                if arguments[1] == "ch" { throw .unsupportedOption("\(option):ch") }
+                throw .invalidValue(option, reason: "the position must be ce, a compass point (no, soea, …) or re")
+            }
+            mark.position = position
+        }
+        func offset(_ text: String) throws(RequestError) -> Int {
+            let value = try Self.decimal(text, option, "offset")
+            if value != .zero && value.units.magnitude < FixedDecimal.unitsPerOne {
+                throw .unsupportedOption("\(option):relative offset")
+            }
+            guard value.isWhole, value >= .zero else {
+                throw .invalidValue(option, reason: "offsets must be whole pixels ≥ 0 (inward from the edges)")
+            }
+            return value.units / FixedDecimal.unitsPerOne
+        }
+        if arguments.count > 2 && !arguments[2].isEmpty { mark.offsetX = try offset(arguments[2]) }
+        if arguments.count > 3 && !arguments[3].isEmpty { mark.offsetY = try offset(arguments[3]) }
+        if arguments.count > 4 && !arguments[4].isEmpty {
+            mark.scale = try Self.positiveDecimal(arguments[4], option, "scale")
+        }
+        watermark = Given(value: mark, option: option)
+    }
+
+    /// imgproxy's watermark positions → `/thumb`'s `wm_pos`.
+    private static let watermarkPositions: [String: String] = [
+        "ce": "centre", "no": "north", "so": "south", "ea": "east", "we": "west", "noea": "northeast",
+        "nowe": "northwest", "soea": "southeast", "sowe": "southwest", "re": "tile",
+    ]
+
+    /// `format:quality:format:quality…`.
+    private mutating func applyFormatQuality(_ arguments: [String], _ option: String) throws(RequestError) {
+        guard arguments.count.isMultiple(of: 2) else {
+            throw .invalidValue(option, reason: "must be pairs of format and quality")
+        }
+        for index in stride(from: 0, to: arguments.count, by: 2) {
+            let format: String
+            if let known = Self.outputFormats[arguments[index]] {
+                format = known
+            } else if Self.imgproxyOnlyFormats.contains(arguments[index]) {
+                format = arguments[index]  // never thumbd's output, so never read
+            } else {
+                throw .invalidValue(option, reason: "unknown format \(arguments[index])")
+            }
+            formatQuality[format] = try Self.quality(arguments[index + 1], option)
+        }
+        formatQualityOption = option
+    }
+}

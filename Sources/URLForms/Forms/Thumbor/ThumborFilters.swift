@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+import Thumbnailing
+
+/// thumbor's `filters:` read into what they ask, then written into a plan (``apply(to:fitIn:)``). Each filter is one of
+/// three kinds (docs/compatibility.md): mapped onto `/thumb`'s parameters, accepted because it is what thumbd does
+/// anyway (`strip_exif`, `strip_icc`, `autojpg`), or refused (`RequestError.unsupportedOption`, a 400 naming it).
+/// A filter given twice is refused, except `rotate` (the turns add up), so one URL cannot mean two plans.
+package struct ThumborFilters {
+    /// The sum of the `rotate` filters' angles, counter-clockwise as thumbor turns, 0...359.
+    package private(set) var counterClockwiseDegrees = 0
+    /// The name the turn is reported under in errors.
+    package private(set) var rotateName: String?
+    package private(set) var noUpscale = false
+    package private(set) var upscale = false
+    package private(set) var stretch = false
+    /// `proportion(p)`: the box times p (0 < p ≤ 1).
+    package private(set) var proportion: Double?
+    /// `focal(AxB:CxD)`: the centre of the box, in source pixels (after the EXIF orientation).
+    package private(set) var focal: (x: Int, y: Int)?
+    /// The `/thumb` parameters the remaining filters set, with the filter's name.
+    private var values: [(ThumbnailRequest.Parameter, String, String)] = []
+    /// `fill(colour[, fill_transparent])`: the colour (nil: transparent) and whether transparency is filled.
+    private var fill: (colour: String?, transparent: Bool)?
+
+    /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
+    package static let refused: Set<String> = [
+        "round_corner", "rgb", "noise", "equalize", "convolution", "curve", "red_eye", "colorize", "extract_focal",
+        "frame", "max_age", "cover", "distributed_collage", "gifv",
+    ]
+
+    package init(_ filters: [(name: String, arguments: String)]) throws(RequestError) {
+        var seen = Set<String>()
+        for (name, text) in filters {
+            guard name == "rotate" || seen.insert(name).inserted else { throw .duplicateParameter("filters:\(name)") }
+            let arguments = Self.arguments(text)
+            try read(name, arguments)
+        }
+    }
+
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private mutating func read(_ name: String, _ arguments: [String]) throws(RequestError) {
+        func count(_ range: ClosedRange<Int>) throws(RequestError) {
+            guard range.contains(arguments.count) else {
+                throw .invalidValue(name, reason: "takes \(range.lowerBound)…\(range.upperBound) arguments")
+            }
+        }
+        func number(_ index: Int, _ range: ClosedRange<Double>) throws(RequestError) -> Double {
+            guard index < arguments.count, let value = Self.decimal(arguments[index]), range.contains(value) else {
+                throw .invalidValue(
+                    name, reason: "argument \(index + 1) must be a number \(range.lowerBound)…\(range.upperBound)")
+            }
+            return value
+        }
+        func boolean(_ index: Int) throws(RequestError) -> Bool {
+            guard index < arguments.count else { return false }
+            switch arguments[index].lowercased() {
+            case "true", "1": return true
+            case "false", "0": return false
+            default: throw .invalidValue(name, reason: "argument \(index + 1) must be true, false, 1 or 0")
+            }
+        }
+        switch name {
+        case "quality":
+            try count(1...1)
+            values.append((.q, String(Int(try number(0, 1...100))), name))
+        case "format":
+            try count(1...1)
+            let format = arguments[0].lowercased()
+            guard ["jpeg", "jpg", "png", "webp", "gif", "avif"].contains(format) else {
+                throw .unsupportedOption("format(\(RequestError.printable(format.prefix(16))))")
+            }
+            values.append((.format, format, name))
+        case "blur":
+            try count(1...2)
+            let radius = try number(0, 1...150)
+            let sigma = arguments.count > 1 ? try number(1, 0...150) : 0
+            values.append((.blur, DialectGeometry.decimal(sigma == 0 ? radius : sigma), name))
+        case "sharpen":
+            // thumbor's sharpen(amount, radius, luminance_only): thumbd's sharpen takes the radius as its sigma
+            // (libvips's unsharp mask works on lightness); the amount is not modelled (docs/compatibility.md).
+            try count(3...3)
+            _ = try number(0, 0...10)
+            let radius = try number(1, 0...10)
+            _ = try boolean(2)
+            values.append((.sharpen, DialectGeometry.decimal(radius), name))
+        case "grayscale":
+            try count(0...0)
+            values.append((.grayscale, "1", name))
+        case "brightness":
+            try count(1...1)
+            values.append((.brightness, String(Int((try number(0, -100...100) * 2.55).rounded())), name))
+        case "contrast":
+            try count(1...1)
+            values.append((.contrast, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), name))
+        case "saturation":
+            try count(1...1)
+            values.append((.saturation, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), name))
+        case "rotate":
+            try count(1...1)
+            guard let degrees = Int(arguments[0]), degrees % 90 == 0 else {
+                throw .invalidValue(name, reason: "must be a multiple of 90 (thumbd does not turn by other angles)")
+            }
+            counterClockwiseDegrees = ((counterClockwiseDegrees + degrees) % 360 + 360) % 360
+            rotateName = name
+        case "no_upscale":
+            try count(0...0)
+            noUpscale = true
+        case "upscale":
+            try count(0...0)
+            upscale = true
+        case "stretch":
+            try count(0...0)
+            stretch = true
+        case "proportion":
+            try count(1...1)
+            let value = try number(0, 0...1)
+            guard value > 0 else { throw .invalidValue(name, reason: "must be above 0") }
+            proportion = value
+        case "max_bytes":
+            try count(1...1)
+            values.append((.max_bytes, String(Int(try number(0, 0...100_000_000))), name))
+        case "background_color":
+            try count(1...1)
+            values.append((.bg, try Self.colour(arguments[0], filter: name), name))
+        case "fill":
+            try count(1...2)
+            let colour = arguments[0].lowercased()
+            guard colour != "auto", colour != "blur" else { throw .unsupportedOption("fill(\(colour))") }
+            fill = (colour == "transparent" ? nil : try Self.colour(colour, filter: name), try boolean(1))
+        case "watermark":
+            try readWatermark(arguments)
+        case "focal":
+            // thumbor's focal(left x top : right x bottom), in source pixels: its centre is the focal point.
+            try count(1...1)
+            let corners = arguments[0].split(separator: ":", omittingEmptySubsequences: false)
+                .flatMap { $0.split(separator: "x", omittingEmptySubsequences: false) }
+                .compactMap { ThumbnailRequest.integer(String($0)) }
+            guard corners.count == 4, corners[2] > corners[0], corners[3] > corners[1] else {
+                throw .invalidValue(name, reason: "must be LEFTxTOP:RIGHTxBOTTOM with right > left, bottom > top")
+            }
+            focal = ((corners[0] + corners[2]) / 2, (corners[1] + corners[3]) / 2)
+        case "strip_exif", "strip_icc":
+            try count(0...0)  // thumbd strips metadata and converts to sRGB anyway
+        case "autojpg":
+            try count(0...1)  // with no format, thumbd answers JPEG for opaque pictures a client cannot take better
+        default:
+            throw .unsupportedOption(
+                Self.refused.contains(name) ? name : "filter \(RequestError.printable(name.prefix(40)))")
+        }
+    }
+
+    /// `watermark(url, x, y, alpha[, w_ratio[, h_ratio]])`.
+    private mutating func readWatermark(_ arguments: [String]) throws(RequestError) {
+        let name = "watermark"
+        guard (4...6).contains(arguments.count) else { throw .invalidValue(name, reason: "takes 4…6 arguments") }
+        values.append((.wm_url, try ThumborPath.imageURL(Substring(arguments[0])), name))
+        // Each axis: a number from the left/top edge, a negative one from the right/bottom edge, or `center`.
+        func axis(_ text: String) throws(RequestError) -> (side: Int, offset: Int)? {
+            if text == "center" { return (0, 0) }
+            if text == "repeat" { return nil }
+            if text.hasSuffix("p") { throw .unsupportedOption("watermark position in percent") }
+            let negative = text.hasPrefix("-")
+            guard let offset = ThumbnailRequest.integer(negative ? String(text.dropFirst()) : text) else {
+                throw .invalidValue(name, reason: "a position must be a whole number, center or repeat")
+            }
+            return (negative ? 1 : -1, offset)
+        }
+        let x = try axis(arguments[1])
+        let y = try axis(arguments[2])
+        switch (x, y) {
+        case (nil, nil):
+            values.append((.wm_pos, "tile", name))
+        case (let x?, let y?):
+            let gravity = DialectGeometry.compass(x.side, y.side)
+            values.append((.wm_pos, gravity.rawValue, name))
+            if x.offset != 0 { values.append((.wm_x, String(x.offset), name)) }
+            if y.offset != 0 { values.append((.wm_y, String(y.offset), name)) }
+        default:
+            throw .unsupportedOption("watermark repeated along one axis")
+        }
+        guard let alpha = ThumbnailRequest.integer(arguments[3]), alpha <= 100 else {
+            throw .invalidValue(name, reason: "alpha must be 0…100")
+        }
+        if alpha != 0 { values.append((.wm_opacity, DialectGeometry.decimal(1 - Double(alpha) / 100), name)) }
+        let widthRatio = arguments.count > 4 ? arguments[4] : "none"
+        let heightRatio = arguments.count > 5 ? arguments[5] : "none"
+        guard heightRatio == "none" else { throw .unsupportedOption("watermark h_ratio") }
+        if widthRatio != "none" {
+            guard let percent = ThumbnailRequest.integer(widthRatio), (1...100).contains(percent) else {
+                throw .invalidValue(name, reason: "w_ratio must be 1…100 or none")
+            }
+            values.append((.wm_scale, DialectGeometry.decimal(Double(percent) / 100), name))
+        }
+    }
+
+    /// Writes what the filters ask into `plan`, after the box (`fill` depends on `fit-in`).
+    package func apply(to plan: inout DialectPlan, fitIn: Bool) throws(RequestError) {
+        for (parameter, value, name) in values { plan.set(parameter, value, option: name) }
+        if let fill {
+            // With fit-in, fill pads the picture to the exact box; without, the picture fills the box already and
+            // only transparency can be filled.
+            if fitIn && plan[.fit] == nil { plan.set(.fit, "pad", option: "fill") }
+            if let colour = fill.colour, fitIn || fill.transparent {
+                if plan[.bg] != nil { throw .unsupportedOption("fill with background_color") }
+                plan.set(.bg, colour, option: "fill")
+            }
+        }
+    }
+
+    // MARK: - Arguments
+
+    /// thumbor's arguments: split at commas, blanks around each dropped, `'quoted'` text unquoted.
+    package static func arguments(_ text: String) -> [String] {
+        guard !text.isEmpty else { return [] }
+        return text.split(separator: ",", omittingEmptySubsequences: false).map { argument in
+            let trimmed = argument.trimmingCharacters(in: " ")
+            if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") {
+                return String(trimmed.dropFirst().dropLast())
+            }
+            return String(trimmed)
+        }
+    }
+
+    /// A plain decimal (`-12`, `0.5`, `.5`).
+    package static func decimal(_ text: String) -> Double? {
+        guard !text.isEmpty, text.utf8.count <= 16,
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
+        else { return nil }
+        return Double(text)
+    }
+
+    /// The CSS basic colour names thumbor users write most, besides hexadecimal.
+    package static let namedColours: [String: String] = [
+        "black": "000000", "white": "ffffff", "red": "ff0000", "green": "008000", "blue": "0000ff",
+        "yellow": "ffff00", "gray": "808080", "grey": "808080", "silver": "c0c0c0", "maroon": "800000",
+        "purple": "800080", "fuchsia": "ff00ff", "lime": "00ff00", "olive": "808000", "navy": "000080",
+        "teal": "008080", "aqua": "00ffff", "orange": "ffa500",
+    ]
+
+    /// A colour as `/thumb`'s `bg` writes it: a name above, or 3 or 6 hexadecimal digits.
+    package static func colour(_ text: String, filter: String) throws(RequestError) -> String {
+        let lowered = text.lowercased()
+        if let named = namedColours[lowered] { return named }
+        let digits = Array(lowered.utf8)
+        guard digits.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw .invalidValue(filter, reason: "colour must be a basic colour name or hexadecimal")
+        }
+        switch digits.count {
+        case 6: return lowered
+        case 3: return lowered.map { "\($0)\($0)" }.joined()
+        default: throw .invalidValue(filter, reason: "colour must be a basic colour name or hexadecimal")
+        }
+    }
+}
+
+extension StringProtocol {
+    /// Without `character` at either end.
+    fileprivate func trimmingCharacters(in character: Character) -> Substring {
+        var text = self[...]
+        while text.first == character { text = text.dropFirst() }
+        while text.last == character { text = text.dropLast() }
+        return Substring(text)
+    }
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+import Thumbnailing
+
+/// A thumbor URL compiled into `/thumb`'s parameters (docs/compatibility.md, "thumbor", has the table and the
+/// differences that remain).
+///
+/// thumbor flips (negative sizes) and turns (`rotate`) after its crop and resize; thumbd turns first. So the turn is
+/// composed into one orientation, the box trades sides when the turn does, and the crop region (fractions), the
+/// alignment and the focal point are carried into the turned picture (``DialectGeometry``): the output is the same
+/// picture. What cannot be carried without the source's size (a crop in pixels with a turn or flip) is refused.
+extension ThumborPath {
+    /// The plan this URL names.
+    /// - Throws: `RequestError` naming the thumbor option: `.unsupportedOption` for what thumbd cannot honour,
+    ///   `.invalidValue` for a bad argument.
+    package func plan() throws(RequestError) -> DialectPlan {
+        if debug { throw .unsupportedOption("debug") }
+        var filters = try ThumborFilters(self.filters)
+        var plan = DialectPlan()
+        plan.set(.url, try Self.imageURL(image), option: "image")
+
+        // The turn: thumbor's flips, then its rotate filter (counter-clockwise), as one clockwise orientation.
+        guard
+            let flips = ThumbnailSpec.Orientation.rotated(
+                0, flippedHorizontally: flipsHorizontally, vertically: flipsVertically),
+            let rotation = ThumbnailSpec.Orientation(degrees: 360 - filters.counterClockwiseDegrees)
+        else { throw .invalidValue("rotate", reason: "must be a multiple of 90") }
+        let turn = flips.then(rotation)
+        if turn.degrees != 0 { plan.set(.rotate, String(turn.degrees), option: filters.rotateName ?? "size") }
+        if turn.mirrored { plan.set(.flip, "h", option: "size") }
+
+        try setBox(into: &plan, turn: turn, filters: &filters)
+        try setRegion(into: &plan, turn: turn)
+        try filters.apply(to: &plan, fitIn: fitIn != nil)
+        return plan
+    }
+
+    /// The box, fit and enlargement, the gravity or smart crop.
+    private func setBox(into plan: inout DialectPlan, turn: ThumbnailSpec.Orientation, filters: inout ThumborFilters)
+        throws(RequestError)
+    {
+        func pixels(_ side: Side) -> Int? {
+            guard case .pixels(let value) = side else { return nil }
+            return filters.proportion.map { max(1, Int((Double(value) * $0).rounded())) } ?? value
+        }
+        var (width, height) = (pixels(self.width), pixels(self.height))
+        if width == nil && height == nil {
+            // No size, `orig` or 0: the picture at its own size (up to thumbd's largest side).
+            if filters.proportion != nil { throw .unsupportedOption("proportion without a size") }
+            plan.set(.w, String(ThumbnailSpec.maxDimension), option: "size")
+            plan.set(.h, String(ThumbnailSpec.maxDimension), option: "size")
+            plan.set(.enlarge, "0", option: "size")
+            return
+        }
+        if self.width == .original || self.height == .original { throw .unsupportedOption("orig with a size") }
+        if turn.swapsSides { (width, height) = (height, width) }
+        if let width { plan.set(.w, String(width), option: "width") }
+        if let height { plan.set(.h, String(height), option: "height") }
+
+        if let fitIn {
+            // full-fit-in covers the box without cropping, and thumbor enlarges a smaller picture to do it;
+            // adaptive- turns the box to the picture's orientation first.
+            let full = fitIn == .fullFitIn || fitIn == .adaptiveFullFitIn
+            let name = Self.fitInNames[fitIn] ?? "fit-in"
+            plan.set(.enlarge, full || filters.upscale ? "1" : "0", option: name)
+            if full { plan.set(.fit, "outside", option: name) }
+            if fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn { plan.set(.adaptive, "1", option: name) }
+            if filters.stretch { plan.set(.fit, "fill", option: "stretch") }
+            return
+        }
+        // thumbor's crop mode resizes to the box whatever the source's size, unless no_upscale.
+        plan.set(.enlarge, filters.noUpscale ? "0" : "1", option: "no_upscale")
+        guard width != nil && height != nil else { return }
+        if filters.stretch {
+            plan.set(.fit, "fill", option: "stretch")
+            return
+        }
+        plan.set(.fit, "cover", option: "size")
+        if let focal = filters.focal {
+            // Pixels of the picture as thumbd turns it: the same as thumbor's only without a turn or a trim.
+            guard turn == .none else { throw .unsupportedOption("focal with a flip or rotate") }
+            guard trim == nil else { throw .unsupportedOption("focal with trim") }
+            plan.set(.gravity, "fpx:\(focal.x),\(focal.y)", option: "focal")
+        } else if smart {
+            plan.set(.gravity, Gravity.attention.rawValue, option: "smart")
+        } else {
+            let x = [.left: -1, .center: 0, .right: 1][horizontalAlignment] ?? 0
+            let y = [.top: -1, .middle: 0, .bottom: 1][verticalAlignment] ?? 0
+            let gravity = DialectGeometry.map(DialectGeometry.compass(x, y), through: turn)
+            if gravity != .centre { plan.set(.gravity, gravity.rawValue, option: "halign") }
+        }
+    }
+
+    /// The manual crop and the trim.
+    private func setRegion(into plan: inout DialectPlan, turn: ThumbnailSpec.Orientation) throws(RequestError) {
+        if let trim {
+            guard crop == nil || isEmptyCrop else { throw .unsupportedOption("trim with a manual crop") }
+            // thumbd trims the turned picture: thumbor's corner, wherever the turn puts it.
+            let corner = DialectGeometry.map(trim.corner == .topLeft ? .northWest : .southEast, through: turn)
+            let names: [Gravity: String] = [.northEast: ",tr", .southWest: ",bl", .southEast: ",br"]
+            plan.set(.trim, String(trim.tolerance) + (names[corner] ?? ""), option: "trim")
+        }
+        guard let crop, !isEmptyCrop else { return }
+        if [crop.left, crop.top, crop.right, crop.bottom].contains(where: { $0.contains(".") }) {
+            guard let left = Double(crop.left), let top = Double(crop.top), let right = Double(crop.right),
+                let bottom = Double(crop.bottom), right > left, bottom > top, right <= 1, bottom <= 1
+            else {
+                throw .invalidValue("crop", reason: "fractions need left < right ≤ 1 and top < bottom ≤ 1")
+            }
+            let region = DialectGeometry.map(
+                region: (left, top, right - left, bottom - top), through: turn)
+            let text = [region.left, region.top, region.width, region.height].map(DialectGeometry.decimal)
+            plan.set(.crop, text.joined(separator: ","), option: "crop")
+            return
+        }
+        guard let left = Int(crop.left), let top = Int(crop.top), let right = Int(crop.right),
+            let bottom = Int(crop.bottom), right > left, bottom > top
+        else { throw .invalidValue("crop", reason: "needs left < right and top < bottom") }
+        guard turn == .none else { throw .unsupportedOption("crop in pixels with a flip or rotate") }
+        plan.set(.crop, "\(left),\(top),\(right - left),\(bottom - top)", option: "crop")
+    }
+
+    /// The fit-in segments as written, for errors.
+    package static let fitInNames: [FitIn: String] = [
+        .fitIn: "fit-in", .fullFitIn: "full-fit-in", .adaptiveFitIn: "adaptive-fit-in",
+        .adaptiveFullFitIn: "adaptive-full-fit-in",
+    ]
+
+    /// `0x0:0x0`: thumbor's spelling of no crop.
+    private var isEmptyCrop: Bool {
+        guard let crop else { return true }
+        return [crop.left, crop.top, crop.right, crop.bottom].allSatisfy { Double($0) == 0 }
+    }
+
+    /// The image part as a source URL: percent-decoded once (as thumbor's router does), `http://` put in front of
+    /// a URL without a scheme, and a scheme's `//` that a proxy merged into one `/` restored.
+    package static func imageURL(_ image: Substring) throws(RequestError) -> String {
+        guard let decoded = QueryParameters.percentDecode(image.utf8) else {
+            throw .malformedPath("the image has a malformed percent-escape")
+        }
+        let lowered = decoded.prefix(8).lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return decoded }
+        for scheme in ["http:/", "https:/"] where lowered.hasPrefix(scheme) {
+            return scheme + "/" + decoded.dropFirst(scheme.count)
+        }
+        // Another scheme stays as written (and is refused as a source); a bare host gets thumbor's `http://`.
+        if let colon = decoded.firstRange(of: "://"), !decoded[..<colon.lowerBound].contains("/") { return decoded }
+        return "http://" + decoded
+    }
+}
