@@ -74,8 +74,12 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let host = request.source.host
         let segments = input.split(separator: "/", omittingEmptySubsequences: false)
         // (The path's last segment is always the image, a size being followed by `/`; the last other segment
-        // equal to the host is where the image starts, an earlier one having been the size.)
-        if isSizeShaped(host[...]), let at = segments.dropLast().lastIndex(where: { $0 == host }) {
+        // equal to the host is where the image starts, an earlier one having been the size. An image of one
+        // segment, `http://5x/` from `unsafe/5x//5x`, is that last segment itself: a size before it is a size.)
+        let imageIsItsHostAlone = request.source.string == "\(request.source.scheme)://\(host)/"
+        if isSizeShaped(host[...]), !imageIsItsHostAlone,
+            let at = segments.dropLast().lastIndex(where: { $0 == host })
+        {
             func comesBeforeTheSize(_ segment: Substring) -> Bool {
                 ["debug", "meta", "fit-in", "full-fit-in", "adaptive-fit-in", "adaptive-full-fit-in"].contains(segment)
                     || segment.hasPrefix("trim") || (segment.contains(":") && !segment.hasPrefix("filters:"))
