@@ -75,10 +75,14 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let segments = input.split(separator: "/", omittingEmptySubsequences: false)
         // (The path's last segment is always the image, a size being followed by `/`; the last other segment
         // equal to the host is where the image starts, an earlier one having been the size. An image of one
-        // segment, `http://5x/` from `unsafe/5x//5x`, is that last segment itself: a size before it is a size.)
+        // segment, `http://5x/` from `unsafe/5x//5x`, is that last segment itself: a size before it is a size. The
+        // first segment is the signature, never the image: `x/x:42#3/…` has the image `x:42#3/…`, host `x`.)
         let imageIsItsHostAlone = request.source.string == "\(request.source.scheme)://\(host)/"
-        if isSizeShaped(host[...]), !imageIsItsHostAlone,
-            let at = segments.dropLast().lastIndex(where: { $0 == host })
+        // Only an image whose first segment is the bare host (no port, no user) can have taken a size's segment whole.
+        let authorityIsTheHostAlone =
+            request.source.port == nil && request.source.string.hasPrefix("\(request.source.scheme)://\(host)/")
+        if isSizeShaped(host[...]), !imageIsItsHostAlone, authorityIsTheHostAlone,
+            let at = segments.dropFirst().dropLast().lastIndex(where: { $0 == host })
         {
             func comesBeforeTheSize(_ segment: Substring) -> Bool {
                 ["debug", "meta", "fit-in", "full-fit-in", "adaptive-fit-in", "adaptive-full-fit-in"].contains(segment)
