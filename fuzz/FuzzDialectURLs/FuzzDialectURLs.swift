@@ -79,7 +79,7 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // first segment is the signature, never the image: `x/x:42#3/…` has the image `x:42#3/…`, host `x`.)
         let imageIsItsHostAlone = request.source.string == "\(request.source.scheme)://\(host)/"
         // Only an image whose first segment is the bare host (no port, no user) can have taken a size's segment whole.
-        // Known gap (corpus: thumbor-size-x-then-host-empty-port): `x/x/x:/…` reads size `x`, then the image `x:/…`,
+        // Known gap (fuzz/FailCases/dialect-size-x-then-host-empty-port): `x/x/x:/…` reads size `x`, then the image `x:/…`,
         // whose empty port leaves `http://x/…`: this text match takes the size for the image. The check should ask
         // the thumbor parser where the image began instead of matching segments (next session, issue 26).
         let authorityIsTheHostAlone =
