@@ -76,6 +76,30 @@ import Thumbnailing
         try ThumborForm.verify(path, keys: DialectKeys.Values(settings))
     }
 
+    // MARK: - Grammar
+
+    /// Where the image begins is where the grammar stopped: a segment of a size's shape is the size until the size's
+    /// place is passed, after which it is the image's (the fuzz target FuzzDialectURLs checks this on every input).
+    @Test(arguments: [
+        ("300x200/host/a.jpg", ThumborPath.Part.size, "host/a.jpg"),
+        ("fit-in/host/a.jpg", .fitIn, "host/a.jpg"),
+        ("x/5x5/a.jpg", .size, "5x5/a.jpg"),
+        ("10x10/left/5x5/a.jpg", .horizontalAlignment, "5x5/a.jpg"),
+        ("filters:quality(80)/5x5/a.jpg", .filters, "5x5/a.jpg"),
+        ("x/x:/host/a.jpg", .size, "x:/host/a.jpg"),
+    ])
+    func theImageBeginsWhereTheGrammarStopped(signedPart: String, last: ThumborPath.Part, image: String) throws {
+        let path = try ThumborPath(afterPrefix: Substring("unsafe/" + signedPart))
+        #expect(path.lastPart == last)
+        #expect(path.image == image[...])
+    }
+
+    @Test func anImageWithNoOptionsHasNoLastPart() throws {
+        let path = try ThumborPath(afterPrefix: "unsafe/host/a.jpg")
+        #expect(path.lastPart == nil)
+        #expect(path.image == "host/a.jpg")
+    }
+
     // MARK: - One plan
 
     @Test(arguments: [

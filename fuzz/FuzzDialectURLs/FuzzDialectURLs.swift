@@ -7,8 +7,9 @@
 // memory error", every input checks:
 // - the signature check (under a fixed key) and the parse either pass or refuse with a `RequestError` that names
 //   something and whose public message is short (≤ 200 bytes) and free of control characters;
-// - an accepted thumbor URL's source host is never of the size's shape (`[-]digitsx[-]digits`), which thumbor's grammar
-//   reads as a size however many digits it has;
+// - an accepted thumbor URL's image begins with a segment of the size's shape (`[-]digitsx[-]digits`, which thumbor's
+//   grammar reads as a size however many digits it has) only when the grammar had passed the size's place
+//   (`ThumborPath.lastPart`);
 // - an accepted URL's plan, written back as its one `/thumb` query (`ThumbnailRequest.canonicalQuery`), parses
 //   to the same source and the same normalised plan, hence the same variant key: the foreign URL and `/thumb`
 //   share one cache entry.
@@ -59,10 +60,10 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         checkRefusal(error, input: input)
         return 0
     }
-    if !isImgproxy {
-        // thumbor's grammar reads a run of digits of any length as a size's side, so a source host of the size's
-        // shape (`99999999999x64`, made into `http://99999999999x64/…`) is only right when the size's place was
-        // passed before it (a size, an alignment, `smart/` or filters came first).
+    if !isImgproxy, let path = try? ThumborPath(afterPrefix: input[...]) {
+        // thumbor's grammar takes a segment of a size's shape (`[-]W|origx[-]H|orig`, any run of digits) as the
+        // size whenever the size's place has not been passed: the image may begin with one only after a size or a
+        // later part (an alignment, `smart/`, filters). The image's last segment (no `/` after it) is never a size.
         func isSizeShaped(_ text: Substring) -> Bool {
             let sides = text.split(separator: "x", omittingEmptySubsequences: false)
             return sides.count == 2
@@ -71,31 +72,11 @@ public func fuzzDialectURLs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                     return digits == "orig" || digits.utf8.allSatisfy { (0x30...0x39).contains($0) }
                 }
         }
-        let host = request.source.host
-        let segments = input.split(separator: "/", omittingEmptySubsequences: false)
-        // (The path's last segment is always the image, a size being followed by `/`; the last other segment
-        // equal to the host is where the image starts, an earlier one having been the size. An image of one
-        // segment, `http://5x/` from `unsafe/5x//5x`, is that last segment itself: a size before it is a size. The
-        // first segment is the signature, never the image: `x/x:42#3/…` has the image `x:42#3/…`, host `x`.)
-        let imageIsItsHostAlone = request.source.string == "\(request.source.scheme)://\(host)/"
-        // Only an image whose first segment is the bare host (no port, no user) can have taken a size's segment whole.
-        // Known gap (fuzz/FailCases/dialect-size-x-then-host-empty-port): `x/x/x:/…` reads size `x`, then the image `x:/…`,
-        // whose empty port leaves `http://x/…`: this text match takes the size for the image. The check should ask
-        // the thumbor parser where the image began instead of matching segments (next session, issue 26).
-        let authorityIsTheHostAlone =
-            request.source.port == nil && request.source.string.hasPrefix("\(request.source.scheme)://\(host)/")
-        if isSizeShaped(host[...]), !imageIsItsHostAlone, authorityIsTheHostAlone,
-            let at = segments.dropFirst().dropLast().lastIndex(where: { $0 == host })
-        {
-            func comesBeforeTheSize(_ segment: Substring) -> Bool {
-                ["debug", "meta", "fit-in", "full-fit-in", "adaptive-fit-in", "adaptive-full-fit-in"].contains(segment)
-                    || segment.hasPrefix("trim") || (segment.contains(":") && !segment.hasPrefix("filters:"))
-            }
-            let before = segments[..<at].dropFirst()
-            // A host after a scheme (`http:/`) is a written URL's, not a segment the grammar could take.
+        if let slash = path.image.firstIndex(of: "/"), isSizeShaped(path.image[..<slash]) {
             precondition(
-                before.contains { $0.hasSuffix(":") } || !before.allSatisfy(comesBeforeTheSize),
-                "a size became the image's host \(host): \(input.debugDescription)")
+                path.lastPart.map { $0 >= .size } ?? false,
+                "a size became the image's first segment after \(String(describing: path.lastPart)): \(input.debugDescription)"
+            )
         }
     }
     let normalized = thumbnailer.normalized(request.spec)

@@ -32,6 +32,16 @@ package struct ThumborPath: Sendable {
     package var filters: [(name: String, arguments: String)] = []
     /// The image as written (still percent-encoded).
     package var image: Substring
+    /// The last optional part the grammar took before the image (nil: none): what follows it can no longer be an
+    /// earlier part, so an image may begin with a segment of a size's shape only when this is ``Part/size`` or later.
+    package private(set) var lastPart: Part?
+
+    /// The optional parts, in the grammar's order.
+    package enum Part: Int, Sendable, Comparable {
+        case debug, meta, trim, crop, fitIn, size, horizontalAlignment, verticalAlignment, smart, filters
+
+        package static func < (a: Part, b: Part) -> Bool { a.rawValue < b.rawValue }
+    }
 
     package enum TrimCorner: String, Sendable { case topLeft = "top-left", bottomRight = "bottom-right" }
     package enum FitIn: Sendable, Hashable { case fitIn, fullFitIn, adaptiveFitIn, adaptiveFullFitIn }
@@ -78,44 +88,54 @@ package struct ThumborPath: Sendable {
         if let (next, after) = segment(rest), next == "debug" {
             debug = true
             rest = after
+            lastPart = .debug
         }
         if let (next, after) = segment(rest), next == "meta" {
             meta = true
             rest = after
+            lastPart = .meta
         }
         if let (next, after) = segment(rest), let trim = try Self.trim(next) {
             self.trim = trim
             rest = after
+            lastPart = .trim
         }
         if let (next, after) = segment(rest), let crop = Self.crop(next) {
             self.crop = crop
             rest = after
+            lastPart = .crop
         }
         if let (next, after) = segment(rest), let fitIn = Self.fitIn(next) {
             self.fitIn = fitIn
             rest = after
+            lastPart = .fitIn
         }
         if let (next, after) = segment(rest), let size = try Self.size(next) {
             (flipsHorizontally, width, flipsVertically, height) = size
             rest = after
+            lastPart = .size
         }
         if let (next, after) = segment(rest), let alignment = HorizontalAlignment(rawValue: String(next)) {
             horizontalAlignment = alignment
             rest = after
+            lastPart = .horizontalAlignment
         }
         if let (next, after) = segment(rest), let alignment = VerticalAlignment(rawValue: String(next)) {
             verticalAlignment = alignment
             rest = after
+            lastPart = .verticalAlignment
         }
         if let (next, after) = segment(rest), next == "smart" {
             smart = true
             rest = after
+            lastPart = .smart
         }
         if rest.hasPrefix("filters:"), let end = rest.firstRange(of: ")/") {
             // thumbor's expression: `filters:(.+?\))/`, up to the first `)/` (a filter's argument may hold `/`).
             let text = rest[rest.index(rest.startIndex, offsetBy: 8)..<rest.index(after: end.lowerBound)]
             filters = try Self.filters(text)
             rest = rest[end.upperBound...]
+            lastPart = .filters
         }
         guard !rest.isEmpty else { throw .malformedPath("no image after the options") }
         image = rest
