@@ -7,8 +7,9 @@
 #   libvips            bench/filters_vips.c -m thumbnail: the same pictures in-process, one vips_thumbnail call each
 #                      (shrink-on-load at the region's scale), then crop, rotate, sharpen, watermark, save; no HTTP
 #   libvips-steps      bench/filters_vips.c -m thumbd: the same in-process, by thumbd's own steps (an intermediate)
-# and, with BASELINE_BIN, COLD plain resizes (all 1,040 lines of cold.tsv, /thumb?url=&w=&h=, once each, cold)
-# through thumbd (cold-thumbd :18061) and the baseline build (cold-baseline :18062), in the same rounds.
+# and, with BASELINE_BIN, the baseline build's FILTERS (filters-baseline :18062) and COLD plain resizes (all 1,040
+# lines of cold.tsv, /thumb?url=&w=&h=, once each, cold) through thumbd (cold-thumbd :18061) and the baseline build
+# (cold-baseline :18062), in the same rounds.
 # Every HTTP run starts its server afresh (new cache dir, new thumbor state dir): every request is a miss.
 # The sources come from the peers' origin (conf/origin.conf, nginx :18001); the watermark (a 96x48 PNG with alpha
 # made here with the vips CLI) from a second small nginx on :18063. Rounds alternate the order (odd rounds
@@ -265,9 +266,9 @@ start_server() {   # start_server TARGET DIR: a fresh server for one run; sets s
   local target="$1" dir="$2"
   mkdir -p "$dir"
   case "$target" in
-    thumbd | cold-thumbd | cold-baseline)
+    thumbd | filters-baseline | cold-thumbd | cold-baseline)
       local bin="$thumbd_bin" port=18061
-      if [ "$target" = cold-baseline ]; then bin="$baseline_bin"; port=18062; fi
+      case "$target" in *-baseline) bin="$baseline_bin"; port=18062 ;; esac
       base="http://127.0.0.1:$port"
       env "${thumbd_env[@]}" "${run[@]}" "$bin" --listen "127.0.0.1:$port" --cache-dir "$root/$dir/cache" \
         > "$dir/stdout.log" 2> "$dir/stderr.log" &
@@ -446,6 +447,7 @@ measure_once() {   # measure_once TARGET ROUND
       return
       ;;
     cold-*) list="$out/lists/cold.txt" ;;
+    filters-baseline) list="$out/lists/thumbd.txt" ;;
     *) list="$out/lists/$target.txt" ;;
   esac
   start_server "$target" "$dir"
@@ -468,6 +470,7 @@ measure() {   # measure TARGET ROUND: an unfair run (see unfair) is repeated, RE
 
 targets=()
 has_workload filters && targets+=(thumbor thumbd libvips libvips-steps)
+has_workload filters && [ -n "$baseline_bin" ] && targets+=(filters-baseline)
 has_workload cold && targets+=(cold-thumbd cold-baseline)
 echo "== $rounds rounds of ${targets[*]} (odd rounds in this order, even rounds backwards)"
 for round in $(seq 1 "$rounds"); do
@@ -520,11 +523,12 @@ for r in runs:
         repeated.append(f"{r['target']} round {r['round']} (foreign CPU {old['foreign_share']:.0%}"
                         + (f", busiest worker {busiest:.0%}" if busiest else "") + ")")
     by.setdefault(r["target"], {})[r["round"]] = r
-order = [t for t in ("thumbd", "thumbor", "libvips", "libvips-steps", "cold-thumbd", "cold-baseline") if t in by]
+order = [t for t in ("thumbd", "thumbor", "libvips", "libvips-steps", "filters-baseline", "cold-thumbd", "cold-baseline")
+         if t in by]
 labels = {
     "thumbd": "thumbd (FILTERS)", "thumbor": "thumbor 7.8 (FILTERS)",
     "libvips": "libvips in-process (one vips_thumbnail)", "libvips-steps": "libvips in-process, thumbd's steps",
-    "cold-thumbd": "thumbd (COLD plain)", "cold-baseline": "baseline build (COLD plain)",
+    "filters-baseline": "baseline build (FILTERS)", "cold-thumbd": "thumbd (COLD plain)", "cold-baseline": "baseline build (COLD plain)",
 }
 print("FILTERS (issue 16), " + env[0])
 for line in env[1:]:
@@ -586,6 +590,7 @@ ratio("thumbd", "libvips", 0.9, "thumbd / libvips in-process thumbnails/s")
 ratio("thumbd", "libvips-steps", 0.9, "thumbd / libvips in-process by thumbd's steps thumbnails/s")
 # The ceiling of any server's ratio to thumbor here: libvips alone, without HTTP, fetches or caches.
 ratio("libvips", "thumbor", None, "libvips in-process / thumbor thumbnails/s (no HTTP, no fetch: a ceiling)")
+ratio("thumbd", "filters-baseline", 0.97, "FILTERS: thumbd / baseline thumbnails/s")
 ratio("cold-thumbd", "cold-baseline", 0.97, "COLD plain: thumbd / baseline thumbnails/s")
 
 # Round 1: each line's output size, thumbd against the others (thumbor and thumbd round differently by a pixel).
