@@ -59,22 +59,25 @@ ThumbdVipsStep thumbd_vips_decode_frames(const void *buffer, size_t length, Thum
     return decode(buffer, length, 1, result);
 }
 
+// `step` after a failure, with libvips's error in result->error_detail; ends `scope` (its images go with it).
+static ThumbdVipsStep decode_failed(VipsObject *scope, ThumbdVipsStep step, ThumbdVipsDecoded *result) {
+    result->error_detail = vips_error_buffer_copy();
+    return thumbd_scope_fail(scope, step);
+}
+
 static ThumbdVipsStep decode(const void *buffer, size_t length, int all_frames, ThumbdVipsDecoded *result) {
     memset(result, 0, sizeof(*result));
     uint32_t every_format = ~0u;
     const char *loader = NULL;
-    VipsImage *image = NULL;
-    VipsImage *uchar = NULL;
-    ThumbdVipsStep step =
-        thumbd_vips_open_header(buffer, length, every_format, &image, &result->format, &loader);
-    if (step != THUMBD_VIPS_STEP_OK) goto failed;
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 3);
+    ThumbdVipsStep step = thumbd_vips_open_header(buffer, length, every_format, &t[0], &result->format, &loader);
+    if (step != THUMBD_VIPS_STEP_OK) return decode_failed(scope, step, result);
+    VipsImage *image = t[0];
     if (all_frames && vips_image_get_n_pages(image) > 1) {
-        g_object_unref(image);
-        image = vips_image_new_from_buffer((void *)buffer, length, "n=-1", NULL);
-        if (image == NULL) {
-            step = THUMBD_VIPS_STEP_HEADER;
-            goto failed;
-        }
+        if (!(t[1] = vips_image_new_from_buffer((void *)buffer, length, "n=-1", NULL)))
+            return decode_failed(scope, THUMBD_VIPS_STEP_HEADER, result);
+        image = t[1];
     }
 
     result->width = image->Xsize;
@@ -99,30 +102,17 @@ static ThumbdVipsStep decode(const void *buffer, size_t length, int all_frames, 
     }
 
     // Tests compare 8-bit values; a 16-bit output would already be a failure they can see in `bands`/colours.
-    if (image->BandFmt == VIPS_FORMAT_UCHAR) {
-        uchar = image;
-        g_object_ref(uchar);
-    } else if (vips_cast_uchar(image, &uchar, NULL)) {
-        step = THUMBD_VIPS_STEP_DECODE;
-        goto failed;
+    if (image->BandFmt != VIPS_FORMAT_UCHAR) {
+        if (vips_cast_uchar(image, &t[2], NULL)) return decode_failed(scope, THUMBD_VIPS_STEP_DECODE, result);
+        image = t[2];
     }
     size_t size = 0;
-    result->pixels = vips_image_write_to_memory(uchar, &size);
-    if (result->pixels == NULL) {
-        step = THUMBD_VIPS_STEP_DECODE;
-        goto failed;
-    }
+    if (!(result->pixels = vips_image_write_to_memory(image, &size)))
+        return decode_failed(scope, THUMBD_VIPS_STEP_DECODE, result);
     result->length = size;
-    g_object_unref(uchar);
-    g_object_unref(image);
+    g_object_unref(scope);
     vips_error_clear();
     return THUMBD_VIPS_STEP_OK;
-
-failed:
-    if (uchar) g_object_unref(uchar);
-    if (image) g_object_unref(image);
-    result->error_detail = vips_error_buffer_copy();
-    return step;
 }
 
 int thumbd_vips_make_flat(int width, int height, int bands, int frames, ThumbdVipsFormat format, void **data,
