@@ -157,9 +157,9 @@ const char *thumbd_job_export_profile(const ThumbdJob *job) {
 
 int thumbd_job_thumbnail_buffer(const ThumbdJob *job, ThumbdResizeTarget t, int all_pages, VipsImage **out) {
     // (void *): libvips's signature is not const, but it only reads the buffer (it wraps it, uncopied).
-    // fail_on=error also goes in option_string: libvips 8.14.1's thumbnail_buffer does not pass its own
-    // fail_on to the loader (only the file variant does), so a truncated JPEG would decode "successfully"
-    // with grey or black rows (compat/README.md).
+    // fail_on=error also goes in option_string: libvips's thumbnail_buffer (8.14.1, and still 8.18.4: libvips
+    // #5195) does not pass its own fail_on to the loader (only the file variant does), so a truncated JPEG would
+    // decode "successfully" with grey or black rows (compat/README.md).
     const char *options = all_pages ? "n=-1,fail_on=error" : "fail_on=error";
     const char *profile = thumbd_job_export_profile(job);
     void *buffer = (void *)job->buffer;

@@ -204,9 +204,11 @@ static ThumbdVipsStep resize(VipsImage **image, int width, int height) {
         if (thumbd_resample(in, &t[0], width, height)) return thumbd_scope_failed(scope);
         return thumbd_scope_keep(scope, image, t[0]);
     }
-    // Alpha, or a box larger than the intermediate (enlarging): libvips. Its 8.14 reduce widens its kernel with
-    // the ratio (lanczos3 over 8x = 48 taps per axis), so, as shrink-on-load does for the direct job, first
-    // average integer blocks down to 2-4x the box, then let the resize antialias the rest (compat/README.md).
+    // Alpha, or a box larger than the intermediate (enlarging): libvips. Its reduce widens its kernel with
+    // the ratio (lanczos3 over 8x = 49 taps per axis), so, as shrink-on-load does for the direct job, first
+    // average integer blocks down to 2-4x the box, then let the resize antialias the rest. (vips_resize's own
+    // gap=2, since 8.13, shrinks by an integer first too, so this mostly repeats it; deleting it changes output
+    // bytes: compat/README.md.)
     // Alpha images skip the block step, which would average colour under transparent pixels;
     // vips_thumbnail_image premultiplies around its resize.
     int block = (int)VIPS_MIN(in->Xsize / (2.0 * width), in->Ysize / (2.0 * height));
