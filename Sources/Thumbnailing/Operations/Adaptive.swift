@@ -5,11 +5,14 @@ import CVipsShims
 enum AdaptiveOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.adaptive]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.adaptive = try ThumbValue.boolean(text, .adaptive)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.adaptive] { operations.adaptive = try ThumbValue.boolean(text, .adaptive) }
+        if let adaptive = values.adaptive { operations.adaptive = adaptive }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {

@@ -6,11 +6,14 @@ import CVipsShims
 enum AnimatedOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.animated]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.animated = try ThumbValue.boolean(text, .animated)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.animated] { operations.animated = try ThumbValue.boolean(text, .animated) }
+        if let animated = values.animated { operations.animated = animated }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {

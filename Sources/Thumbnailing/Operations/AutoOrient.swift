@@ -5,11 +5,14 @@ import CVipsShims
 enum AutoOrientOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.autorotate]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.autoOrient = try ThumbValue.boolean(text, .autorotate)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.autorotate] { operations.autoOrient = try ThumbValue.boolean(text, .autorotate) }
+        if let autoOrient = values.autoOrient { operations.autoOrient = autoOrient }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {

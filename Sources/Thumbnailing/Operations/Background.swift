@@ -6,15 +6,17 @@ import CVipsShims
 enum BackgroundOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.bg]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        guard let text = values[.bg] else { return }
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         guard let colour = RGBAColour(hex: text) else {
             throw SpecError(field: "bg", reason: "must be RRGGBB or RRGGBBAA (hexadecimal)")
         }
-        operations.background = colour
+        values.background = colour
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        operations.background = values.background
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {

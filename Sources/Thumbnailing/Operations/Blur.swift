@@ -7,11 +7,14 @@ enum BlurOperation: OperationDescriptor {
 
     static let range = FixedDecimal.zero...FixedDecimal(units: 100 * FixedDecimal.unitsPerOne)
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.blur = try ThumbValue.decimal(text, .blur, within: range)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.blur] { operations.blur = try ThumbValue.decimal(text, .blur, in: range) }
+        if let blur = values.blur { operations.blur = blur }
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {

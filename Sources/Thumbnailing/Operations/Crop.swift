@@ -25,30 +25,29 @@ enum CropOperation: OperationDescriptor {
     static let pixelReason = "pixels must be whole numbers 0...\(ThumbnailSpec.Crop.maxPixels), sizes ≥ 1"
     static let fractionReason = "fractions must be 0...1, sizes above 0"
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        guard let text = values[.crop] else { return }
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 4 else { throw SpecError(field: "crop", reason: "must be left,top,width,height") }
         let fractional = parts.map { $0.contains(".") }
-        let crop: ThumbnailSpec.Crop
         if fractional.allSatisfy({ !$0 }) {
             let pixels = parts.compactMap { ThumbValue.integer(String($0)) }
             guard pixels.count == 4 else { throw SpecError(field: "crop", reason: pixelReason) }
-            crop = .pixels(left: pixels[0], top: pixels[1], width: pixels[2], height: pixels[3])
+            values.crop = .pixels(left: pixels[0], top: pixels[1], width: pixels[2], height: pixels[3])
         } else {
             guard fractional.allSatisfy({ $0 }) else {
                 throw SpecError(
                     field: "crop", reason: "write all four as pixels or all four as fractions (with a '.')")
             }
-            let values = parts.compactMap { FixedDecimal(parsing: $0) }
-            guard values.count == 4 else { throw SpecError(field: "crop", reason: fractionReason) }
-            crop = .fractions(left: values[0], top: values[1], width: values[2], height: values[3])
+            let fractions = parts.compactMap { FixedDecimal(parsing: $0) }
+            guard fractions.count == 4 else { throw SpecError(field: "crop", reason: fractionReason) }
+            values.crop = .fractions(left: fractions[0], top: fractions[1], width: fractions[2], height: fractions[3])
         }
-        try check(crop)
-        operations.crop = crop
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        operations.crop = values.crop
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {

@@ -27,13 +27,20 @@ extension OperationContext {
 enum ProgressiveOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.progressive]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.progressive = try ThumbValue.boolean(text, .progressive)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        guard let text = values[.progressive] else { return }
-        operations.progressive = try ThumbValue.boolean(text, .progressive)
-        try context.refuse(.progressive, unless: [.jpeg, .png], "progressive or interlaced mode")
+        operations.progressive = values.progressive
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
+        if operations.progressive != nil {
+            try context.refuse(.progressive, unless: [.jpeg, .png], "progressive or interlaced mode")
+        }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -56,16 +63,23 @@ enum ProgressiveOperation: OperationDescriptor {
 enum ChromaOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.chroma]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        guard let text = values[.chroma] else { return }
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         guard let chroma = ThumbnailSpec.Operations.Chroma(rawValue: text) else {
             throw SpecError(field: "chroma", reason: "must be 420 or 444")
         }
-        operations.chroma = chroma
-        try context.refuse(.chroma, unless: [.jpeg, .avif], "chroma subsampling setting")
+        values.chroma = chroma
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        operations.chroma = values.chroma
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
+        if operations.chroma != nil {
+            try context.refuse(.chroma, unless: [.jpeg, .avif], "chroma subsampling setting")
+        }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -89,12 +103,17 @@ enum ChromaOperation: OperationDescriptor {
 enum LosslessOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.lossless]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.lossless = try ThumbValue.boolean(text, .lossless)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        guard let text = values[.lossless] else { return }
-        operations.lossless = try ThumbValue.boolean(text, .lossless)
+        if let lossless = values.lossless { operations.lossless = lossless }
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
         if operations.lossless { try context.refuse(.lossless, unless: [.webp, .avif], "lossless mode") }
     }
 
@@ -117,13 +136,18 @@ enum AVIFEffortOperation: OperationDescriptor {
 
     static let range = 0...9
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.avifEffort = try ThumbValue.integer(text, .avif_effort, within: range)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        guard let text = values[.avif_effort] else { return }
-        operations.avifEffort = try ThumbValue.integer(text, .avif_effort, in: range)
-        try context.refuse(.avif_effort, unless: [.avif], "AVIF encoder")
+        operations.avifEffort = values.avifEffort
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
+        if operations.avifEffort != nil { try context.refuse(.avif_effort, unless: [.avif], "AVIF encoder") }
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
@@ -149,14 +173,20 @@ enum AVIFEffortOperation: OperationDescriptor {
 enum MaxBytesOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.max_bytes]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.maxBytes = try ThumbValue.integer(text, .max_bytes, within: ThumbnailSpec.Operations.maxBytesRange)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        guard let text = values[.max_bytes] else { return }
-        operations.maxBytes = try ThumbValue.integer(text, .max_bytes, in: ThumbnailSpec.Operations.maxBytesRange)
+        operations.maxBytes = values.maxBytes
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
+        guard operations.maxBytes != nil else { return }
         try context.refuse(.max_bytes, unless: [.jpeg, .webp, .avif], "quality to lower")
-        // `lossless` is read before (query order), so its value is known here.
+        // `lossless` is built before (query order), so its value is known here.
         if operations.lossless {
             throw SpecError(field: "max_bytes", reason: "lossless output has no quality to lower")
         }

@@ -5,11 +5,14 @@ import CVipsShims
 enum GreyscaleOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.grayscale]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.greyscale = try ThumbValue.boolean(text, .grayscale)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.grayscale] { operations.greyscale = try ThumbValue.boolean(text, .grayscale) }
+        if let greyscale = values.greyscale { operations.greyscale = greyscale }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {

@@ -5,12 +5,17 @@ import CVipsShims
 enum KeepCopyrightOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.keep_copyright]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.keepCopyright = try ThumbValue.boolean(text, .keep_copyright)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        guard let text = values[.keep_copyright] else { return }
-        operations.keepCopyright = try ThumbValue.boolean(text, .keep_copyright)
+        if let keepCopyright = values.keepCopyright { operations.keepCopyright = keepCopyright }
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
         if operations.keepCopyright { try context.refuse(.keep_copyright, unless: [.jpeg, .webp, .avif], "EXIF") }
     }
 
@@ -31,16 +36,21 @@ enum KeepCopyrightOperation: OperationDescriptor {
 enum ColourProfileOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.icc]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        guard let text = values[.icc] else { return }
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         switch text {
-        case "srgb": operations.keepColourProfile = false
-        case "keep": operations.keepColourProfile = true
+        case "srgb": values.keepColourProfile = false
+        case "keep": values.keepColourProfile = true
         default: throw SpecError(field: "icc", reason: "must be srgb or keep")
         }
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        if let keep = values.keepColourProfile { operations.keepColourProfile = keep }
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
         if operations.keepColourProfile {
             try context.refuse(.icc, unless: [.jpeg, .png, .webp, .avif], "colour profile")
         }

@@ -1,21 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 import CVipsShims
 
-/// One operation of a plan, whole: its `/thumb` parameters, its parse and range (one check, one message, used both
-/// for a request and for a plan built in code), its variant-key token, its canonical query text and its C fill.
-/// Modelled on Nuke's `ImageProcessing`, which owns its `identifier`. Every walk over the operations is a loop over
-/// ``OperationRegistry``; a descriptor is a caseless enum, so the loops call static functions and allocate nothing.
+/// One operation of a plan, whole: its `/thumb` parameters, the parse of their text into its typed fields of
+/// ``PlanValues``, the build of its step from those fields (whichever URL form set them), its range (one check, one
+/// message, run on every plan built from a form's values and on a plan built in code), its variant-key token, its
+/// canonical query text and its C fill. Modelled on Nuke's `ImageProcessing`, which owns its `identifier`. Every walk
+/// over the operations is a loop over ``OperationRegistry``; a descriptor is a caseless enum, so the loops call static
+/// functions and allocate nothing.
 protocol OperationDescriptor: Sendable {
     /// The `/thumb` parameters it owns, in query order.
     static var parameters: [ThumbParameter] { get }
-    /// Reads its parameters from `values` (an absent one leaves the field at its default).
+    /// Reads the text of one of its parameters into its typed field of `values` (`/thumb`'s query and the presets):
+    /// the value's form only (`blur=abc`); its range is ``validate(_:)``'s, once the plan is built.
     /// - Throws: `SpecError` whose field is the `/thumb` parameter at fault.
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError)
+    /// Makes its field of `operations` from the plan's typed values (every layer put together): lengths given in CSS
+    /// pixels times `context.dpr`, a named watermark looked up. ``validate(_:)`` follows, then ``check(_:_:)``.
+    /// - Throws: `SpecError` whose field is the `/thumb` parameter at fault.
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError)
-    /// The range check of ``parse(_:_:into:)``, for a plan built in code.
+    /// Its range check, one message per value: for a plan built from any form's values and for a plan built in code.
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError)
+    /// What the plan's other choices forbid (an encoder option the format asked by name cannot honour).
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError)
     /// Removes a value that does nothing (pixelate 1), so that equal plans are equal values.
     static func normalize(_ operations: inout ThumbnailSpec.Operations)
     /// Appends ` token=value` when the operation does something. Persisted (disk index, shared tier): never change
@@ -29,11 +37,13 @@ protocol OperationDescriptor: Sendable {
 
 extension OperationDescriptor {
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {}
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {}
     static func normalize(_ operations: inout ThumbnailSpec.Operations) {}
 }
 
-/// The value syntax `/thumb` shares between its parameters. Each check that has a range writes its message from
-/// it, so the parser and ``OperationDescriptor/validate(_:)`` say the same thing.
+/// The value syntax `/thumb` shares between its parameters. A value's form is read by the parsers; its range is
+/// checked once, by ``OperationDescriptor/validate(_:)``, which writes the message from the range (so a value out of
+/// range and one that is no number at all get the same message).
 package enum ThumbValue {
     /// Digits only (no sign, no spaces, no leading `+`), at most 9 of them.
     package static func integer(_ text: String) -> Int? {
@@ -58,13 +68,21 @@ package enum ThumbValue {
         }
     }
 
-    /// An integer in `range` (signed when the range reaches below 0).
-    static func integer(_ text: String, _ parameter: ThumbParameter, in range: ClosedRange<Int>) throws(SpecError)
+    /// An integer of the form `range` allows (signed when the range reaches below 0), not yet checked against it.
+    static func integer(_ text: String, _ parameter: ThumbParameter, within range: ClosedRange<Int>) throws(SpecError)
         -> Int
     {
         let value = range.lowerBound < 0 ? signedInteger(text) : integer(text)
         guard let value else { throw integerError(parameter, range) }
-        return try checked(value, parameter, in: range)
+        return value
+    }
+
+    /// A ``FixedDecimal``, not yet checked against `range` (which writes the message).
+    static func decimal(
+        _ text: String, _ parameter: ThumbParameter, within range: ClosedRange<FixedDecimal>
+    ) throws(SpecError) -> FixedDecimal {
+        guard let value = FixedDecimal(parsing: text) else { throw decimalError(parameter, range) }
+        return value
     }
 
     /// `value` when `range` holds it.
@@ -77,14 +95,6 @@ package enum ThumbValue {
 
     private static func integerError(_ parameter: ThumbParameter, _ range: ClosedRange<Int>) -> SpecError {
         SpecError(field: parameter.rawValue, reason: "must be an integer \(range.lowerBound)...\(range.upperBound)")
-    }
-
-    /// A ``FixedDecimal`` in `range`.
-    static func decimal(
-        _ text: String, _ parameter: ThumbParameter, in range: ClosedRange<FixedDecimal>
-    ) throws(SpecError) -> FixedDecimal {
-        guard let value = FixedDecimal(parsing: text) else { throw decimalError(parameter, range) }
-        return try checked(value, parameter, in: range)
     }
 
     /// `value` when `range` holds it.

@@ -8,9 +8,9 @@ extension ThumbnailSpec {
     /// and at most one mirror, and every field's default does nothing. Two spellings of one plan are
     /// therefore equal values, and `Operations()` is a plain resize.
     ///
-    /// Each field belongs to one descriptor (``OperationRegistry``), which owns its `/thumb` parameters, parse and
-    /// range, key token, canonical query text and C fill; a new operation is a field here, a descriptor file and its
-    /// rows in the registry.
+    /// Each field belongs to one descriptor (``OperationRegistry``), which owns its `/thumb` parameters, their parse
+    /// into ``PlanValues`` and its build from them, its range, key token, canonical query text and C fill; a new
+    /// operation is a field here and in ``PlanValues``, a descriptor file and its rows in the registry.
     package struct Operations: Hashable, Sendable {
         /// Renders every frame of an animated source when the output format can hold them (GIF, WebP); off
         /// renders the first frame only. On by default.
@@ -88,8 +88,8 @@ enum OperationRegistry {
         MaxBytesOperation.self,
     ]
 
-    /// The order of `/thumb`'s parameters (``ThumbParameter``): the canonical query's, and the order a request's
-    /// parameters are checked in (so the first bad one is the one named). It differs from ``steps``: `bg` comes
+    /// The order of `/thumb`'s parameters (``ThumbParameter``): the canonical query's, and the order a plan's
+    /// operations are built and checked in (so the first bad one is the one named). It differs from ``steps``: `bg` comes
     /// before the watermark here and after it in the key, and the metadata options come last.
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
@@ -98,6 +98,10 @@ enum OperationRegistry {
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
     ]
+
+    /// The descriptor that owns each operation parameter (the one that reads its text).
+    static let owners: [ThumbParameter: any OperationDescriptor.Type] = Dictionary(
+        uniqueKeysWithValues: queryOrder.flatMap { descriptor in descriptor.parameters.map { ($0, descriptor) } })
 }
 
 /// The `/thumb` query's parameters besides `sig` and `preset`: the box and output ones, then each operation's,
@@ -151,18 +155,20 @@ package struct CanonicalField: Sendable {
 }
 
 extension ThumbnailSpec.Operations {
-    /// The operations `/thumb`'s parameters ask for, checked in query order; the error names the parameter.
-    package static func parse(
-        _ values: [ThumbParameter: String], context: OperationContext
-    ) throws(SpecError) -> Self {
+    /// The operations a plan's typed values ask for (every layer put together), built in query order: each
+    /// descriptor builds its field, checks its range (``validate()``'s check, its one message) and what the plan's
+    /// other choices forbid, so the first bad value in query order is the one named.
+    package static func build(_ values: PlanValues, context: OperationContext) throws(SpecError) -> Self {
         var operations = Self()
         for descriptor in OperationRegistry.queryOrder {
-            try descriptor.parse(values, context, into: &operations)
+            try descriptor.build(values, context, into: &operations)
+            try descriptor.validate(operations)
+            try descriptor.check(operations, context)
         }
         return operations
     }
 
-    /// Checks every range, with the same checks and messages as ``parse(_:context:)``.
+    /// Checks every range, with the checks and messages a plan's values are built with (``build(_:context:)``).
     package func validate() throws(SpecError) {
         for descriptor in OperationRegistry.queryOrder { try descriptor.validate(self) }
     }
@@ -184,4 +190,225 @@ extension ThumbnailSpec.Operations {
     package func appendQuery(to fields: inout [CanonicalField]) {
         for descriptor in OperationRegistry.queryOrder { descriptor.appendQuery(self, to: &fields) }
     }
+}
+
+// MARK: - The plan's typed values
+
+/// A plan as its request states it, before it is built: one typed field per `/thumb` parameter, `nil` when not set.
+/// Every URL form fills one: `/thumb`'s query and the presets through the parsers (the box's and output's in
+/// URLForms' ThumbnailRequest+Query.swift, each operation's by its descriptor, ``OperationDescriptor/parse(_:_:into:)``),
+/// thumbor's and imgproxy's forms by setting fields (``PlanField``). Layers are put together parameter by parameter
+/// (``layer(_:)``), then the whole is built once (``ThumbnailSpec/Operations/build(_:context:)`` for the operations):
+/// so lengths are still in CSS pixels here (`dpr` multiplies them at the build) and no range is checked yet (the
+/// build checks each value once, with the message `/thumb`'s parser gives for it).
+///
+/// A new operation adds its field(s) here, their ``PlanField``s and a line each in ``layer(_:)``.
+package struct PlanValues: Hashable, Sendable {
+    // The box and the output: read and built by URLForms (ThumbnailRequest+Query.swift).
+    package var url: String?
+    package var width: Int?
+    package var height: Int?
+    package var fit: Fit?
+    package var gravity: PlanGravity?
+    package var format: FormatChoice?
+    package var quality: Int?
+    package var dpr: FixedDecimal?
+    package var enlarge: Bool?
+    // The operations', each read and built by its descriptor.
+    package var animated: Bool?
+    package var autoOrient: Bool?
+    package var rotate: Int?
+    package var flip: ThumbnailSpec.Flip?
+    package var adaptive: Bool?
+    package var trim: ThumbnailSpec.Trim?
+    package var crop: ThumbnailSpec.Crop?
+    package var brightness: Int?
+    package var contrast: FixedDecimal?
+    package var saturation: FixedDecimal?
+    package var greyscale: Bool?
+    package var blur: FixedDecimal?
+    package var sharpen: FixedDecimal?
+    package var pixelate: Int?
+    /// In CSS pixels.
+    package var padding: ThumbnailSpec.Padding?
+    package var background: RGBAColour?
+    package var watermarkName: String?
+    /// As written; made canonical when the plan is built.
+    package var watermarkURL: String?
+    package var watermarkPosition: ThumbnailSpec.Watermark.Position?
+    /// In CSS pixels.
+    package var watermarkX: Int?
+    /// In CSS pixels.
+    package var watermarkY: Int?
+    package var watermarkOpacity: FixedDecimal?
+    package var watermarkScale: FixedDecimal?
+    package var progressive: Bool?
+    package var chroma: ThumbnailSpec.Operations.Chroma?
+    package var lossless: Bool?
+    package var avifEffort: Int?
+    package var maxBytes: Int?
+    package var keepCopyright: Bool?
+    package var keepColourProfile: Bool?
+
+    /// Nothing set.
+    package init() {}
+
+    /// `upper`'s values over these, parameter by parameter: what `upper` sets replaces what was here, the rest stays
+    /// (a preset under the next one, the presets under the request).
+    package mutating func layer(_ upper: PlanValues) {
+        url = upper.url ?? url
+        width = upper.width ?? width
+        height = upper.height ?? height
+        fit = upper.fit ?? fit
+        gravity = upper.gravity ?? gravity
+        format = upper.format ?? format
+        quality = upper.quality ?? quality
+        dpr = upper.dpr ?? dpr
+        enlarge = upper.enlarge ?? enlarge
+        animated = upper.animated ?? animated
+        autoOrient = upper.autoOrient ?? autoOrient
+        rotate = upper.rotate ?? rotate
+        flip = upper.flip ?? flip
+        adaptive = upper.adaptive ?? adaptive
+        trim = upper.trim ?? trim
+        crop = upper.crop ?? crop
+        brightness = upper.brightness ?? brightness
+        contrast = upper.contrast ?? contrast
+        saturation = upper.saturation ?? saturation
+        greyscale = upper.greyscale ?? greyscale
+        blur = upper.blur ?? blur
+        sharpen = upper.sharpen ?? sharpen
+        pixelate = upper.pixelate ?? pixelate
+        padding = upper.padding ?? padding
+        background = upper.background ?? background
+        watermarkName = upper.watermarkName ?? watermarkName
+        watermarkURL = upper.watermarkURL ?? watermarkURL
+        watermarkPosition = upper.watermarkPosition ?? watermarkPosition
+        watermarkX = upper.watermarkX ?? watermarkX
+        watermarkY = upper.watermarkY ?? watermarkY
+        watermarkOpacity = upper.watermarkOpacity ?? watermarkOpacity
+        watermarkScale = upper.watermarkScale ?? watermarkScale
+        progressive = upper.progressive ?? progressive
+        chroma = upper.chroma ?? chroma
+        lossless = upper.lossless ?? lossless
+        avifEffort = upper.avifEffort ?? avifEffort
+        maxBytes = upper.maxBytes ?? maxBytes
+        keepCopyright = upper.keepCopyright ?? keepCopyright
+        keepColourProfile = upper.keepColourProfile ?? keepColourProfile
+    }
+
+    /// Reads the text of an operation's parameter into its field (the descriptor that owns it reads it).
+    /// - Throws: `SpecError` naming the parameter.
+    package mutating func parseOperation(_ parameter: ThumbParameter, _ text: String) throws(SpecError) {
+        guard let owner = OperationRegistry.owners[parameter] else {
+            throw SpecError(field: parameter.rawValue, reason: "is not an operation's")
+        }
+        try owner.parse(parameter, text, into: &self)
+    }
+}
+
+/// `gravity` as a plan states it: a gravity, or a focal point, not yet checked (``FocalPoint``'s ranges are).
+package enum PlanGravity: Hashable, Sendable {
+    case gravity(Gravity)
+    /// `fp:x,y`: fractions of the picture.
+    case focalPoint(x: FixedDecimal, y: FixedDecimal)
+    /// `fpx:x,y`: whole pixels of the turned picture.
+    case focalPixels(x: Int, y: Int)
+}
+
+/// `format` as a plan states it: a format by name, or `auto` (negotiated from `Accept` when the plan is built).
+package enum FormatChoice: Hashable, Sendable {
+    case auto
+    case exactly(ImageFormat)
+}
+
+/// One typed field of ``PlanValues`` and the `/thumb` parameter it stands for, so that a foreign form sets a value
+/// and says which of its options set it in one call (`plan.set(.w, 200, option: "rs")`, URLForms' `ThumbnailPlan`).
+package struct PlanField<Value> {
+    /// The `/thumb` parameter (what layering and `image.presets_only` go by, what an error names).
+    package let parameter: ThumbParameter
+    /// Its field.
+    package let keyPath: WritableKeyPath<PlanValues, Value?>
+}
+
+extension PlanField where Value == String {
+    package static var url: Self { Self(parameter: .url, keyPath: \.url) }
+    package static var wm: Self { Self(parameter: .wm, keyPath: \.watermarkName) }
+    package static var wm_url: Self { Self(parameter: .wm_url, keyPath: \.watermarkURL) }
+}
+
+extension PlanField where Value == Int {
+    package static var w: Self { Self(parameter: .w, keyPath: \.width) }
+    package static var h: Self { Self(parameter: .h, keyPath: \.height) }
+    package static var q: Self { Self(parameter: .q, keyPath: \.quality) }
+    package static var rotate: Self { Self(parameter: .rotate, keyPath: \.rotate) }
+    package static var brightness: Self { Self(parameter: .brightness, keyPath: \.brightness) }
+    package static var pixelate: Self { Self(parameter: .pixelate, keyPath: \.pixelate) }
+    package static var wm_x: Self { Self(parameter: .wm_x, keyPath: \.watermarkX) }
+    package static var wm_y: Self { Self(parameter: .wm_y, keyPath: \.watermarkY) }
+    package static var avif_effort: Self { Self(parameter: .avif_effort, keyPath: \.avifEffort) }
+    package static var max_bytes: Self { Self(parameter: .max_bytes, keyPath: \.maxBytes) }
+}
+
+extension PlanField where Value == Bool {
+    package static var enlarge: Self { Self(parameter: .enlarge, keyPath: \.enlarge) }
+    package static var animated: Self { Self(parameter: .animated, keyPath: \.animated) }
+    package static var autorotate: Self { Self(parameter: .autorotate, keyPath: \.autoOrient) }
+    package static var adaptive: Self { Self(parameter: .adaptive, keyPath: \.adaptive) }
+    package static var grayscale: Self { Self(parameter: .grayscale, keyPath: \.greyscale) }
+    package static var progressive: Self { Self(parameter: .progressive, keyPath: \.progressive) }
+    package static var lossless: Self { Self(parameter: .lossless, keyPath: \.lossless) }
+    package static var keep_copyright: Self { Self(parameter: .keep_copyright, keyPath: \.keepCopyright) }
+    /// `icc=keep` (true) or `icc=srgb` (false).
+    package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
+}
+
+extension PlanField where Value == FixedDecimal {
+    package static var dpr: Self { Self(parameter: .dpr, keyPath: \.dpr) }
+    package static var contrast: Self { Self(parameter: .contrast, keyPath: \.contrast) }
+    package static var saturation: Self { Self(parameter: .saturation, keyPath: \.saturation) }
+    package static var blur: Self { Self(parameter: .blur, keyPath: \.blur) }
+    package static var sharpen: Self { Self(parameter: .sharpen, keyPath: \.sharpen) }
+    package static var wm_opacity: Self { Self(parameter: .wm_opacity, keyPath: \.watermarkOpacity) }
+    package static var wm_scale: Self { Self(parameter: .wm_scale, keyPath: \.watermarkScale) }
+}
+
+extension PlanField where Value == Fit {
+    package static var fit: Self { Self(parameter: .fit, keyPath: \.fit) }
+}
+
+extension PlanField where Value == PlanGravity {
+    package static var gravity: Self { Self(parameter: .gravity, keyPath: \.gravity) }
+}
+
+extension PlanField where Value == FormatChoice {
+    package static var format: Self { Self(parameter: .format, keyPath: \.format) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Flip {
+    package static var flip: Self { Self(parameter: .flip, keyPath: \.flip) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Trim {
+    package static var trim: Self { Self(parameter: .trim, keyPath: \.trim) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Crop {
+    package static var crop: Self { Self(parameter: .crop, keyPath: \.crop) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Padding {
+    package static var padding: Self { Self(parameter: .padding, keyPath: \.padding) }
+}
+
+extension PlanField where Value == RGBAColour {
+    package static var bg: Self { Self(parameter: .bg, keyPath: \.background) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Watermark.Position {
+    package static var wm_pos: Self { Self(parameter: .wm_pos, keyPath: \.watermarkPosition) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Operations.Chroma {
+    package static var chroma: Self { Self(parameter: .chroma, keyPath: \.chroma) }
 }

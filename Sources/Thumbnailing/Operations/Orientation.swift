@@ -2,6 +2,19 @@
 import CVipsShims
 
 extension ThumbnailSpec {
+    /// `flip` as a plan states it, before it is composed with `rotate` into an ``Orientation``.
+    package struct Flip: Hashable, Sendable {
+        /// Left-right.
+        package var horizontal: Bool
+        /// Top-bottom.
+        package var vertical: Bool
+
+        package init(horizontal: Bool, vertical: Bool) {
+            self.horizontal = horizontal
+            self.vertical = vertical
+        }
+    }
+
     /// A clockwise rotation by a multiple of 90°, then an optional left-right mirror: every combination of
     /// rotations and flips is exactly one of these eight.
     package struct Orientation: Hashable, Sendable {
@@ -54,29 +67,35 @@ extension ThumbnailSpec {
 enum OrientationOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.rotate, .flip]
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        let degrees = try values[.rotate].map { text throws(SpecError) in
-            guard let degrees = ThumbValue.integer(text), [0, 90, 180, 270].contains(degrees) else {
-                throw SpecError(field: "rotate", reason: "must be 0, 90, 180 or 270")
-            }
-            return degrees
-        }
-        let flip = try values[.flip].map { text throws(SpecError) in
+    static let rotateReason = "must be 0, 90, 180 or 270"
+
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        switch parameter {
+        case .rotate:
+            guard let degrees = ThumbValue.integer(text) else { throw SpecError(field: "rotate", reason: rotateReason) }
+            values.rotate = degrees
+        default:
             switch text {
-            case "h": return (horizontal: true, vertical: false)
-            case "v": return (horizontal: false, vertical: true)
-            case "hv", "vh": return (horizontal: true, vertical: true)
+            case "h": values.flip = ThumbnailSpec.Flip(horizontal: true, vertical: false)
+            case "v": values.flip = ThumbnailSpec.Flip(horizontal: false, vertical: true)
+            case "hv", "vh": values.flip = ThumbnailSpec.Flip(horizontal: true, vertical: true)
             default: throw SpecError(field: "flip", reason: "must be h, v or hv")
             }
         }
-        guard degrees != nil || flip != nil else { return }
-        operations.orientation =
-            ThumbnailSpec.Orientation.rotated(
-                degrees ?? 0, flippedHorizontally: flip?.horizontal ?? false, vertically: flip?.vertical ?? false)
-            ?? .none
+    }
+
+    /// `rotate`, then `flip`, as one orientation (each may come from another layer).
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        guard values.rotate != nil || values.flip != nil else { return }
+        let degrees = values.rotate ?? 0
+        guard [0, 90, 180, 270].contains(degrees),
+            let orientation = ThumbnailSpec.Orientation.rotated(
+                degrees, flippedHorizontally: values.flip?.horizontal ?? false,
+                vertically: values.flip?.vertical ?? false)
+        else { throw SpecError(field: "rotate", reason: rotateReason) }
+        operations.orientation = orientation
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {

@@ -32,26 +32,28 @@ enum PaddingOperation: OperationDescriptor {
 
     static let reason = "each side × dpr must be at most \(ThumbnailSpec.Operations.maxPadding)"
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        guard let text = values[.padding] else { return }
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        let values = parts.compactMap { ThumbValue.integer(String($0)) }
-        guard (1...4).contains(parts.count), values.count == parts.count else {
+        let s = parts.compactMap { ThumbValue.integer(String($0)) }
+        guard (1...4).contains(parts.count), s.count == parts.count else {
             throw SpecError(field: "padding", reason: "must be 1 to 4 whole numbers (top,right,bottom,left)")
         }
-        let s = values.map { ThumbValue.scaled($0, dpr: context.dpr) }
-        let padding: ThumbnailSpec.Padding =
+        values.padding =
             switch s.count {
             case 1: .init(top: s[0], right: s[0], bottom: s[0], left: s[0])
             case 2: .init(top: s[0], right: s[1], bottom: s[0], left: s[1])
             case 3: .init(top: s[0], right: s[1], bottom: s[2], left: s[1])
             default: .init(top: s[0], right: s[1], bottom: s[2], left: s[3])
             }
-        try check(padding)
-        operations.padding = padding
+    }
+
+    /// The plan's CSS pixels times the dpr.
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        guard let padding = values.padding else { return }
+        let s = padding.sides.map { ThumbValue.scaled($0, dpr: context.dpr) }
+        operations.padding = .init(top: s[0], right: s[1], bottom: s[2], left: s[3])
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) { try check(operations.padding) }

@@ -7,11 +7,14 @@ enum PixelateOperation: OperationDescriptor {
 
     static let range = 0...256
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.pixelate = try ThumbValue.integer(text, .pixelate, within: range)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.pixelate] { operations.pixelate = try ThumbValue.integer(text, .pixelate, in: range) }
+        if let pixelate = values.pixelate { operations.pixelate = pixelate }
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {

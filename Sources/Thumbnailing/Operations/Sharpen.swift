@@ -7,11 +7,14 @@ enum SharpenOperation: OperationDescriptor {
 
     static let range = FixedDecimal.zero...FixedDecimal(units: 10 * FixedDecimal.unitsPerOne)
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.sharpen = try ThumbValue.decimal(text, .sharpen, within: range)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.sharpen] { operations.sharpen = try ThumbValue.decimal(text, .sharpen, in: range) }
+        if let sharpen = values.sharpen { operations.sharpen = sharpen }
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {

@@ -9,19 +9,20 @@ enum ToneOperation: OperationDescriptor {
     static let brightnessRange = -255...255
     static let multiplierRange = FixedDecimal.zero...FixedDecimal(units: 10 * FixedDecimal.unitsPerOne)
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        switch parameter {
+        case .brightness: values.brightness = try ThumbValue.integer(text, .brightness, within: brightnessRange)
+        case .contrast: values.contrast = try ThumbValue.decimal(text, .contrast, within: multiplierRange)
+        default: values.saturation = try ThumbValue.decimal(text, .saturation, within: multiplierRange)
+        }
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let text = values[.brightness] {
-            operations.brightness = try ThumbValue.integer(text, .brightness, in: brightnessRange)
-        }
-        if let text = values[.contrast] {
-            operations.contrast = try ThumbValue.decimal(text, .contrast, in: multiplierRange)
-        }
-        if let text = values[.saturation] {
-            operations.saturation = try ThumbValue.decimal(text, .saturation, in: multiplierRange)
-        }
+        if let brightness = values.brightness { operations.brightness = brightness }
+        if let contrast = values.contrast { operations.contrast = contrast }
+        if let saturation = values.saturation { operations.saturation = saturation }
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {

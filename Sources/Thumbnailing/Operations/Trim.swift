@@ -31,19 +31,15 @@ enum TrimOperation: OperationDescriptor {
     static let thresholdRange = 0...255
     static let reason = "must be a threshold 0...255, optionally followed by ,RRGGBB or a corner"
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        guard let text = values[.trim] else { return }
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         if text.isEmpty {
-            operations.trim = ThumbnailSpec.Trim(threshold: 10, colour: nil)
+            values.trim = ThumbnailSpec.Trim(threshold: 10, colour: nil)
             return
         }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let threshold = ThumbValue.integer(String(parts[0])),
-            thresholdRange.contains(threshold)
-        else { throw SpecError(field: "trim", reason: reason) }
+        guard (1...2).contains(parts.count), let threshold = ThumbValue.integer(String(parts[0])) else {
+            throw SpecError(field: "trim", reason: reason)
+        }
         var colour: RGBAColour?
         var corner = ThumbnailSpec.Trim.Corner.topLeft
         if parts.count == 2 {
@@ -57,7 +53,13 @@ enum TrimOperation: OperationDescriptor {
                 colour = parsed
             }
         }
-        operations.trim = ThumbnailSpec.Trim(threshold: threshold, colour: colour, corner: corner)
+        values.trim = ThumbnailSpec.Trim(threshold: threshold, colour: colour, corner: corner)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        operations.trim = values.trim
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {

@@ -45,20 +45,46 @@ extension ThumbnailSpec {
 enum WatermarkOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.wm, .wm_url, .wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale]
 
-    static let options: [ThumbParameter] = [.wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale]
     static let unit = FixedDecimal.zero...FixedDecimal.one
     static let positionReason = "must be centre, a compass point or tile"
     static let offsetReason = "must be a whole number 0...\(ThumbnailSpec.Watermark.maxOffset) (× dpr)"
 
-    static func parse(
-        _ values: [ThumbParameter: String], _ context: OperationContext,
-        into operations: inout ThumbnailSpec.Operations
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        switch parameter {
+        case .wm: values.watermarkName = text
+        case .wm_url: values.watermarkURL = text
+        case .wm_pos:
+            if text == "tile" {
+                values.watermarkPosition = .tile
+            } else if let gravity = Gravity(rawValue: text == "center" ? "centre" : text) {
+                values.watermarkPosition = .gravity(gravity)
+            } else {
+                throw SpecError(field: "wm_pos", reason: positionReason)
+            }
+        case .wm_x, .wm_y:
+            guard let value = ThumbValue.integer(text) else {
+                throw SpecError(field: parameter.rawValue, reason: offsetReason)
+            }
+            if parameter == .wm_x { values.watermarkX = value } else { values.watermarkY = value }
+        case .wm_opacity: values.watermarkOpacity = try ThumbValue.decimal(text, .wm_opacity, within: unit)
+        default: values.watermarkScale = try ThumbValue.decimal(text, .wm_scale, within: unit)
+        }
+    }
+
+    /// The image (a configured name's digest, a URL made canonical), then the options, offsets times the dpr.
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
         var watermark: ThumbnailSpec.Watermark
-        switch (values[.wm], values[.wm_url]) {
+        switch (values.watermarkName, values.watermarkURL) {
         case (nil, nil):
-            if let given = options.first(where: { values[$0] != nil }) {
-                throw SpecError(field: given.rawValue, reason: "needs wm or wm_url")
+            let given: [(ThumbParameter, Bool)] = [
+                (.wm_pos, values.watermarkPosition != nil), (.wm_x, values.watermarkX != nil),
+                (.wm_y, values.watermarkY != nil), (.wm_opacity, values.watermarkOpacity != nil),
+                (.wm_scale, values.watermarkScale != nil),
+            ]
+            if let (parameter, _) = given.first(where: { $0.1 }) {
+                throw SpecError(field: parameter.rawValue, reason: "needs wm or wm_url")
             }
             return
         case (.some, .some):
@@ -74,37 +100,23 @@ enum WatermarkOperation: OperationDescriptor {
             }
             watermark = ThumbnailSpec.Watermark(image: .url(url))
         }
-        if let text = values[.wm_pos] {
-            if text == "tile" {
-                watermark.position = .tile
-            } else if let gravity = Gravity(rawValue: text == "center" ? "centre" : text) {
-                watermark.position = .gravity(gravity)
-                try checkPosition(watermark.position)
-            } else {
-                throw SpecError(field: "wm_pos", reason: positionReason)
-            }
-        }
-        for (parameter, keyPath) in [(ThumbParameter.wm_x, \ThumbnailSpec.Watermark.offsetX), (.wm_y, \.offsetY)] {
-            guard let text = values[parameter] else { continue }
-            guard let value = ThumbValue.integer(text) else {
-                throw SpecError(field: parameter.rawValue, reason: offsetReason)
-            }
-            let scaled = try checkedOffset(ThumbValue.scaled(value, dpr: context.dpr), parameter)
-            if watermark.position == .tile, scaled != 0 {
-                throw SpecError(field: parameter.rawValue, reason: "a tiled watermark has no offset")
-            }
-            watermark[keyPath: keyPath] = scaled
-        }
-        if let text = values[.wm_opacity] { watermark.opacity = try ThumbValue.decimal(text, .wm_opacity, in: unit) }
-        if let text = values[.wm_scale] { watermark.scale = try ThumbValue.decimal(text, .wm_scale, in: unit) }
+        if let position = values.watermarkPosition { watermark.position = position }
+        if let x = values.watermarkX { watermark.offsetX = ThumbValue.scaled(x, dpr: context.dpr) }
+        if let y = values.watermarkY { watermark.offsetY = ThumbValue.scaled(y, dpr: context.dpr) }
+        if let opacity = values.watermarkOpacity { watermark.opacity = opacity }
+        if let scale = values.watermarkScale { watermark.scale = scale }
         operations.watermark = watermark
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
         guard let watermark = operations.watermark else { return }
         try checkPosition(watermark.position)
-        _ = try checkedOffset(watermark.offsetX, .wm_x)
-        _ = try checkedOffset(watermark.offsetY, .wm_y)
+        for (offset, parameter) in [(watermark.offsetX, ThumbParameter.wm_x), (watermark.offsetY, .wm_y)] {
+            _ = try checkedOffset(offset, parameter)
+            if watermark.position == .tile, offset != 0 {
+                throw SpecError(field: parameter.rawValue, reason: "a tiled watermark has no offset")
+            }
+        }
         _ = try ThumbValue.checked(watermark.opacity, .wm_opacity, in: unit)
         _ = try ThumbValue.checked(watermark.scale, .wm_scale, in: unit)
     }

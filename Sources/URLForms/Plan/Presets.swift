@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
+package import Thumbnailing
 
-/// The configuration's `presets:`: named sets of `/thumb` parameters, each checked by `/thumb`'s own parser when
-/// loaded, used by the `preset` parameter (docs/api.md, "Presets").
+/// The configuration's `presets:`: named sets of `/thumb` parameters, read by `/thumb`'s own parsers into the plan's
+/// typed values (``PlanValues``) and checked by its build when loaded, used by the `preset` parameter (docs/api.md,
+/// "Presets").
 ///
-/// A request's plan is its presets' parameters, in order, with its own on top: the `default` preset (if there is
-/// one) first, then each name of `preset=a,b` (a later one replaces what an earlier one set), then the request's own
-/// parameters. So `preset=card` and the same parameters written out are one plan, one cache entry and one render.
+/// A request's plan is its presets' values, in order, with its own on top, parameter by parameter: the `default`
+/// preset (if there is one) first, then each name of `preset=a,b` (a later one replaces what an earlier one set), then
+/// what the request sets itself, whatever its URL form. So `preset=card` and the same parameters written out are one
+/// plan, one cache entry and one render.
 ///
 /// ```swift
 /// let presets = try Presets(["card": "w=400&h=300&fit=cover", "default": "q=75"])
-/// let values = try presets.expand("card", under: [.w: "200"])   // w=200, h=300, fit=cover, q=75
+/// var values = try presets.values(named: "card")   // w=400, h=300, fit=cover, q=75
+/// values.layer(request)                            // the request's w=200 on top
 /// ```
 package struct Presets: Sendable, Equatable {
-    /// The parameters of each preset, by name.
-    private let table: [String: [ThumbnailRequest.Parameter: String]]
+    /// The values of each preset, by name.
+    private let table: [String: PlanValues]
 
     /// The name of the preset that applies to every request.
     package static let defaultName = "default"
@@ -28,10 +32,10 @@ package struct Presets: Sendable, Equatable {
     /// request that uses it).
     /// - Throws: ``PresetError`` naming the preset and what is wrong with it.
     package init(_ configured: [String: String]) throws(PresetError) {
-        var table: [String: [ThumbnailRequest.Parameter: String]] = [:]
+        var table: [String: PlanValues] = [:]
         for (name, text) in configured.sorted(by: { $0.key < $1.key }) {
             do throws(RequestError) {
-                table[name] = try Self.parameters(of: text)
+                table[name] = try Self.values(of: text)
             } catch {
                 throw PresetError(preset: name, reason: error.publicMessage)
             }
@@ -40,7 +44,7 @@ package struct Presets: Sendable, Equatable {
     }
 
     /// The watermark names the presets' `wm=` use.
-    package var watermarkNames: Set<String> { Set(table.values.compactMap { $0[.wm] }) }
+    package var watermarkNames: Set<String> { Set(table.values.compactMap(\.watermarkName)) }
 
     /// The names, sorted.
     package var names: [String] { table.keys.sorted() }
@@ -48,15 +52,13 @@ package struct Presets: Sendable, Equatable {
     /// Whether a `default` preset applies to every request.
     package var hasDefault: Bool { table[Self.defaultName] != nil }
 
-    /// The parameters of a request that names `names` (the `preset` value, nil without one) and sets `request`
-    /// itself: the `default` preset's, then each named preset's in order, then the request's, each replacing what
-    /// came before.
+    /// The values a request that names `names` (the `preset` value, nil without one) gets from its presets: the
+    /// `default` preset's, then each named preset's in order, each replacing what came before; the request's own go on
+    /// top (``PlanValues/layer(_:)``).
     /// - Throws: `RequestError.invalidValue("preset", …)` for an empty or unknown name, or too many names.
-    package func expand(
-        _ names: String?, under request: [ThumbnailRequest.Parameter: String]
-    ) throws(RequestError) -> [ThumbnailRequest.Parameter: String] {
-        guard names != nil || hasDefault else { return request }
-        var values = table[Self.defaultName] ?? [:]
+    package func values(named names: String?) throws(RequestError) -> PlanValues {
+        guard names != nil || hasDefault else { return PlanValues() }
+        var values = table[Self.defaultName] ?? PlanValues()
         if let names {
             let list = names.split(separator: ",", omittingEmptySubsequences: false)
             guard list.count <= Self.maxNamesPerRequest else {
@@ -67,34 +69,34 @@ package struct Presets: Sendable, Equatable {
                 guard let preset = table[String(name)] else {
                     throw .invalidValue("preset", reason: "unknown preset \(Self.printable(name))")
                 }
-                values.merge(preset) { _, later in later }
+                values.layer(preset)
             }
         }
-        values.merge(request) { _, requested in requested }
         return values
     }
 
-    /// One preset's parameters, each checked as `/thumb` checks it.
-    private static func parameters(of text: String) throws(RequestError) -> [ThumbnailRequest.Parameter: String] {
+    /// One preset's values, each read as `/thumb` reads it, then the whole built once as a request would be.
+    private static func values(of text: String) throws(RequestError) -> PlanValues {
         let parameters = try QueryParameters(parsing: text)
-        var values: [ThumbnailRequest.Parameter: String] = [:]
+        var texts: [ThumbnailRequest.Parameter: String] = [:]
         for (name, value) in parameters.pairs {
             guard name != URLSignature.parameterName, name != "preset", name != "url" else {
                 throw .invalidValue(name, reason: "not allowed in a preset")
             }
             guard let parameter = ThumbnailRequest.Parameter(rawValue: name) else { throw .unknownParameter(name) }
-            guard values[parameter] == nil else { throw .duplicateParameter(name) }
-            values[parameter] = value
+            guard texts[parameter] == nil else { throw .duplicateParameter(name) }
+            texts[parameter] = value
         }
-        guard !values.isEmpty else { throw .missingParameter("a parameter") }
-        // The whole parser runs once over it, with a stand-in source and, when the preset sets no size, a stand-in
+        guard !texts.isEmpty else { throw .missingParameter("a parameter") }
+        let values = try ThumbnailRequest.values(texts)
+        // The whole build runs once over it, with a stand-in source and, when the preset sets no size, a stand-in
         // width: what it refuses is the preset's own doing (a value out of range, `w` × `dpr` over 4096, ...).
         var trial = values
-        trial[.url] = "https://preset.invalid/"
-        if trial[.w] == nil && trial[.h] == nil { trial[.w] = "1" }
+        trial.url = "https://preset.invalid/"
+        if trial.width == nil && trial.height == nil { trial.width = 1 }
         // A named watermark is checked against the watermarks the service loads (ThumbdService), not here: the
         // configuration check knows the names, not the files' contents.
-        let watermarks = trial[.wm].map { WatermarkDigests.standIn(named: $0) } ?? WatermarkDigests.empty
+        let watermarks = trial.watermarkName.map { WatermarkDigests.standIn(named: $0) } ?? WatermarkDigests.empty
         _ = try ThumbnailRequest(values: trial, signature: nil, accept: nil, hints: nil, watermarks: watermarks)
         return values
     }

@@ -12,6 +12,11 @@ package import Thumbnailing
 /// configured presets, Presets.swift), `sig`, and the pipeline's steps (their descriptors in
 /// Sources/Thumbnailing/Operations, read by ThumbnailRequest+Operations.swift).
 /// Unknown or repeated parameters are refused, so two spellings of one request cannot both exist.
+///
+/// A request's text is read into the plan's typed values (``parse(_:_:into:)``: each value's form), the presets' values
+/// go under it parameter by parameter, and the whole is built once (``init(values:signature:accept:hints:watermarks:)``:
+/// each value's range, `dpr`); thumbor's and imgproxy's forms set the typed values themselves (``ThumbnailPlan``) and
+/// share the rest.
 extension ThumbnailRequest {
     /// Parses the raw query of a `/thumb` request.
     /// - Parameters:
@@ -33,14 +38,14 @@ extension ThumbnailRequest {
     ///   - rules: the presets and what they allow: the plan is the presets' parameters with the request's on top.
     ///   - hints: the request's client hints when `image.client_hints` is on (nil: off); they fill in `dpr` and the
     ///     width the plan leaves out.
-    /// - Throws: `RequestError` naming the offending parameter.
     ///   - watermarks: the named watermarks `wm=` may use (their digests go into the key).
+    /// - Throws: `RequestError` naming the offending parameter.
     package init(
         parameters: QueryParameters, accept: String?, rules: ThumbQueryRules = .none, hints: ClientHints? = nil,
         watermarks: any WatermarkNames = .none
     ) throws(RequestError) {
         var seen = Set<String>()
-        var values: [Parameter: String] = [:]
+        var texts: [Parameter: String] = [:]
         var signature: String?
         var presetNames: String?
         for (name, value) in parameters.pairs {
@@ -57,24 +62,78 @@ extension ThumbnailRequest {
             if rules.allowsOnlyPresets && !Parameter.allowedWithPresetsOnly.contains(parameter) {
                 throw .onlyPresetsAllowed(name)
             }
-            values[parameter] = value
+            texts[parameter] = value
         }
         if rules.allowsOnlyPresets && presetNames == nil && !rules.presets.hasDefault {
             throw .missingParameter("preset")
         }
-        try self.init(
-            values: try rules.presets.expand(presetNames, under: values), signature: signature, accept: accept,
-            hints: hints, watermarks: watermarks)
+        var values = try rules.presets.values(named: presetNames)
+        values.layer(try Self.values(texts))
+        try self.init(values: values, signature: signature, accept: accept, hints: hints, watermarks: watermarks)
     }
 
-    /// Builds the request from the plan's parameters (the request's over its presets'), with `hints` filling in
-    /// `dpr` and the width the plan leaves out.
+    /// Reads `/thumb` parameters' text into the plan's typed fields, in ``Parameter``'s order.
+    /// - Throws: `RequestError` naming the first parameter whose value has not its form.
+    static func values(_ texts: [Parameter: String]) throws(RequestError) -> PlanValues {
+        var values = PlanValues()
+        for parameter in Parameter.allCases {
+            if let text = texts[parameter] { try parse(parameter, text, into: &values) }
+        }
+        return values
+    }
+
+    /// Reads the text of one `/thumb` parameter into its typed field: the box's and output's here, each operation's by
+    /// its descriptor (Sources/Thumbnailing/Operations). The value's form only: its range is checked once, when the
+    /// plan is built (``init(values:signature:accept:hints:watermarks:)``), with the same message.
+    /// - Throws: `RequestError.invalidValue` naming the parameter.
+    package static func parse(_ parameter: Parameter, _ text: String, into values: inout PlanValues)
+        throws(RequestError)
+    {
+        switch parameter {
+        case .url:
+            values.url = text
+        case .w, .h:
+            guard let side = integer(text) else { throw .invalidValue(parameter.rawValue, reason: dimensionReason) }
+            if parameter == .w { values.width = side } else { values.height = side }
+        case .dpr:
+            values.dpr = try devicePixelRatio(text)
+        case .fit:
+            guard let fit = Fit(rawValue: text) else {
+                throw .invalidValue("fit", reason: "must be contain, cover, fill, pad, outside or auto")
+            }
+            values.fit = fit
+        case .gravity:
+            values.gravity = try gravity(text)
+        case .format:
+            values.format = try formatChoice(text)
+        case .q:
+            guard let quality = integer(text) else { throw .invalidValue("q", reason: qualityReason) }
+            values.quality = quality
+        case .enlarge:
+            switch text {
+            case "1", "true": values.enlarge = true
+            case "0", "false": values.enlarge = false
+            default: throw .invalidValue("enlarge", reason: "must be 0, 1, true or false")
+            }
+        default:
+            do {
+                try values.parseOperation(parameter, text)
+            } catch {
+                throw .invalidValue(error.field, reason: error.reason)
+            }
+        }
+    }
+
+    /// Builds the request from the plan's typed values (the request's over its presets'), with `hints` filling in
+    /// `dpr` and the width the plan leaves out. Each value's range is checked here, once, with the message `/thumb`'s
+    /// parser gives for it (the operations' by their descriptors), and `dpr` multiplies the lengths given in CSS
+    /// pixels once.
     /// - Throws: `RequestError` naming the offending parameter.
     package init(
-        values: [Parameter: String], signature: String?, accept: String?, hints: ClientHints?,
+        values: PlanValues, signature: String?, accept: String?, hints: ClientHints?,
         watermarks: any WatermarkNames = .none
     ) throws(RequestError) {
-        guard let rawURL = values[.url], !rawURL.isEmpty else { throw .missingParameter("url") }
+        guard let rawURL = values.url, !rawURL.isEmpty else { throw .missingParameter("url") }
         guard rawURL.utf8.count <= Self.maxURLBytes else {
             throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
         }
@@ -92,16 +151,21 @@ extension ThumbnailRequest {
 
         var hintsUsed: ClientHints.Used = []
         let dpr: Double
-        if let text = values[.dpr] {
-            dpr = try Self.devicePixelRatio(text)
+        if let given = values.dpr {
+            guard Self.devicePixelRatios.contains(given), given.units % (FixedDecimal.unitsPerOne / 100) == 0 else {
+                throw .invalidValue("dpr", reason: Self.devicePixelRatioReason)
+            }
+            dpr = given.value
         } else if let hints {
             hintsUsed.insert(.dpr)
             dpr = Self.hintedDevicePixelRatio(hints.devicePixelRatio ?? 1, values)
         } else {
             dpr = 1
         }
-        var width = try values[.w].map { text throws(RequestError) in try Self.dimension(text, name: "w", dpr: dpr) }
-        let height = try values[.h].map { text throws(RequestError) in try Self.dimension(text, name: "h", dpr: dpr) }
+        var width = try values.width.map { side throws(RequestError) in try Self.dimension(side, name: "w", dpr: dpr) }
+        let height = try values.height.map { side throws(RequestError) in
+            try Self.dimension(side, name: "h", dpr: dpr)
+        }
         if width == nil, height == nil, let hints {
             // Sec-CH-Width is in physical pixels already; the viewport's width is in CSS pixels.
             hintsUsed.insert(.width)
@@ -113,40 +177,35 @@ extension ThumbnailRequest {
         }
         guard width != nil || height != nil else { throw .missingParameter("w or h") }
 
-        let fit =
-            try values[.fit].map { text throws(RequestError) in
-                guard let fit = Fit(rawValue: text) else {
-                    throw .invalidValue("fit", reason: "must be contain, cover, fill, pad, outside or auto")
-                }
-                return fit
-            } ?? .contain
-        let focalPoint = try values[.gravity].flatMap { text throws(RequestError) -> FocalPoint? in
-            text.hasPrefix("fp:") || text.hasPrefix("fpx:") ? try Self.focalPoint(text) : nil
+        let fit = values.fit ?? .contain
+        var gravity = Gravity.centre
+        var focalPoint: FocalPoint?
+        switch values.gravity {
+        case nil: break
+        case .gravity(let given)?: gravity = given
+        case .focalPoint(let x, let y)?:
+            guard let point = FocalPoint(x: x, y: y) else {
+                throw .invalidValue("gravity", reason: "fp:x,y needs two fractions 0...1")
+            }
+            focalPoint = point
+        case .focalPixels(let x, let y)?:
+            guard let point = FocalPoint(pixelX: x, pixelY: y) else {
+                throw .invalidValue("gravity", reason: Self.focalPixelsReason)
+            }
+            focalPoint = point
         }
-        let gravity =
-            try values[.gravity].flatMap { text throws(RequestError) -> Gravity? in
-                if focalPoint != nil { return nil }
-                guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
-                    throw .invalidValue(
-                        "gravity", reason: "must be centre, a compass point, attention, entropy, fp:x,y or fpx:x,y")
-                }
-                return gravity
-            } ?? .centre
-        let quality = try values[.q].map { text throws(RequestError) in
-            guard let quality = Self.integer(text), ThumbnailSpec.qualityRange.contains(quality) else {
-                throw .invalidValue("q", reason: "must be an integer 1...100")
+        let quality = try values.quality.map { quality throws(RequestError) in
+            guard ThumbnailSpec.qualityRange.contains(quality) else {
+                throw .invalidValue("q", reason: Self.qualityReason)
             }
             return quality
         }
-        let enlarge =
-            try values[.enlarge].map { text throws(RequestError) in
-                switch text {
-                case "1", "true": return true
-                case "0", "false": return false
-                default: throw .invalidValue("enlarge", reason: "must be 0, 1, true or false")
-                }
-            } ?? false
-        let format = try Self.formatRequest(values[.format], accept: accept)
+        let enlarge = values.enlarge ?? false
+        let format: FormatRequest =
+            switch values.format {
+            case nil, .auto?: .auto(accepting: AcceptHeader.acceptedFormats(accept))
+            case .exactly(let format)?: .exactly(format)
+            }
         let operations = try Self.operations(values, dpr: dpr, format: format, watermarks: watermarks)
 
         do {
@@ -169,11 +228,16 @@ extension ThumbnailRequest {
     /// Digits only (no sign, no spaces, no leading `+`), at most 9 of them.
     package static func integer(_ text: String) -> Int? { ThumbValue.integer(text) }
 
-    private static func dimension(_ text: String, name: String, dpr: Double) throws(RequestError) -> Int {
-        guard let value = integer(text), ThumbnailSpec.dimensionRange.contains(value) else {
-            throw .invalidValue(name, reason: "must be an integer 1...\(ThumbnailSpec.maxDimension)")
-        }
-        let scaled = Int((Double(value) * dpr).rounded())
+    private static let dimensionReason = "must be an integer 1...\(ThumbnailSpec.maxDimension)"
+    private static let qualityReason = "must be an integer 1...100"
+    private static let devicePixelRatios = FixedDecimal.one...FixedDecimal(units: 4 * FixedDecimal.unitsPerOne)
+    private static let devicePixelRatioReason = "must be a number 1...4"
+    private static let focalPixelsReason = "fpx:x,y needs two whole numbers 0...1000000"
+
+    /// A box side in CSS pixels, times `dpr`.
+    private static func dimension(_ side: Int, name: String, dpr: Double) throws(RequestError) -> Int {
+        guard ThumbnailSpec.dimensionRange.contains(side) else { throw .invalidValue(name, reason: dimensionReason) }
+        let scaled = Int((Double(side) * dpr).rounded())
         guard scaled <= ThumbnailSpec.maxDimension else {
             throw .invalidValue(name, reason: "\(name) × dpr must be at most \(ThumbnailSpec.maxDimension)")
         }
@@ -182,35 +246,58 @@ extension ThumbnailRequest {
 
     /// A `Sec-CH-DPR` value lowered (to 2 decimals, not below 1) so that `w`, `h` and each side of `padding` times
     /// it stay within their limits: a hint never makes a request fail (the plan's own values are checked as usual).
-    private static func hintedDevicePixelRatio(_ hinted: Double, _ values: [Parameter: String]) -> Double {
+    private static func hintedDevicePixelRatio(_ hinted: Double, _ values: PlanValues) -> Double {
         func ceiling(_ limit: Int, _ largest: Int?) -> Double {
             guard let largest, largest > 0 else { return .infinity }
             return (Double(limit) / Double(largest) * 100).rounded(.down) / 100
         }
-        let side = [values[.w], values[.h]].compactMap { $0.flatMap(integer) }.max()
-        let padding = values[.padding]?.split(separator: ",").compactMap { integer(String($0)) }.max()
+        let side = [values.width, values.height].compactMap { $0 }.max()
+        let padding = values.padding?.sides.max()
         let ratio = min(
             hinted, ceiling(ThumbnailSpec.maxDimension, side), ceiling(ThumbnailSpec.Operations.maxPadding, padding))
         return max(ratio, 1)
     }
 
-    /// A plain decimal 1...4 with at most 2 fraction digits (`1`, `1.5`, `2.25`).
-    private static func devicePixelRatio(_ text: String) throws(RequestError) -> Double {
+    /// A plain decimal with one whole digit and at most 2 fraction digits (`1`, `1.5`, `2.25`); its range (1...4)
+    /// is checked when the plan is built.
+    private static func devicePixelRatio(_ text: String) throws(RequestError) -> FixedDecimal {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let isPlainDecimal =
             !text.isEmpty && parts.count <= 2
             && parts.allSatisfy { part in
                 !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
             } && parts[0].utf8.count <= 1 && (parts.count == 1 || parts[1].utf8.count <= 2)
-        guard isPlainDecimal, let value = Double(text), (1...4).contains(value) else {
-            throw .invalidValue("dpr", reason: "must be a number 1...4")
+        guard isPlainDecimal, let value = FixedDecimal(parsing: text) else {
+            throw .invalidValue("dpr", reason: devicePixelRatioReason)
         }
         return value
     }
 
-    private static func formatRequest(_ text: String?, accept: String?) throws(RequestError) -> FormatRequest {
+    /// `centre` (or `center`), a compass point, `attention`, `entropy`, `fp:x,y` or `fpx:x,y`.
+    private static func gravity(_ text: String) throws(RequestError) -> PlanGravity {
+        if text.hasPrefix("fpx:") {
+            let parts = text.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2, let x = integer(String(parts[0])), let y = integer(String(parts[1])) else {
+                throw .invalidValue("gravity", reason: focalPixelsReason)
+            }
+            return .focalPixels(x: x, y: y)
+        }
+        if text.hasPrefix("fp:") {
+            let parts = text.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2, let x = FixedDecimal(parsing: parts[0]), let y = FixedDecimal(parsing: parts[1])
+            else { throw .invalidValue("gravity", reason: "fp:x,y needs two fractions 0...1") }
+            return .focalPoint(x: x, y: y)
+        }
+        guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
+            throw .invalidValue(
+                "gravity", reason: "must be centre, a compass point, attention, entropy, fp:x,y or fpx:x,y")
+        }
+        return .gravity(gravity)
+    }
+
+    private static func formatChoice(_ text: String) throws(RequestError) -> FormatChoice {
         switch text {
-        case nil, "auto": return .auto(accepting: AcceptHeader.acceptedFormats(accept))
+        case "auto": return .auto
         case "jpeg", "jpg": return .exactly(.jpeg)
         case "png": return .exactly(.png)
         case "webp": return .exactly(.webp)

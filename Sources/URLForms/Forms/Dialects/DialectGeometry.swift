@@ -64,13 +64,8 @@ package enum DialectGeometry {
         }
     }
 
-    /// `value` as `/thumb` writes a fraction or a factor: at most 4 decimals, with a `.` (`0.5`, `1.0`).
-    package static func decimal(_ value: Double) -> String {
-        let units = Int((value * 10_000).rounded())
-        let whole = units / 10_000
-        var fraction = String(abs(units % 10_000))
-        fraction = String(repeating: "0", count: 4 - fraction.count) + fraction
-        while fraction.count > 1 && fraction.hasSuffix("0") { fraction.removeLast() }
-        return (units < 0 && whole == 0 ? "-" : "") + "\(whole).\(fraction)"
+    /// `value` as a fraction or a factor of the plan: rounded to 4 decimals, as ``FixedDecimal`` holds them.
+    package static func decimal(_ value: Double) -> FixedDecimal {
+        FixedDecimal(units: Int((value * Double(FixedDecimal.unitsPerOne)).rounded()))
     }
 }

@@ -5,8 +5,8 @@
 ///
 /// The one step this form does (``URLForm``): the path is read by imgproxy's grammar (``ImgproxyPath``), its
 /// signature checked as imgproxy checks it (``ImgproxySignature``, under ``DialectKeys``) before any option is
-/// looked at, then the options are compiled into `/thumb`'s parameters (``ImgproxyOptions``) and built into a
-/// ``ThumbnailRequest`` by `/thumb`'s own rules, presets and limits (``DialectPlan``). So an imgproxy URL and
+/// looked at, then the options are compiled into the plan's typed values (``ImgproxyOptions``, a ``ThumbnailPlan``)
+/// and built into a ``ThumbnailRequest`` by `/thumb`'s own rules, presets and limits. So an imgproxy URL and
 /// the `/thumb` URL of the same picture are one variant key. docs/compatibility.md lists what is supported, what
 /// differs and what is refused.
 ///

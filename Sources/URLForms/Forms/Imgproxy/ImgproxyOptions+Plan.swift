@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Thumbnailing
 
-/// imgproxy's options compiled into `/thumb`'s parameters (docs/compatibility.md, "imgproxy", has the table).
+/// imgproxy's options compiled into the plan's typed values (docs/compatibility.md, "imgproxy", has the table).
 ///
 /// Where thumbd's plan means exactly what imgproxy does, the option becomes the parameter; where the result would
 /// depend on the source in a way the plan cannot say (its size), the option is refused by name rather than
@@ -14,9 +14,9 @@ extension ImgproxyOptions {
     /// - Throws: `RequestError` naming the option as written, or `preset`.
     package static func plan(
         _ components: ImgproxyPath.Components, rules: ThumbQueryRules
-    ) throws(RequestError) -> DialectPlan {
+    ) throws(RequestError) -> ThumbnailPlan {
         var options = ImgproxyOptions()
-        var plan = DialectPlan()
+        var plan = ThumbnailPlan()
         if let presets = components.presets {
             plan.presets = presets.joined(separator: ",")
         } else {
@@ -29,11 +29,13 @@ extension ImgproxyOptions {
         }
         try source(components.source, into: &plan)
         if components.presets != nil {
-            if let format = options.format { plan.set(.format, format.value, option: format.option) }
+            if let format = options.format {
+                plan.set(.format, FormatChoice.exactly(format.value), option: format.option)
+            }
             return plan
         }
-        let base = try rules.presets.expand(plan.presets, under: [:])
-        try options.compileBox(into: &plan, presetSize: (base[.w] != nil, base[.h] != nil))
+        let base = try rules.presets.values(named: plan.presets)
+        try options.compileBox(into: &plan, presetSize: (base.width != nil, base.height != nil))
         try options.compileCrop(into: &plan)
         try options.compileRest(into: &plan)
         return plan
@@ -42,7 +44,7 @@ extension ImgproxyOptions {
     /// The source: an absolute http(s) URL, or `s3://bucket/key` as imgproxy writes S3 objects (checked by `/thumb`'s
     /// rules as `url`: read from `s3.*` when the bucket is in `s3.source_buckets`); imgproxy's other storage schemes
     /// are refused by name.
-    private static func source(_ url: String, into plan: inout DialectPlan) throws(RequestError) {
+    private static func source(_ url: String, into plan: inout ThumbnailPlan) throws(RequestError) {
         if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
             let scheme = url[..<colon].lowercased()
             if ["local", "gs", "abs", "swift"].contains(scheme) { throw .unsupportedOption("\(scheme)://") }
@@ -53,7 +55,8 @@ extension ImgproxyOptions {
     // MARK: - Box
 
     /// `w`, `h`, `fit`, `enlarge`, `dpr` and `gravity` from the resizing options.
-    private func compileBox(into plan: inout DialectPlan, presetSize: (width: Bool, height: Bool)) throws(RequestError)
+    private func compileBox(into plan: inout ThumbnailPlan, presetSize: (width: Bool, height: Bool))
+        throws(RequestError)
     {
         for minimum in [minWidth, minHeight] {
             if let minimum, minimum.value > 0 { throw .unsupportedOption(minimum.option) }
@@ -77,10 +80,10 @@ extension ImgproxyOptions {
             try compileNoBox(into: &plan, enlarges: enlarges)
             return
         }
-        if boxWidth > 0 { plan.set(.w, String(boxWidth), option: width?.option ?? "w") }
-        if boxHeight > 0 { plan.set(.h, String(boxHeight), option: height?.option ?? "h") }
-        if let dpr { plan.set(.dpr, dpr.value.description, option: dpr.option) }
-        if let enlarge { plan.set(.enlarge, enlarge.value ? "1" : "0", option: enlarge.option) }
+        if boxWidth > 0 { plan.set(.w, boxWidth, option: width?.option ?? "w") }
+        if boxHeight > 0 { plan.set(.h, boxHeight, option: height?.option ?? "h") }
+        if let dpr { plan.set(.dpr, dpr.value, option: dpr.option) }
+        if let enlarge { plan.set(.enlarge, enlarge.value, option: enlarge.option) }
 
         let type = resizingType?.value ?? .fit
         let typeOption = resizingType?.option ?? "rt"
@@ -94,7 +97,7 @@ extension ImgproxyOptions {
             // One side: the other follows the aspect ratio (thumbd's one-sided box is `contain` whatever the fit).
             if type == .force { throw .unsupportedOption("\(typeOption):force") }
             if let extending, !enlarges { throw .unsupportedOption(extending.option) }
-            if let resizingType { plan.set(.fit, "contain", option: resizingType.option) }
+            if let resizingType { plan.set(.fit, Fit.contain, option: resizingType.option) }
             try compileGravity(into: &plan)
             return
         }
@@ -103,27 +106,27 @@ extension ImgproxyOptions {
             if let canvas = extending ?? (enlarges ? toAspect : nil) {
                 let placement = canvas.value.gravity ?? .compass(.centre)
                 guard case .compass(let point) = placement else { throw .unsupportedOption("\(canvas.option):fp") }
-                plan.set(.fit, "pad", option: canvas.option)
-                plan.set(.gravity, point.rawValue, option: canvas.option)
+                plan.set(.fit, Fit.pad, option: canvas.option)
+                plan.set(.gravity, PlanGravity.gravity(point), option: canvas.option)
                 return
             }
             if let toAspect { throw .unsupportedOption(toAspect.option) }
-            if let resizingType { plan.set(.fit, "contain", option: resizingType.option) }
+            if let resizingType { plan.set(.fit, Fit.contain, option: resizingType.option) }
         case .fill:
             try refuseExtensionUnlessEnlarged()
-            plan.set(.fit, "cover", option: typeOption)
+            plan.set(.fit, Fit.cover, option: typeOption)
         case .fillDown:
             // fill-down differs from fill only when the picture is smaller than the box and not enlarged.
             guard enlarges else { throw .unsupportedOption("\(typeOption):fill-down") }
-            plan.set(.fit, "cover", option: typeOption)
+            plan.set(.fit, Fit.cover, option: typeOption)
         case .force:
             try refuseExtensionUnlessEnlarged()
-            plan.set(.fit, "fill", option: typeOption)
+            plan.set(.fit, Fit.fill, option: typeOption)
         case .auto:
             // fill or fit by the picture's orientation against the box's: decided by the render (`fit=auto`). An
             // extension would apply to one of the two only.
             if let option = extending?.option ?? toAspect?.option { throw .unsupportedOption(option) }
-            plan.set(.fit, "auto", option: typeOption)
+            plan.set(.fit, Fit.auto, option: typeOption)
         }
         try compileGravity(into: &plan)
     }
@@ -131,40 +134,40 @@ extension ImgproxyOptions {
     /// No size anywhere: imgproxy keeps the source's size. thumbd's box is then 4096×4096 `contain`, not
     /// enlarged: the same picture up to thumbd's limit of 4096 px a side. `dpr` changes nothing there unless the
     /// picture may be enlarged (then it scales the source, which the plan cannot say).
-    private func compileNoBox(into plan: inout DialectPlan, enlarges: Bool) throws(RequestError) {
+    private func compileNoBox(into plan: inout ThumbnailPlan, enlarges: Bool) throws(RequestError) {
         if let dpr {
             if dpr.value < .one {
-                plan.set(.dpr, dpr.value.description, option: dpr.option)  // refused by /thumb's range
+                plan.set(.dpr, dpr.value, option: dpr.option)  // refused by the plan's range
             } else if dpr.value > .one && enlarges {
                 throw .unsupportedOption(dpr.option)
             }
         }
-        let side = String(ThumbnailSpec.maxDimension)
+        let side = ThumbnailSpec.maxDimension
         plan.set(.w, side, option: width?.option ?? "w")
         plan.set(.h, side, option: height?.option ?? "h")
-        plan.set(.fit, "contain", option: resizingType?.option ?? "rt")
-        plan.set(.enlarge, "0", option: enlarge?.option ?? "el")
+        plan.set(.fit, Fit.contain, option: resizingType?.option ?? "rt")
+        plan.set(.enlarge, false, option: enlarge?.option ?? "el")
     }
 
     /// `gravity`, for the cover crop (ignored by the other fits, as in imgproxy).
-    private func compileGravity(into plan: inout DialectPlan) throws(RequestError) {
+    private func compileGravity(into plan: inout ThumbnailPlan) throws(RequestError) {
         guard let gravity else { return }
-        let value =
+        let value: PlanGravity =
             switch gravity.value {
-            case .compass(let point): point.rawValue
-            case .smart: "attention"
-            case .focalPoint(let x, let y): "fp:\(x),\(y)"
+            case .compass(let point): .gravity(point)
+            case .smart: .gravity(.attention)
+            case .focalPoint(let x, let y): .focalPoint(x: x, y: y)
             }
         plan.set(.gravity, value, option: gravity.option)
     }
 
     // MARK: - Crop
 
-    /// `crop` → `/thumb`'s `crop=left,top,width,height`, placed by the crop's gravity or `gravity`.
+    /// `crop` → the plan's crop region (left, top, width, height), placed by the crop's gravity or `gravity`.
     ///
     /// Fractions (and whole sides) are placed exactly for any compass point or focal point. Pixel sizes need the
     /// picture's size to be placed, except from the left (west) or top (north) edge, or over a whole side.
-    private func compileCrop(into plan: inout DialectPlan) throws(RequestError) {
+    private func compileCrop(into plan: inout ThumbnailPlan) throws(RequestError) {
         guard let crop else { return }
         let (width, height) = (crop.value.width, crop.value.height)
         guard width != .whole || height != .whole else { return }
@@ -178,8 +181,10 @@ extension ImgproxyOptions {
             let whole = FixedDecimal.unitsPerOne
             func length(_ side: CropSide) -> Int { if case .fraction(let value) = side { value.units } else { whole } }
             let (x, y) = Self.origin(placement, free: (whole - length(width), whole - length(height)))
-            let values = [x, y, length(width), length(height)].map(Self.fractionText)
-            plan.set(.crop, values.joined(separator: ","), option: crop.option)
+            let region = ThumbnailSpec.Crop.fractions(
+                left: FixedDecimal(units: x), top: FixedDecimal(units: y), width: FixedDecimal(units: length(width)),
+                height: FixedDecimal(units: length(height)))
+            plan.set(.crop, region, option: crop.option)
             return
         }
         // From the far edge or the middle, the offset depends on the picture's size: only a region that starts at
@@ -196,8 +201,10 @@ extension ImgproxyOptions {
             case .focalPoint(let x, let y): (x == .zero, y == .zero)
             case .smart: (false, false)
             }
-        let values = [0, 0, try pixels(width, startsAtEdge: atEdge.x), try pixels(height, startsAtEdge: atEdge.y)]
-        plan.set(.crop, values.map(String.init).joined(separator: ","), option: crop.option)
+        let region = ThumbnailSpec.Crop.pixels(
+            left: 0, top: 0, width: try pixels(width, startsAtEdge: atEdge.x),
+            height: try pixels(height, startsAtEdge: atEdge.y))
+        plan.set(.crop, region, option: crop.option)
     }
 
     /// Where a region with `free` units left over on each axis starts, in those units: 0 at the west/north edge,
@@ -222,52 +229,51 @@ extension ImgproxyOptions {
         }
     }
 
-    /// A fraction as `/thumb`'s crop writes it: always with a `.`.
-    private static func fractionText(_ units: Int) -> String {
-        let value = FixedDecimal(units: units)
-        return value.isWhole ? "\(value).0" : value.description
-    }
-
     // MARK: - Everything else
 
-    private func compileRest(into plan: inout DialectPlan) throws(RequestError) {
+    private func compileRest(into plan: inout ThumbnailPlan) throws(RequestError) {
         let flips = (flipHorizontal?.value ?? false, flipVertical?.value ?? false)
         if flips.0 || flips.1 {
             let option = flipVertical?.option ?? flipHorizontal?.option ?? "fl"
-            plan.set(.flip, flips.0 && flips.1 ? "hv" : flips.0 ? "h" : "v", option: option)
+            plan.set(.flip, ThumbnailSpec.Flip(horizontal: flips.0, vertical: flips.1), option: option)
         }
         if let paddingOption, padding.contains(where: { ($0 ?? 0) > 0 }) {
-            plan.set(.padding, padding.map { String($0 ?? 0) }.joined(separator: ","), option: paddingOption)
+            let sides = padding.map { $0 ?? 0 }
+            let value = ThumbnailSpec.Padding(top: sides[0], right: sides[1], bottom: sides[2], left: sides[3])
+            plan.set(.padding, value, option: paddingOption)
         }
-        for (parameter, given) in direct {
-            if let value = given.value { plan.set(parameter, value, option: given.option) }
-        }
+        plan.layer(direct)
         // imgproxy trims before it turns, against the untouched picture's top-left pixel; thumbd trims the turned
         // one, so it takes the corner the turn puts that pixel in. With a colour given, the corner does not matter.
-        if let trim = direct[.trim], let value = trim.value, !value.contains(","),
+        if let trim = direct.values.trim, trim.colour == nil,
             let turn = ThumbnailSpec.Orientation.rotated(
-                Int(direct[.rotate]?.value ?? "0") ?? 0, flippedHorizontally: flips.0, vertically: flips.1)
+                direct.values.rotate ?? 0, flippedHorizontally: flips.0, vertically: flips.1)
         {
             let corner = DialectGeometry.map(.northWest, through: turn)
-            let names: [Thumbnailing.Gravity: String] = [.northEast: ",tr", .southWest: ",bl", .southEast: ",br"]
-            if let name = names[corner] { plan.set(.trim, value + name, option: trim.option) }
+            let corners: [Thumbnailing.Gravity: ThumbnailSpec.Trim.Corner] = [
+                .northEast: .topRight, .southWest: .bottomLeft, .southEast: .bottomRight,
+            ]
+            if let turned = corners[corner] {
+                let value = ThumbnailSpec.Trim(threshold: trim.threshold, colour: nil, corner: turned)
+                plan.set(.trim, value, option: direct.option(setting: .trim) ?? "trim")
+            }
         }
         try compileWatermark(into: &plan)
-        if let format { plan.set(.format, format.value, option: format.option) }
+        if let format { plan.set(.format, FormatChoice.exactly(format.value), option: format.option) }
         if let quality, quality.value > 0 {
-            plan.set(.q, String(quality.value), option: quality.option)
+            plan.set(.q, quality.value, option: quality.option)
         } else if let formatQualityOption {
             // Per-format qualities need the format known before the render; a negotiated one is not.
             guard let format else { throw .unsupportedOption(formatQualityOption) }
             if let value = formatQuality[format.value], value > 0 {
-                plan.set(.q, String(value), option: formatQualityOption)
+                plan.set(.q, value, option: formatQualityOption)
             }
         }
     }
 
     /// `watermark` (the configured watermark named ``watermarkName``, or `watermark_url`'s) → `wm`/`wm_url` and
     /// `wm_*`.
-    private func compileWatermark(into plan: inout DialectPlan) throws(RequestError) {
+    private func compileWatermark(into plan: inout ThumbnailPlan) throws(RequestError) {
         guard let watermark, watermark.value.opacity > .zero else {
             if let watermarkURL {
                 throw .invalidValue(watermarkURL.option, reason: "needs wm (the watermark's opacity and position)")
@@ -277,7 +283,7 @@ extension ImgproxyOptions {
         let mark = watermark.value
         let option = watermark.option
         // With `re`, imgproxy reads the offsets as the spacing between the tiles, which `/thumb`'s tiling has not.
-        if mark.position == "tile" && (mark.offsetX != 0 || mark.offsetY != 0) {
+        if mark.position == .tile && (mark.offsetX != 0 || mark.offsetY != 0) {
             throw .unsupportedOption("\(option):re offsets")
         }
         if let watermarkURL {
@@ -286,9 +292,9 @@ extension ImgproxyOptions {
             plan.set(.wm, Self.watermarkName, option: option)
         }
         plan.set(.wm_pos, mark.position, option: option)
-        plan.set(.wm_opacity, mark.opacity.description, option: option)
-        if mark.offsetX != 0 { plan.set(.wm_x, String(mark.offsetX), option: option) }
-        if mark.offsetY != 0 { plan.set(.wm_y, String(mark.offsetY), option: option) }
-        if mark.scale > .zero { plan.set(.wm_scale, mark.scale.description, option: option) }
+        plan.set(.wm_opacity, mark.opacity, option: option)
+        if mark.offsetX != 0 { plan.set(.wm_x, mark.offsetX, option: option) }
+        if mark.offsetY != 0 { plan.set(.wm_y, mark.offsetY, option: option) }
+        if mark.scale > .zero { plan.set(.wm_scale, mark.scale, option: option) }
     }
 }

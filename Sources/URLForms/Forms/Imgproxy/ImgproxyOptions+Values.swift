@@ -57,31 +57,31 @@ extension ImgproxyOptions {
         return value
     }
 
-    /// `rgb` or `rrggbb` → lowercase `rrggbb`.
-    package static func hexColour(_ text: String, _ option: String) throws(RequestError) -> String {
+    /// `rgb` or `rrggbb` (either case).
+    package static func hexColour(_ text: String, _ option: String) throws(RequestError) -> RGBAColour {
         let digits = Array(text.lowercased().utf8)
-        guard digits.count == 3 || digits.count == 6,
-            digits.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-        else { throw .invalidValue(option, reason: "the colour must be hexadecimal RGB or RRGGBB") }
         let long = digits.count == 3 ? digits.flatMap { [$0, $0] } : digits
-        return String(decoding: long, as: UTF8.self)
+        guard digits.count == 3 || digits.count == 6,
+            digits.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+            let colour = RGBAColour(hex: String(decoding: long, as: UTF8.self))
+        else { throw .invalidValue(option, reason: "the colour must be hexadecimal RGB or RRGGBB") }
+        return colour
     }
 
-    /// `R:G:B` (0...255 each) or a hex colour → `/thumb`'s `bg`; no argument, or an empty one, clears it.
-    package static func background(_ arguments: [String], _ option: String) throws(RequestError) -> String? {
+    /// `R:G:B` (0...255 each) or a hex colour; no argument, or an empty one, clears it.
+    package static func background(_ arguments: [String], _ option: String) throws(RequestError) -> RGBAColour? {
         switch arguments.count {
         case 1:
             return arguments[0].isEmpty ? nil : try hexColour(arguments[0], option)
         case 3:
-            var text = ""
+            var channels: [UInt8] = []
             for channel in arguments {
                 guard let value = ThumbnailRequest.integer(channel), value <= 255 else {
                     throw .invalidValue(option, reason: "each of R, G and B must be 0...255")
                 }
-                let hex = String(value, radix: 16)
-                text += hex.count == 1 ? "0" + hex : hex
+                channels.append(UInt8(value))
             }
-            return text
+            return RGBAColour(red: channels[0], green: channels[1], blue: channels[2], alpha: 255)
         default:
             throw .invalidValue(option, reason: "must be R:G:B or a hex colour")
         }
@@ -129,16 +129,16 @@ extension ImgproxyOptions {
         return .compass(point)
     }
 
-    /// The output formats thumbd writes, by imgproxy's names → `/thumb`'s `format`.
-    package static let outputFormats: [String: String] = [
-        "jpg": "jpeg", "jpeg": "jpeg", "png": "png", "webp": "webp", "avif": "avif", "gif": "gif",
+    /// The output formats thumbd writes, by imgproxy's names.
+    package static let outputFormats: [String: ImageFormat] = [
+        "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif,
     ]
 
     /// imgproxy's other format names (and Pro's `best`): refused as output formats.
     package static let imgproxyOnlyFormats: Set<String> = ["heic", "tiff", "bmp", "ico", "jxl", "svg", "best"]
 
     /// An output format by imgproxy's name.
-    package static func outputFormat(_ text: String, _ option: String) throws(RequestError) -> String {
+    package static func outputFormat(_ text: String, _ option: String) throws(RequestError) -> ImageFormat {
         if let format = outputFormats[text] { return format }
         if imgproxyOnlyFormats.contains(text) { throw .unsupportedOption("\(option):\(text)") }
         throw .invalidValue(option, reason: "the format must be jpg, png, webp, avif or gif")

@@ -2,7 +2,8 @@
 package import Thumbnailing
 
 /// imgproxy's processing options, read one by one in URL order into imgproxy's own state (a later option replaces
-/// what an earlier one set, as in imgproxy), then compiled into `/thumb`'s parameters (ImgproxyOptions+Plan.swift).
+/// what an earlier one set, as in imgproxy), then compiled into the plan's typed values
+/// (ImgproxyOptions+Plan.swift).
 ///
 /// Options are known by their full names and short aliases (`resize`/`rs`, …). Reading checks each argument's
 /// form and refuses, naming the option as written, what thumbd cannot do whatever the other options say
@@ -52,8 +53,7 @@ package struct ImgproxyOptions: Sendable {
 
     package struct Watermark: Sendable {
         package var opacity: FixedDecimal
-        /// `/thumb`'s `wm_pos`.
-        package var position = "centre"
+        package var position = ThumbnailSpec.Watermark.Position.gravity(.centre)
         package var offsetX = 0
         package var offsetY = 0
         package var scale = FixedDecimal.zero
@@ -81,14 +81,13 @@ package struct ImgproxyOptions: Sendable {
     package var watermark: Given<Watermark>?
     package var watermarkURL: Given<String>?
     package var quality: Given<Int>?
-    /// `format_quality`: `/thumb` format name → quality.
-    package var formatQuality: [String: Int] = [:]
+    /// `format_quality`: format → quality (imgproxy's formats thumbd never writes are not kept).
+    package var formatQuality: [ImageFormat: Int] = [:]
     package var formatQualityOption: String?
-    /// `/thumb`'s `format` value.
-    package var format: Given<String>?
+    package var format: Given<ImageFormat>?
     package var presets: [String] = []
-    /// The `/thumb` parameters an option sets directly, nil when the option turned the step off.
-    package var direct: [ThumbnailRequest.Parameter: Given<String?>] = [:]
+    /// What options set directly in the plan, each under its option (one that turned a step off unsets it).
+    package var direct = ThumbnailPlan()
 
     /// The name of the configured watermark (`image.watermarks`) that imgproxy's `watermark` option draws:
     /// imgproxy has one watermark (`IMGPROXY_WATERMARK_*`), thumbd names its own.
@@ -151,12 +150,12 @@ package struct ImgproxyOptions: Sendable {
             try applyPadding(arguments, name)
         case "auto_rotate", "ar":
             try Self.count(arguments, name, 1...1)
-            setDirect(.autorotate, try Self.boolean(arguments[0], name) ? "1" : "0", name)
+            direct.set(.autorotate, try Self.boolean(arguments[0], name), option: name)
         case "rotate", "rot":
             try Self.count(arguments, name, 1...1)
             let angle = try Self.whole(arguments[0], name, "angle")
             guard angle % 90 == 0 else { throw .invalidValue(name, reason: "the angle must be a multiple of 90") }
-            setDirect(.rotate, String(angle % 360), name)
+            direct.set(.rotate, angle % 360, option: name)
         case "flip", "fl":
             try Self.count(arguments, name, 1...2)
             if !arguments[0].isEmpty {
@@ -166,16 +165,20 @@ package struct ImgproxyOptions: Sendable {
                 flipVertical = Given(value: try Self.boolean(arguments[1], name), option: name)
             }
         case "background", "bg":
-            setDirect(.bg, try Self.background(arguments, name), name)
+            if let colour = try Self.background(arguments, name) {
+                direct.set(.bg, colour, option: name)
+            } else {
+                direct.remove(.bg)
+            }
         case "blur", "bl":
             try Self.count(arguments, name, 1...1)
-            setDirect(.blur, try Self.decimal(arguments[0], name, "sigma").description, name)
+            direct.set(.blur, try Self.decimal(arguments[0], name, "sigma"), option: name)
         case "sharpen", "sh":
             try Self.count(arguments, name, 1...1)
-            setDirect(.sharpen, try Self.decimal(arguments[0], name, "sigma").description, name)
+            direct.set(.sharpen, try Self.decimal(arguments[0], name, "sigma"), option: name)
         case "pixelate", "pix":
             try Self.count(arguments, name, 1...1)
-            setDirect(.pixelate, String(try Self.whole(arguments[0], name, "size")), name)
+            direct.set(.pixelate, try Self.whole(arguments[0], name, "size"), option: name)
         case "brightness", "br", "contrast", "co", "saturation", "sa", "adjust", "a":
             try applyAdjustment(arguments, name)
         case "watermark", "wm":
@@ -189,10 +192,10 @@ package struct ImgproxyOptions: Sendable {
             if !(try Self.boolean(arguments[0], name)) { throw .unsupportedOption("\(name):\(arguments[0])") }
         case "keep_copyright", "kcr":
             try Self.count(arguments, name, 1...1)
-            setDirect(.keep_copyright, try Self.boolean(arguments[0], name) ? "1" : "0", name)
+            direct.set(.keep_copyright, try Self.boolean(arguments[0], name), option: name)
         case "strip_color_profile", "scp":
             try Self.count(arguments, name, 1...1)
-            setDirect(.icc, try Self.boolean(arguments[0], name) ? "srgb" : "keep", name)
+            direct.set(.icc, !(try Self.boolean(arguments[0], name)), option: name)
         case "quality", "q":
             try Self.count(arguments, name, 1...1)
             quality = Given(value: try Self.quality(arguments[0], name), option: name)
@@ -201,7 +204,7 @@ package struct ImgproxyOptions: Sendable {
         case "max_bytes", "mb":
             try Self.count(arguments, name, 1...1)
             let bytes = try Self.whole(arguments[0], name, "size")
-            setDirect(.max_bytes, bytes == 0 ? nil : String(bytes), name)
+            if bytes == 0 { direct.remove(.max_bytes) } else { direct.set(.max_bytes, bytes, option: name) }
         case "format", "f", "ext":
             try Self.count(arguments, name, 1...1)
             format = Given(value: try Self.outputFormat(arguments[0], name), option: name)
@@ -229,10 +232,6 @@ package struct ImgproxyOptions: Sendable {
             guard Self.unsupported.contains(name) else { throw .unknownParameter(name) }
             throw .unsupportedOption(name)
         }
-    }
-
-    private mutating func setDirect(_ parameter: ThumbnailRequest.Parameter, _ value: String?, _ option: String) {
-        direct[parameter] = Given(value: value, option: option)
     }
 
     private mutating func applyResizingType(_ text: String, _ option: String) throws(RequestError) {
@@ -281,16 +280,17 @@ package struct ImgproxyOptions: Sendable {
             }
         }
         guard !arguments[0].isEmpty else {
-            setDirect(.trim, nil, option)
+            direct.remove(.trim)
             return
         }
         let threshold = try Self.decimal(arguments[0], option, "threshold")
         guard threshold.isWhole, threshold.units >= 0 else {
             throw .invalidValue(option, reason: "the threshold must be a whole number 0...255")
         }
-        var value = threshold.description
-        if arguments.count > 1 && !arguments[1].isEmpty { value += "," + (try Self.hexColour(arguments[1], option)) }
-        setDirect(.trim, value, option)
+        var colour: RGBAColour?
+        if arguments.count > 1 && !arguments[1].isEmpty { colour = try Self.hexColour(arguments[1], option) }
+        let value = ThumbnailSpec.Trim(threshold: threshold.units / FixedDecimal.unitsPerOne, colour: colour)
+        direct.set(.trim, value, option: option)
     }
 
     /// `top:right:bottom:left`, CSS-style: an unwritten right copies top, bottom copies top, left copies right.
@@ -321,14 +321,15 @@ package struct ImgproxyOptions: Sendable {
             default: [.brightness, .contrast, .saturation]
             }
         for (parameter, text) in zip(parameters, arguments) where !text.isEmpty {
-            if parameter == .brightness {
-                let value = try Self.decimal(text, option, "brightness")
+            let value = try Self.decimal(text, option, parameter.rawValue)
+            switch parameter {
+            case .brightness:
                 guard value.isWhole else {
                     throw .invalidValue(option, reason: "the brightness must be a whole number -255...255")
                 }
-                setDirect(.brightness, value.description, option)
-            } else {
-                setDirect(parameter, try Self.decimal(text, option, parameter.rawValue).description, option)
+                direct.set(.brightness, value.units / FixedDecimal.unitsPerOne, option: option)
+            case .contrast: direct.set(.contrast, value, option: option)
+            default: direct.set(.saturation, value, option: option)
             }
         }
     }
@@ -366,10 +367,11 @@ package struct ImgproxyOptions: Sendable {
         watermark = Given(value: mark, option: option)
     }
 
-    /// imgproxy's watermark positions → `/thumb`'s `wm_pos`.
-    private static let watermarkPositions: [String: String] = [
-        "ce": "centre", "no": "north", "so": "south", "ea": "east", "we": "west", "noea": "northeast",
-        "nowe": "northwest", "soea": "southeast", "sowe": "southwest", "re": "tile",
+    /// imgproxy's watermark positions.
+    private static let watermarkPositions: [String: ThumbnailSpec.Watermark.Position] = [
+        "ce": .gravity(.centre), "no": .gravity(.north), "so": .gravity(.south), "ea": .gravity(.east),
+        "we": .gravity(.west), "noea": .gravity(.northEast), "nowe": .gravity(.northWest),
+        "soea": .gravity(.southEast), "sowe": .gravity(.southWest), "re": .tile,
     ]
 
     /// `format:quality:format:quality…`.
@@ -378,15 +380,13 @@ package struct ImgproxyOptions: Sendable {
             throw .invalidValue(option, reason: "must be pairs of format and quality")
         }
         for index in stride(from: 0, to: arguments.count, by: 2) {
-            let format: String
-            if let known = Self.outputFormats[arguments[index]] {
-                format = known
-            } else if Self.imgproxyOnlyFormats.contains(arguments[index]) {
-                format = arguments[index]  // never thumbd's output, so never read
-            } else {
+            let format = Self.outputFormats[arguments[index]]
+            // imgproxy's other formats are never thumbd's output, so their quality is never read.
+            guard format != nil || Self.imgproxyOnlyFormats.contains(arguments[index]) else {
                 throw .invalidValue(option, reason: "unknown format \(arguments[index])")
             }
-            formatQuality[format] = try Self.quality(arguments[index + 1], option)
+            let quality = try Self.quality(arguments[index + 1], option)
+            if let format { formatQuality[format] = quality }
         }
         formatQualityOption = option
     }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-import Thumbnailing
+package import Thumbnailing
 
-/// thumbor's `filters:` read into what they ask, then written into a plan (``apply(to:fitIn:)``). Each filter is one of
-/// three kinds (docs/compatibility.md): mapped onto `/thumb`'s parameters, accepted because it is what thumbd does
+/// thumbor's `filters:` read into what they ask, then set into a plan (``apply(to:fitIn:)``). Each filter is one of
+/// three kinds (docs/compatibility.md): mapped onto the plan's typed values, accepted because it is what thumbd does
 /// anyway (`strip_exif`, `strip_icc`, `autojpg`), or refused (`RequestError.unsupportedOption`, a 400 naming it).
 /// A filter given twice is refused, except `rotate` (the turns add up), so one URL cannot mean two plans.
 package struct ThumborFilters {
@@ -17,10 +17,10 @@ package struct ThumborFilters {
     package private(set) var proportion: Double?
     /// `focal(AxB:CxD)`: the centre of the box, in source pixels (after the EXIF orientation).
     package private(set) var focal: (x: Int, y: Int)?
-    /// The `/thumb` parameters the remaining filters set, with the filter's name.
-    private var values: [(ThumbnailRequest.Parameter, String, String)] = []
+    /// What the remaining filters set, each under the filter's name.
+    private var plan = ThumbnailPlan()
     /// `fill(colour[, fill_transparent])`: the colour (nil: transparent) and whether transparency is filled.
-    private var fill: (colour: String?, transparent: Bool)?
+    private var fill: (colour: RGBAColour?, transparent: Bool)?
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
@@ -62,19 +62,19 @@ package struct ThumborFilters {
         switch name {
         case "quality":
             try count(1...1)
-            values.append((.q, String(Int(try number(0, 1...100))), name))
+            plan.set(.q, Int(try number(0, 1...100)), option: name)
         case "format":
             try count(1...1)
             let format = arguments[0].lowercased()
-            guard ["jpeg", "jpg", "png", "webp", "gif", "avif"].contains(format) else {
+            guard let output = Self.formats[format] else {
                 throw .unsupportedOption("format(\(RequestError.printable(format.prefix(16))))")
             }
-            values.append((.format, format, name))
+            plan.set(.format, FormatChoice.exactly(output), option: name)
         case "blur":
             try count(1...2)
             let radius = try number(0, 1...150)
             let sigma = arguments.count > 1 ? try number(1, 0...150) : 0
-            values.append((.blur, DialectGeometry.decimal(sigma == 0 ? radius : sigma), name))
+            plan.set(.blur, DialectGeometry.decimal(sigma == 0 ? radius : sigma), option: name)
         case "sharpen":
             // thumbor's sharpen(amount, radius, luminance_only): thumbd's sharpen takes the radius as its sigma
             // (libvips's unsharp mask works on lightness); the amount is not modelled (docs/compatibility.md).
@@ -82,19 +82,19 @@ package struct ThumborFilters {
             _ = try number(0, 0...10)
             let radius = try number(1, 0...10)
             _ = try boolean(2)
-            values.append((.sharpen, DialectGeometry.decimal(radius), name))
+            plan.set(.sharpen, DialectGeometry.decimal(radius), option: name)
         case "grayscale":
             try count(0...0)
-            values.append((.grayscale, "1", name))
+            plan.set(.grayscale, true, option: name)
         case "brightness":
             try count(1...1)
-            values.append((.brightness, String(Int((try number(0, -100...100) * 2.55).rounded())), name))
+            plan.set(.brightness, Int((try number(0, -100...100) * 2.55).rounded()), option: name)
         case "contrast":
             try count(1...1)
-            values.append((.contrast, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), name))
+            plan.set(.contrast, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), option: name)
         case "saturation":
             try count(1...1)
-            values.append((.saturation, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), name))
+            plan.set(.saturation, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), option: name)
         case "rotate":
             try count(1...1)
             guard let degrees = Int(arguments[0]), degrees % 90 == 0 else {
@@ -118,10 +118,10 @@ package struct ThumborFilters {
             proportion = value
         case "max_bytes":
             try count(1...1)
-            values.append((.max_bytes, String(Int(try number(0, 0...100_000_000))), name))
+            plan.set(.max_bytes, Int(try number(0, 0...100_000_000)), option: name)
         case "background_color":
             try count(1...1)
-            values.append((.bg, try Self.colour(arguments[0], filter: name), name))
+            plan.set(.bg, try Self.colour(arguments[0], filter: name), option: name)
         case "fill":
             try count(1...2)
             let colour = arguments[0].lowercased()
@@ -153,7 +153,7 @@ package struct ThumborFilters {
     private mutating func readWatermark(_ arguments: [String]) throws(RequestError) {
         let name = "watermark"
         guard (4...6).contains(arguments.count) else { throw .invalidValue(name, reason: "takes 4…6 arguments") }
-        values.append((.wm_url, try ThumborPath.imageURL(Substring(arguments[0])), name))
+        plan.set(.wm_url, try ThumborPath.imageURL(Substring(arguments[0])), option: name)
         // Each axis: a number from the left/top edge, a negative one from the right/bottom edge, or `center`.
         func axis(_ text: String) throws(RequestError) -> (side: Int, offset: Int)? {
             if text == "center" { return (0, 0) }
@@ -169,19 +169,19 @@ package struct ThumborFilters {
         let y = try axis(arguments[2])
         switch (x, y) {
         case (nil, nil):
-            values.append((.wm_pos, "tile", name))
+            plan.set(.wm_pos, ThumbnailSpec.Watermark.Position.tile, option: name)
         case (let x?, let y?):
             let gravity = DialectGeometry.compass(x.side, y.side)
-            values.append((.wm_pos, gravity.rawValue, name))
-            if x.offset != 0 { values.append((.wm_x, String(x.offset), name)) }
-            if y.offset != 0 { values.append((.wm_y, String(y.offset), name)) }
+            plan.set(.wm_pos, ThumbnailSpec.Watermark.Position.gravity(gravity), option: name)
+            if x.offset != 0 { plan.set(.wm_x, x.offset, option: name) }
+            if y.offset != 0 { plan.set(.wm_y, y.offset, option: name) }
         default:
             throw .unsupportedOption("watermark repeated along one axis")
         }
         guard let alpha = ThumbnailRequest.integer(arguments[3]), alpha <= 100 else {
             throw .invalidValue(name, reason: "alpha must be 0…100")
         }
-        if alpha != 0 { values.append((.wm_opacity, DialectGeometry.decimal(1 - Double(alpha) / 100), name)) }
+        if alpha != 0 { plan.set(.wm_opacity, DialectGeometry.decimal(1 - Double(alpha) / 100), option: name) }
         let widthRatio = arguments.count > 4 ? arguments[4] : "none"
         let heightRatio = arguments.count > 5 ? arguments[5] : "none"
         guard heightRatio == "none" else { throw .unsupportedOption("watermark h_ratio") }
@@ -189,19 +189,19 @@ package struct ThumborFilters {
             guard let percent = ThumbnailRequest.integer(widthRatio), (1...100).contains(percent) else {
                 throw .invalidValue(name, reason: "w_ratio must be 1…100 or none")
             }
-            values.append((.wm_scale, DialectGeometry.decimal(Double(percent) / 100), name))
+            plan.set(.wm_scale, DialectGeometry.decimal(Double(percent) / 100), option: name)
         }
     }
 
-    /// Writes what the filters ask into `plan`, after the box (`fill` depends on `fit-in`).
-    package func apply(to plan: inout DialectPlan, fitIn: Bool) throws(RequestError) {
-        for (parameter, value, name) in values { plan.set(parameter, value, option: name) }
+    /// Sets what the filters ask into `plan`, after the box (`fill` depends on `fit-in`).
+    package func apply(to plan: inout ThumbnailPlan, fitIn: Bool) throws(RequestError) {
+        plan.layer(self.plan)
         if let fill {
             // With fit-in, fill pads the picture to the exact box; without, the picture fills the box already and
             // only transparency can be filled.
-            if fitIn && plan[.fit] == nil { plan.set(.fit, "pad", option: "fill") }
+            if fitIn && plan.values.fit == nil { plan.set(.fit, Fit.pad, option: "fill") }
             if let colour = fill.colour, fitIn || fill.transparent {
-                if plan[.bg] != nil { throw .unsupportedOption("fill with background_color") }
+                if plan.values.background != nil { throw .unsupportedOption("fill with background_color") }
                 plan.set(.bg, colour, option: "fill")
             }
         }
@@ -237,20 +237,27 @@ package struct ThumborFilters {
         "teal": "008080", "aqua": "00ffff", "orange": "ffa500",
     ]
 
-    /// A colour as `/thumb`'s `bg` writes it: a name above, or 3 or 6 hexadecimal digits.
-    package static func colour(_ text: String, filter: String) throws(RequestError) -> String {
+    /// A colour: a name above, or 3 or 6 hexadecimal digits.
+    package static func colour(_ text: String, filter: String) throws(RequestError) -> RGBAColour {
         let lowered = text.lowercased()
-        if let named = namedColours[lowered] { return named }
-        let digits = Array(lowered.utf8)
-        guard digits.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw .invalidValue(filter, reason: "colour must be a basic colour name or hexadecimal")
-        }
-        switch digits.count {
-        case 6: return lowered
-        case 3: return lowered.map { "\($0)\($0)" }.joined()
-        default: throw .invalidValue(filter, reason: "colour must be a basic colour name or hexadecimal")
-        }
+        let reason = "colour must be a basic colour name or hexadecimal"
+        let digits = namedColours[lowered] ?? lowered
+        let hex: String =
+            switch digits.utf8.count {
+            case 3: digits.map { "\($0)\($0)" }.joined()
+            case 6: digits
+            default: ""
+            }
+        guard digits.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+            let colour = RGBAColour(hex: hex)
+        else { throw .invalidValue(filter, reason: reason) }
+        return colour
     }
+
+    /// The output formats `format()` names.
+    private static let formats: [String: ImageFormat] = [
+        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "gif": .gif, "avif": .avif,
+    ]
 }
 
 extension StringProtocol {

@@ -3,7 +3,7 @@ import Crypto
 package import HTTP1
 
 /// thumbor's URL form, mounted at `thumbor.prefix`: `/<signature | unsafe>/[options/]<image>` (``ThumborPath``),
-/// signed as thumbor signs (``verify(_:keys:)``), compiled into `/thumb`'s plan (``ThumborPath/plan()``) over the
+/// signed as thumbor signs (``verify(_:keys:)``), compiled into the plan's typed values (``ThumborPath/plan()``) over the
 /// configured presets: the same picture as a `/thumb` URL is the same cache entry.
 package struct ThumborForm: RulesReadingForm {
     /// Where the form is mounted (`/` or `/thumbor/`): the path after it is thumbor's.

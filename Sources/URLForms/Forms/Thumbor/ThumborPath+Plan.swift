@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Thumbnailing
 
-/// A thumbor URL compiled into `/thumb`'s parameters (docs/compatibility.md, "thumbor", has the table and the
+/// A thumbor URL compiled into the plan's typed values (docs/compatibility.md, "thumbor", has the table and the
 /// differences that remain).
 ///
 /// thumbor flips (negative sizes) and turns (`rotate`) after its crop and resize; thumbd turns first. So the turn is
@@ -12,10 +12,10 @@ extension ThumborPath {
     /// The plan this URL names.
     /// - Throws: `RequestError` naming the thumbor option: `.unsupportedOption` for what thumbd cannot honour,
     ///   `.invalidValue` for a bad argument.
-    package func plan() throws(RequestError) -> DialectPlan {
+    package func plan() throws(RequestError) -> ThumbnailPlan {
         if debug { throw .unsupportedOption("debug") }
         var filters = try ThumborFilters(self.filters)
-        var plan = DialectPlan()
+        var plan = ThumbnailPlan()
         plan.set(.url, try Self.imageURL(image), option: "image")
 
         // The turn: thumbor's flips, then its rotate filter (counter-clockwise), as one clockwise orientation.
@@ -25,8 +25,8 @@ extension ThumborPath {
             let rotation = ThumbnailSpec.Orientation(degrees: 360 - filters.counterClockwiseDegrees)
         else { throw .invalidValue("rotate", reason: "must be a multiple of 90") }
         let turn = flips.then(rotation)
-        if turn.degrees != 0 { plan.set(.rotate, String(turn.degrees), option: filters.rotateName ?? "size") }
-        if turn.mirrored { plan.set(.flip, "h", option: "size") }
+        if turn.degrees != 0 { plan.set(.rotate, turn.degrees, option: filters.rotateName ?? "size") }
+        if turn.mirrored { plan.set(.flip, ThumbnailSpec.Flip(horizontal: true, vertical: false), option: "size") }
 
         try setBox(into: &plan, turn: turn, filters: &filters)
         try setRegion(into: &plan, turn: turn)
@@ -35,7 +35,7 @@ extension ThumborPath {
     }
 
     /// The box, fit and enlargement, the gravity or smart crop.
-    private func setBox(into plan: inout DialectPlan, turn: ThumbnailSpec.Orientation, filters: inout ThumborFilters)
+    private func setBox(into plan: inout ThumbnailPlan, turn: ThumbnailSpec.Orientation, filters: inout ThumborFilters)
         throws(RequestError)
     {
         func pixels(_ side: Side) -> Int? {
@@ -46,58 +46,61 @@ extension ThumborPath {
         if width == nil && height == nil {
             // No size, `orig` or 0: the picture at its own size (up to thumbd's largest side).
             if filters.proportion != nil { throw .unsupportedOption("proportion without a size") }
-            plan.set(.w, String(ThumbnailSpec.maxDimension), option: "size")
-            plan.set(.h, String(ThumbnailSpec.maxDimension), option: "size")
-            plan.set(.enlarge, "0", option: "size")
+            plan.set(.w, ThumbnailSpec.maxDimension, option: "size")
+            plan.set(.h, ThumbnailSpec.maxDimension, option: "size")
+            plan.set(.enlarge, false, option: "size")
             return
         }
         if self.width == .original || self.height == .original { throw .unsupportedOption("orig with a size") }
         if turn.swapsSides { (width, height) = (height, width) }
-        if let width { plan.set(.w, String(width), option: "width") }
-        if let height { plan.set(.h, String(height), option: "height") }
+        if let width { plan.set(.w, width, option: "width") }
+        if let height { plan.set(.h, height, option: "height") }
 
         if let fitIn {
             // full-fit-in covers the box without cropping, and thumbor enlarges a smaller picture to do it;
             // adaptive- turns the box to the picture's orientation first.
             let full = fitIn == .fullFitIn || fitIn == .adaptiveFullFitIn
             let name = Self.fitInNames[fitIn] ?? "fit-in"
-            plan.set(.enlarge, full || filters.upscale ? "1" : "0", option: name)
-            if full { plan.set(.fit, "outside", option: name) }
-            if fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn { plan.set(.adaptive, "1", option: name) }
-            if filters.stretch { plan.set(.fit, "fill", option: "stretch") }
+            plan.set(.enlarge, full || filters.upscale, option: name)
+            if full { plan.set(.fit, Fit.outside, option: name) }
+            if fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn { plan.set(.adaptive, true, option: name) }
+            if filters.stretch { plan.set(.fit, Fit.fill, option: "stretch") }
             return
         }
         // thumbor's crop mode resizes to the box whatever the source's size, unless no_upscale.
-        plan.set(.enlarge, filters.noUpscale ? "0" : "1", option: "no_upscale")
+        plan.set(.enlarge, !filters.noUpscale, option: "no_upscale")
         guard width != nil && height != nil else { return }
         if filters.stretch {
-            plan.set(.fit, "fill", option: "stretch")
+            plan.set(.fit, Fit.fill, option: "stretch")
             return
         }
-        plan.set(.fit, "cover", option: "size")
+        plan.set(.fit, Fit.cover, option: "size")
         if let focal = filters.focal {
             // Pixels of the picture as thumbd turns it: the same as thumbor's only without a turn or a trim.
             guard turn == .none else { throw .unsupportedOption("focal with a flip or rotate") }
             guard trim == nil else { throw .unsupportedOption("focal with trim") }
-            plan.set(.gravity, "fpx:\(focal.x),\(focal.y)", option: "focal")
+            plan.set(.gravity, PlanGravity.focalPixels(x: focal.x, y: focal.y), option: "focal")
         } else if smart {
-            plan.set(.gravity, Gravity.attention.rawValue, option: "smart")
+            plan.set(.gravity, PlanGravity.gravity(.attention), option: "smart")
         } else {
             let x = [.left: -1, .center: 0, .right: 1][horizontalAlignment] ?? 0
             let y = [.top: -1, .middle: 0, .bottom: 1][verticalAlignment] ?? 0
             let gravity = DialectGeometry.map(DialectGeometry.compass(x, y), through: turn)
-            if gravity != .centre { plan.set(.gravity, gravity.rawValue, option: "halign") }
+            if gravity != .centre { plan.set(.gravity, PlanGravity.gravity(gravity), option: "halign") }
         }
     }
 
     /// The manual crop and the trim.
-    private func setRegion(into plan: inout DialectPlan, turn: ThumbnailSpec.Orientation) throws(RequestError) {
+    private func setRegion(into plan: inout ThumbnailPlan, turn: ThumbnailSpec.Orientation) throws(RequestError) {
         if let trim {
             guard crop == nil || isEmptyCrop else { throw .unsupportedOption("trim with a manual crop") }
             // thumbd trims the turned picture: thumbor's corner, wherever the turn puts it.
             let corner = DialectGeometry.map(trim.corner == .topLeft ? .northWest : .southEast, through: turn)
-            let names: [Gravity: String] = [.northEast: ",tr", .southWest: ",bl", .southEast: ",br"]
-            plan.set(.trim, String(trim.tolerance) + (names[corner] ?? ""), option: "trim")
+            let corners: [Gravity: ThumbnailSpec.Trim.Corner] = [
+                .northEast: .topRight, .southWest: .bottomLeft, .southEast: .bottomRight,
+            ]
+            let value = ThumbnailSpec.Trim(threshold: trim.tolerance, colour: nil, corner: corners[corner] ?? .topLeft)
+            plan.set(.trim, value, option: "trim")
         }
         guard let crop, !isEmptyCrop else { return }
         if [crop.left, crop.top, crop.right, crop.bottom].contains(where: { $0.contains(".") }) {
@@ -108,15 +111,19 @@ extension ThumborPath {
             }
             let region = DialectGeometry.map(
                 region: (left, top, right - left, bottom - top), through: turn)
-            let text = [region.left, region.top, region.width, region.height].map(DialectGeometry.decimal)
-            plan.set(.crop, text.joined(separator: ","), option: "crop")
+            let fraction = DialectGeometry.decimal
+            let value = ThumbnailSpec.Crop.fractions(
+                left: fraction(region.left), top: fraction(region.top), width: fraction(region.width),
+                height: fraction(region.height))
+            plan.set(.crop, value, option: "crop")
             return
         }
         guard let left = Int(crop.left), let top = Int(crop.top), let right = Int(crop.right),
             let bottom = Int(crop.bottom), right > left, bottom > top
         else { throw .invalidValue("crop", reason: "needs left < right and top < bottom") }
         guard turn == .none else { throw .unsupportedOption("crop in pixels with a flip or rotate") }
-        plan.set(.crop, "\(left),\(top),\(right - left),\(bottom - top)", option: "crop")
+        let region = ThumbnailSpec.Crop.pixels(left: left, top: top, width: right - left, height: bottom - top)
+        plan.set(.crop, region, option: "crop")
     }
 
     /// The fit-in segments as written, for errors.

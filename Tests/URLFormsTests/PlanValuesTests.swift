@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+import Thumbnailing
+
+@testable import URLForms
+
+/// The plan's typed values: every `/thumb` parameter's text is read into a field of its own, and layering (presets
+/// under the request, a dialect's options over one another) carries every one of them.
+@Suite struct PlanValuesTests {
+    /// One valid text per parameter.
+    static let samples: [ThumbParameter: String] = [
+        .url: "https://example.com/a.jpg", .w: "200", .h: "100", .fit: "cover", .gravity: "north", .format: "webp",
+        .q: "80", .dpr: "2", .enlarge: "1", .animated: "0", .autorotate: "0", .rotate: "90", .flip: "h",
+        .adaptive: "1", .trim: "10", .crop: "1,2,3,4", .brightness: "10", .contrast: "1.5", .saturation: "0.5",
+        .grayscale: "1", .blur: "2", .sharpen: "1", .pixelate: "4", .padding: "1,2", .bg: "ffffff", .wm: "logo",
+        .wm_url: "https://example.com/w.png", .wm_pos: "north", .wm_x: "1", .wm_y: "2", .wm_opacity: "0.5",
+        .wm_scale: "0.3", .progressive: "1", .chroma: "444", .lossless: "1", .avif_effort: "3", .max_bytes: "2000",
+        .keep_copyright: "1", .icc: "keep",
+    ]
+
+    @Test func everyParameterHasASample() {
+        #expect(Set(Self.samples.keys) == Set(ThumbParameter.allCases))
+    }
+
+    /// A parameter's value read into the plan survives layering over nothing and replaces what a lower layer set.
+    @Test(arguments: ThumbParameter.allCases)
+    func layeringCarriesTheParameter(_ parameter: ThumbParameter) throws {
+        var upper = PlanValues()
+        try ThumbnailRequest.parse(parameter, Self.samples[parameter] ?? "", into: &upper)
+        #expect(upper != PlanValues())
+        var layered = PlanValues()
+        layered.layer(upper)
+        #expect(layered == upper)
+        var lower = PlanValues()
+        for (other, text) in Self.samples where other != parameter {
+            try ThumbnailRequest.parse(other, text, into: &lower)
+        }
+        var expected = lower
+        try ThumbnailRequest.parse(parameter, Self.samples[parameter] ?? "", into: &expected)
+        lower.layer(upper)
+        #expect(lower == expected)
+    }
+
+    /// A dialect's typed value and the same value written as `/thumb` text are one plan.
+    @Test func aTypedValueIsTheTextsValue() throws {
+        var plan = ThumbnailPlan()
+        plan.set(.blur, FixedDecimal(units: 25_000), option: "bl")
+        plan.set(.crop, ThumbnailSpec.Crop.fractions(left: .zero, top: .zero, width: .one, height: .one), option: "c")
+        var text = PlanValues()
+        try ThumbnailRequest.parse(.blur, "2.5", into: &text)
+        try ThumbnailRequest.parse(.crop, "0.0,0.0,1.0,1.0", into: &text)
+        #expect(plan.values == text)
+    }
+
+    /// A range is checked when the plan is built, once, under the name of the option that set the value.
+    @Test func aDialectsValueOutOfRangeNamesItsOption() {
+        var plan = ThumbnailPlan()
+        plan.set(.url, "https://example.com/a.jpg", option: "source")
+        plan.set(.w, 5000, option: "rs")
+        plan.set(.blur, FixedDecimal(units: 150 * FixedDecimal.unitsPerOne), option: "filters:blur")
+        #expect(throws: RequestError.invalidValue("rs", reason: "must be an integer 1...4096")) {
+            try plan.request(accept: nil, rules: .none, hints: nil, watermarks: .none)
+        }
+        plan.set(.w, 100, option: "rs")
+        #expect(throws: RequestError.invalidValue("filters:blur", reason: "must be a number 0...100")) {
+            try plan.request(accept: nil, rules: .none, hints: nil, watermarks: .none)
+        }
+    }
+}
