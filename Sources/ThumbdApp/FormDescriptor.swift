@@ -44,8 +44,8 @@ struct FormDescriptor: Sendable {
     let prefix: @Sendable (Settings) -> String
     /// Whether the keys of `settings` refuse unsigned URLs.
     let needsSignature: @Sendable (Settings) -> Bool
-    /// How the log redaction reads its paths.
-    let secretRanges: PathSecrets.Reader
+    /// The form's type: the log redaction reads its paths with its `secretRanges(in:after:)`.
+    let form: any PathForm.Type
     /// Its entry in the gallery's playground.
     let playground: PlaygroundEntry
     /// Makes its keys from `settings` (their changes reported to `parts.keysChanged`) and what is built on them.
@@ -58,7 +58,7 @@ struct FormDescriptor: Sendable {
         isEnabled = { Form.isEnabled($0) }
         prefix = { Form.prefix($0) }
         needsSignature = { Form.needsSignature(Form.keys($0)) }
-        secretRanges = { path, start in Form.secretRanges(in: path, after: start) }
+        form = Form.self
         playground = Form.playground
         start = { settings, parts in
             let keys = FormKeys(Form.keys(settings))

@@ -159,7 +159,7 @@ package final class ThumbdService: Sendable {
         // Every answer on a form's route is redacted (thumbnails, meta/, info/, errors); the other routes' are not.
         let formPrefixes = Set(forms.map(\.prefix))
         let redaction = PathSignatureRedaction(
-            mounted.map { .init(prefix: $0.descriptor.prefix(settings), secretRanges: $0.descriptor.secretRanges) },
+            mounted.map { .init(prefix: $0.descriptor.prefix(settings), form: $0.descriptor.form) },
             otherRoutes: (router.exactPaths, router.pathPrefixes.filter { !formPrefixes.contains($0) }))
         let plainHook: @Sendable (AccessLogRecord) -> Void = { record in
             activity.record(record)

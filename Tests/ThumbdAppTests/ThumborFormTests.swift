@@ -247,7 +247,7 @@ import Thumbnailing
 
     @Test func theSignatureSegmentIsRedactedFromLogs() {
         let redaction = PathSignatureRedaction(
-            [.init(prefix: "/", secretRanges: ThumborForm.secretRanges)],
+            [.init(prefix: "/", form: ThumborForm.self)],
             otherRoutes: (["/", "/health", "/thumb"], ["/prefetch/"]))
         #expect(redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/h/a.jpg") == "/REDACTED/300x200/h/a.jpg")
         #expect(redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/meta/h/a.jpg") == "/REDACTED/meta/h/a.jpg")
@@ -256,7 +256,7 @@ import Thumbnailing
         #expect(redaction.redacted("/prefetch/abc/def") == "/prefetch/abc/def")
         #expect(redaction.redacted("/health") == "/health")
         #expect(redaction.redacted("/healthz/x") == "/REDACTED/x")
-        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", secretRanges: ImgproxyForm.secretRanges)])
+        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: ImgproxyForm.self)])
         #expect(imgproxy.redacted("/i/info/abc/rs:fit:1:1/plain/x") == "/i/info/REDACTED/rs:fit:1:1/plain/x")
         #expect(imgproxy.redacted("/i/abc/rs:fit:1:1/plain/x") == "/i/REDACTED/rs:fit:1:1/plain/x")
         // Byte-level scanning: non-ASCII after the signature survives, a segment that only starts with
@@ -269,8 +269,8 @@ import Thumbnailing
     }
 
     @Test func secretsInTheQueriesOfURLsInThePathAreRedacted() {
-        let thumbor = PathSignatureRedaction([.init(prefix: "/t/", secretRanges: ThumborForm.secretRanges)])
-        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", secretRanges: ImgproxyForm.secretRanges)])
+        let thumbor = PathSignatureRedaction([.init(prefix: "/t/", form: ThumborForm.self)])
+        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: ImgproxyForm.self)])
         // A percent-encoded image's query: secret values go, the rest stays
         #expect(
             thumbor.redacted("/t/unsafe/10x10/h.test%2Fa.jpg%3Fw%3D1%26sig%3Dabc%26X-Amz-Signature%3Ddef")

@@ -22,15 +22,16 @@ struct PathSignatureRedaction: Sendable {
     /// One mounted form: its prefix and how its paths are read.
     struct Mount: Sendable {
         let prefix: String
-        /// The form's reader of the secrets in its paths (``URLForms/PathForm/secretRanges(in:after:)``).
-        let secretRanges: PathSecrets.Reader
+        /// The form, whose ``URLForms/PathForm/secretRanges(in:after:)`` reads its paths: one call through its witness
+        /// table per answer, and a metatype is not reference-counted as a closure's context would be.
+        let form: any PathForm.Type
         /// The other routes under this prefix (exact paths and path prefixes), whose paths are not this form's.
         fileprivate var exactRoutes: [String] = []
         fileprivate var prefixRoutes: [String] = []
 
-        init(prefix: String, secretRanges: @escaping PathSecrets.Reader) {
+        init(prefix: String, form: any PathForm.Type) {
             self.prefix = prefix
-            self.secretRanges = secretRanges
+            self.form = form
         }
     }
 
@@ -64,7 +65,7 @@ struct PathSignatureRedaction: Sendable {
             guard let mount = mounts.first(where: { Self.has($0.prefix, in: bytes, at: 0) }),
                 !mount.isOtherRoute(bytes)
             else { return [] }
-            return mount.secretRanges(bytes, mount.prefix.utf8.count)
+            return mount.form.secretRanges(in: bytes, after: mount.prefix.utf8.count)
         }
         guard !ranges.isEmpty else { return path }
         // Every range starts and ends at an ASCII byte (a separator or an escape), so each is a character

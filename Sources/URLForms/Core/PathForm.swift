@@ -32,7 +32,8 @@ package protocol PathForm: RulesReadingForm {
     static func needsSignature(_ keys: Keys) -> Bool
     /// The byte ranges of `path` (a path under the form's prefix, whose length is `start`) that hold a secret: its
     /// signature, secret query values of the URLs written into it (``PathSecrets``). Called for every answer on the
-    /// form's route, through one function reference: scan the bytes, allocate nothing when there is nothing to hide.
+    /// form's route, through its metatype (one witness-table call): scan the bytes, allocate nothing when there is
+    /// nothing to hide.
     static func secretRanges(in path: UnsafeBufferPointer<UInt8>, after start: Int) -> [Range<Int>]
     /// Its entry in the gallery's playground.
     static var playground: PlaygroundEntry { get }

@@ -15,12 +15,10 @@
 /// a form's route (it feeds /status even with the access log off), and Character indexing of the path cost each
 /// thumbor-form hit about 2,000 instructions (`bench/hit-instructions.sh`).
 package enum PathSecrets {
-    /// A form's reader: the byte ranges of `path` (a path under the form's prefix, whose length is `start`) to
-    /// replace, in order and apart.
-    package typealias Reader = @Sendable (_ path: UnsafeBufferPointer<UInt8>, _ start: Int) -> [Range<Int>]
-
     /// The signature segment at `start` (up to the next `/`), and the rest of the path after that `/`; `signature`
-    /// is nil when the segment is empty or `unsafe` (not a secret). Nil when no `/` follows.
+    /// is nil when the segment is empty or `unsafe` (not a secret). Nil when no `/` follows. Inlined into each form's
+    /// reader, as it was into the one reader of both forms before the readers moved into the forms' folders.
+    @inline(__always)
     package static func signatureSegment(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> (
         signature: Range<Int>?, rest: Range<Int>
     )? {
@@ -119,6 +117,7 @@ package enum PathSecrets {
 
     /// Whether `text`'s bytes are in `bytes` at `offset` (a `memcmp`: the generic sequence comparisons were most of
     /// the redaction's cost).
+    @inline(__always)
     package static func has(_ text: StaticString, in bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
         text.withUTF8Buffer { text in
             guard let base = bytes.baseAddress, let other = text.baseAddress, bytes.count - offset >= text.count
