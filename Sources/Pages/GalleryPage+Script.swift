@@ -1,8 +1,52 @@
 // SPDX-License-Identifier: Apache-2.0
 
 extension GalleryPage {
+    /// The forms the script goes over, `/thumb` first: each path-mounted form's builder (its own script), and
+    /// `formNames`, `formTitles`, `signingNotes` and `builders` (`(source, ops, prefix)` to `{url}` or `{refusals}`),
+    /// keyed by the form's name.
+    static func formsScript(_ forms: GalleryForms) -> String {
+        let names = ["thumb"] + forms.forms.map(\.name)
+        let titles = ["/thumb"] + forms.forms.map(\.texts.title)
+        let notes =
+            ["unsigned: refused here (security.signing_keys); sign it with thumbd sign"]
+            + forms.forms.map(\.texts.signingNote)
+        let builders = ["function (source, ops) { return thumbForm(source, ops); }"] + forms.forms.map(\.texts.builder)
+        func table(_ values: [String], quoted: Bool) -> String {
+            "{ "
+                + zip(names, values).map { name, value in
+                    "\(jsString(name)): \(quoted ? jsString(value) : value)"
+                }.joined(separator: ", ") + " }"
+        }
+        return forms.forms.map(\.texts.builderScript).joined(separator: "\n\n") + """
+
+            var formNames = [\(names.map(jsString).joined(separator: ", "))];
+            var formTitles = \(table(titles, quoted: true));
+            var signingNotes = \(table(notes, quoted: true));
+            var builders = \(table(builders, quoted: false));
+            """
+    }
+
+    /// `text` as a JavaScript string literal in single quotes, safe inside a `<script>` element.
+    static func jsString(_ text: String) -> String {
+        var literal = "'"
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": literal += "\\\\"
+            case "'": literal += "\\'"
+            case "<": literal += "\\u003c"
+            case "\n": literal += "\\n"
+            case "\r": literal += "\\r"
+            case "\u{2028}": literal += "\\u2028"
+            case "\u{2029}": literal += "\\u2029"
+            default: literal.unicodeScalars.append(scalar)
+            }
+        }
+        return literal + "'"
+    }
+
     /// Reads the operations and the forms' state, parses the box, builds one cell per URL (at most 500) with its
-    /// three URLs (``urlBuilders``), and loads each thumbnail through `/thumb` when it nears the viewport.
+    /// URL in each form (``urlBuilders``, ``formsScript(_:)``), and loads each thumbnail through `/thumb` when it nears
+    /// the viewport.
     static let script = """
         var maxItems = 500;
         var form = document.getElementById('form');
@@ -15,19 +59,13 @@ extension GalleryPage {
         ['w', 'h', 'fit', 'gravity', 'enlarge', 'format', 'q', 'rotate', 'flip', 'blur', 'sharpen', 'grayscale',
           'use-bg', 'bg'].forEach(function (id) { controls[id] = document.getElementById(id); });
         var forms = {};
-        ['thumb', 'thumbor', 'imgproxy'].forEach(function (name) {
+        formNames.forEach(function (name) {
           var item = document.getElementById('form-' + name);
           forms[name] = {
             enabled: item.dataset.enabled === 'true', prefix: item.dataset.prefix,
             signing: item.dataset.signing === 'true'
           };
         });
-        var formTitles = { thumb: '/thumb', thumbor: 'thumbor', imgproxy: 'imgproxy' };
-        var signingNotes = {
-          thumb: 'unsigned: refused here (security.signing_keys); sign it with thumbd sign',
-          thumbor: 'unsafe/: refused here (thumbor.security_keys, no thumbor.allow_unsafe); this page cannot sign',
-          imgproxy: 'insecure: refused here (imgproxy.keys); this page cannot sign'
-        };
         var counts = { total: 0, loaded: 0, failed: 0 };
         var observer = new IntersectionObserver(function (entries) {
           entries.forEach(function (entry) {
@@ -189,12 +227,9 @@ extension GalleryPage {
         function urlList(index, source, ops) {
           var list = document.createElement('ul');
           list.className = 'urls';
-          var results = {
-            thumb: thumbForm(source, ops),
-            thumbor: thumborForm(source, ops, forms.thumbor.prefix),
-            imgproxy: imgproxyForm(source, ops, forms.imgproxy.prefix)
-          };
-          ['thumb', 'thumbor', 'imgproxy'].forEach(function (name) {
+          var results = {};
+          formNames.forEach(function (name) { results[name] = builders[name](source, ops, forms[name].prefix); });
+          formNames.forEach(function (name) {
             var result = results[name];
             var state = forms[name];
             var item = document.createElement('li');

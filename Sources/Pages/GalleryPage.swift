@@ -35,13 +35,7 @@ package enum GalleryPage {
             <p id="signing-notice" class="notice"\(signing ? "" : " hidden")>URL signing is on
             (<code>security.signing_keys</code>): this page cannot sign requests, so <code>/thumb</code> refuses them
             with 403. Use <code>thumbd sign</code> to make signed URLs.</p>
-            <p id="thumbor-signing-notice" class="notice"\(shows(forms.thumbor))>thumbor's form needs signed URLs
-            here (<code>thumbor.security_keys</code> without <code>thumbor.allow_unsafe</code>): this page cannot sign
-            them, so its <code>unsafe/</code> URLs are shown greyed, not as links. Sign them with a thumbor security
-            key (libthumbor).</p>
-            <p id="imgproxy-signing-notice" class="notice"\(shows(forms.imgproxy))>imgproxy's form checks signatures
-            here (<code>imgproxy.keys</code>): this page cannot sign them, so its <code>insecure</code> URLs are shown
-            greyed, not as links. Sign them with an imgproxy key and salt.</p>
+            \(signingNotices(forms))
             <form id="form" method="get" action="/">
             <label for="urls">Image URLs, one per line, or a JSON list like
             <code>[{"title": "…", "url": "https://…"}]</code></label>
@@ -55,26 +49,34 @@ package enum GalleryPage {
             <script nonce="\(nonce)">(function () {
             'use strict';
             \(urlBuilders)
+            \(formsScript(forms))
             \(script)
             })();</script></body></html>
 
             """
     }
 
-    /// ` hidden` unless `form` is on and refuses unsigned URLs.
-    private static func shows(_ form: GalleryForms.Form) -> String {
-        form.isEnabled && form.needsSignature ? "" : " hidden"
+    /// Each path-mounted form's notice, shown (not ` hidden`) when the form is on and refuses unsigned URLs.
+    static func signingNotices(_ forms: GalleryForms) -> String {
+        forms.forms.map { form in
+            let shows = form.isEnabled && form.needsSignature
+            return "<p id=\"\(form.name)-signing-notice\" class=\"notice\"\(shows ? "" : " hidden")>"
+                + "\(form.texts.signingNotice)</p>"
+        }.joined(separator: "\n")
     }
 
     /// Which forms answer here and how; the script reads each item's `data-*` (the page's only knowledge of the
-    /// server besides the nonce).
+    /// server besides the nonce and the forms' builders).
     static func formsLegend(_ forms: GalleryForms) -> String {
-        func item(_ name: String, _ form: GalleryForms.Form, unsigned: String, key: String) -> String {
+        func item(_ form: GalleryForms.Form) -> String {
+            let name = form.name
             let prefix = StatusPage.escape(form.prefix)
             let state =
                 !form.isEnabled
                 ? "off (<code>\(name).enabled</code>)"
-                : form.needsSignature ? "signed URLs only (<code>\(key)</code>)" : "\(unsigned) accepted"
+                : form.needsSignature
+                    ? "signed URLs only (<code>\(form.texts.keySettings)</code>)"
+                    : "\(form.texts.unsignedURLs) accepted"
             return "<li id=\"form-\(name)\" data-enabled=\"\(form.isEnabled)\" data-prefix=\"\(prefix)\" "
                 + "data-signing=\"\(form.needsSignature)\">\(name)'s form at <code>\(prefix)</code>: \(state)</li>"
         }
@@ -82,8 +84,7 @@ package enum GalleryPage {
         return "<ul id=\"url-forms\"><li id=\"form-thumb\" data-enabled=\"true\" data-prefix=\"/thumb\" "
             + "data-signing=\"\(thumb)\"><code>/thumb?…</code>: "
             + (thumb ? "signed URLs only (<code>security.signing_keys</code>)" : "unsigned URLs accepted") + "</li>"
-            + item("thumbor", forms.thumbor, unsigned: "<code>unsafe/</code> URLs", key: "thumbor.security_keys")
-            + item("imgproxy", forms.imgproxy, unsigned: "unsigned (<code>insecure</code>) URLs", key: "imgproxy.keys")
+            + forms.forms.map(item).joined()
             + "</ul>"
     }
 

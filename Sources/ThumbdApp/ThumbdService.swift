@@ -32,8 +32,8 @@ package final class ThumbdService: Sendable {
     /// `/thumb`'s presets and rules; a reload replaces them with `queryRules.update(_:)`, effective for the next
     /// request (internal: tests read them).
     let queryRules: SharedThumbQueryRules
-    /// The keys of thumbor's and imgproxy's forms (`thumbor.*`, `imgproxy.*`), reloadable.
-    let dialectKeys: DialectKeys
+    /// The path-mounted forms' keys and routes, in ``FormDescriptor/all``'s order.
+    let forms: [FormDescriptor.Started]
     /// The `/thumb` service (internal: tests count its fallback renders).
     let thumbnails: ThumbnailService
     private let accessLog: AccessLog
@@ -127,16 +127,16 @@ package final class ThumbdService: Sendable {
 
         // The path-mounted forms (FormDescriptor.all: thumbor's, imgproxy's), each at its prefix, after every other
         // route (those keep precedence: exact paths win, and prefixes are tried in the order added, the longest of the
-        // forms' first).
-        let dialectKeys = DialectKeys(DialectKeys.Values(settings))
-        dialectKeys.onUpdate { [cache] in cache.forgetAliases() }
-        self.dialectKeys = dialectKeys
+        // forms' first). Every form's keys are made, mounted or not (a reload replaces them; the gallery shows them);
+        // a change of any forgets the aliases verified under the old ones.
         let parts = FormDescriptor.Parts(
-            thumbnails: thumbnails, info: info, keys: dialectKeys, rules: queryRules, watermarks: watermarks)
-        let mounted = FormDescriptor.all.filter { $0.isEnabled(settings) }
+            thumbnails: thumbnails, info: info, rules: queryRules, watermarks: watermarks,
+            keysChanged: { [cache] in cache.forgetAliases() })
+        let started = FormDescriptor.all.map { (descriptor: $0, started: $0.start(settings, parts)) }
+        self.forms = started.map(\.started)
+        let mounted = started.filter { $0.descriptor.isEnabled(settings) }
         let forms = mounted.map { form in
-            let prefix = form.prefix(settings)
-            return (prefix: prefix, handler: form.route(prefix, parts))
+            (prefix: form.descriptor.prefix(settings), handler: form.started.route())
         }
         for (prefix, handler) in forms.sorted(by: { $0.prefix.count > $1.prefix.count }) {
             router.add(.get, prefix: prefix, handler: handler)
@@ -144,8 +144,8 @@ package final class ThumbdService: Sendable {
         }
 
         let status = StatusService(
-            token: settings.admin.token, verifier: signatureVerifier, dialectKeys: dialectKeys,
-            mounts: StatusService.galleryMounts(settings),
+            token: settings.admin.token, verifier: signatureVerifier,
+            mounts: started.map { .init($0.descriptor, settings, needsSignature: $0.started.needsSignature) },
             cpus: StatusService.cpus(
                 cpus, httpThreads: settings.httpThreads(), renderThreads: renderPool.configuration.threads),
             cache: cache, fetcher: fetcher, coordinator: coordinator, renderPool: renderPool, activity: activity,
@@ -159,7 +159,7 @@ package final class ThumbdService: Sendable {
         // Every answer on a form's route is redacted (thumbnails, meta/, info/, errors); the other routes' are not.
         let formPrefixes = Set(forms.map(\.prefix))
         let redaction = PathSignatureRedaction(
-            mounted.map { .init(prefix: $0.prefix(settings), form: $0.redaction) },
+            mounted.map { .init(prefix: $0.descriptor.prefix(settings), form: $0.descriptor.form) },
             otherRoutes: (router.exactPaths, router.pathPrefixes.filter { !formPrefixes.contains($0) }))
         let plainHook: @Sendable (AccessLogRecord) -> Void = { record in
             activity.record(record)
@@ -184,7 +184,8 @@ package final class ThumbdService: Sendable {
         reloader = ConfigReloader(
             components: .init(
                 server: server, fetcher: fetcher, thumbnailer: thumbnailer, renderPool: renderPool, cache: cache,
-                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier, dialectKeys: dialectKeys,
+                policy: policy, thumbnails: thumbnails, signatureVerifier: signatureVerifier,
+                formKeys: started.map(\.started.reloadKeys),
                 queryRules: queryRules,
                 admin: admin,
                 status: status, accessLog: accessLog, levelControl: levelControl),
@@ -195,6 +196,11 @@ package final class ThumbdService: Sendable {
                 "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)", "cpus": "\(cpus)",
                 "render_threads": "\(renderPool.configuration.threads)",
             ])
+    }
+
+    /// The keys of `Form`'s form (tests replace them as a reload does).
+    func formKeys<Form: PathForm>(_: Form.Type) -> FormKeys<Form.Keys>? {
+        zip(FormDescriptor.all, forms).first { $0.0.name == Form.name }?.1.keys as? FormKeys<Form.Keys>
     }
 
     /// Binds the listener and starts serving; `/ready` turns 200.

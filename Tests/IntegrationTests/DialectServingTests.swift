@@ -13,11 +13,9 @@ extension Integration {
     @Suite(.timeLimit(.minutes(1))) struct DialectServingTests {
         /// imgproxy's signature of `path` under key `secret` and salt `hello` (hexadecimal in the configuration).
         static func signed(_ path: String) -> String {
-            var values = DialectKeys.Values()
-            values.imgproxy = [
-                .init(key: URLSignature.SharedKey(bytes: Array("secret".utf8)), salt: Array("hello".utf8))
-            ]
-            return "/" + ImgproxySignature.signature(path: path.utf8, pair: values.imgproxy[0], size: 32) + path
+            let pair = ImgproxyForm.Keys.Pair(
+                key: URLSignature.SharedKey(bytes: Array("secret".utf8)), salt: Array("hello".utf8))
+            return "/" + ImgproxySignature.signature(path: path.utf8, pair: pair, size: 32) + path
         }
 
         static func json(_ response: RawHTTPClient.Response) -> [String: Any]? {

@@ -12,7 +12,7 @@ extension Integration {
     /// errors. The built thumbd runs as a child process, so the test reads the very lines it writes.
     @Suite(.serialized, .timeLimit(.minutes(2))) struct LogRedactionTests {
         static let thumborKey = "thumbor-key-for-logs"
-        static let imgproxyKey = DialectKeys.ImgproxyKey(
+        static let imgproxyKey = ImgproxyForm.Keys.Pair(
             key: URLSignature.SharedKey(bytes: Array("imgproxy-key".utf8)), salt: Array("imgproxy-salt".utf8))
 
         /// `/thumbor/<signature>/<signedPart>`.

@@ -176,10 +176,12 @@ extension Integration {
             #expect(before.text.contains("<p id=\"imgproxy-signing-notice\" class=\"notice\" hidden>"))
 
             // When the keys are replaced as a reload replaces them: thumbor keyed without unsafe/, imgproxy keyed
-            var values = DialectKeys.Values()
-            values.thumbor = [URLSignature.SharedKey(bytes: Array("my-security-key".utf8))]
-            values.imgproxy = [.init(key: URLSignature.SharedKey(bytes: [1, 2, 3]), salt: [4, 5])]
-            harness.service.dialectKeys.update(values)
+            var thumbor = ThumborForm.Keys()
+            thumbor.securityKeys = [URLSignature.SharedKey(bytes: Array("my-security-key".utf8))]
+            var imgproxy = ImgproxyForm.Keys()
+            imgproxy.pairs = [.init(key: URLSignature.SharedKey(bytes: [1, 2, 3]), salt: [4, 5])]
+            harness.service.formKeys(ThumborForm.self)?.update(thumbor)
+            harness.service.formKeys(ImgproxyForm.self)?.update(imgproxy)
             let after = try await harness.request("/")
 
             // Then the next page says both need signatures

@@ -16,25 +16,25 @@ import Thumbnailing
     static let thumbURL = "url=http%3A%2F%2Fexample.com%2Fimages%2Fcuriosity.jpg"
 
     /// imgproxy's documented example ("Signing the URL"): key `secret`, salt `hello`.
-    static let documentedPair = DialectKeys.ImgproxyKey(
-        key: URLSignature.SharedKey(bytes: DialectKeys.Values.bytes(hex: "736563726574")),
-        salt: DialectKeys.Values.bytes(hex: "68656c6c6f"))
+    static let documentedPair = ImgproxyForm.Keys.Pair(
+        key: URLSignature.SharedKey(bytes: ImgproxyForm.Keys.bytes(hex: "736563726574")),
+        salt: ImgproxyForm.Keys.bytes(hex: "68656c6c6f"))
     static let documentedPath = "/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png"
     static let documentedSignature = "oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8"
 
-    static func keys(_ pairs: [DialectKeys.ImgproxyKey], size: Int = 32) -> DialectKeys.Values {
-        var values = DialectKeys.Values()
-        values.imgproxy = pairs
-        values.imgproxySignatureSize = size
+    static func keys(_ pairs: [ImgproxyForm.Keys.Pair], size: Int = 32) -> ImgproxyForm.Keys {
+        var values = ImgproxyForm.Keys()
+        values.pairs = pairs
+        values.signatureSize = size
         return values
     }
 
     static func form(
-        prefix: String = "/", keys: DialectKeys.Values = DialectKeys.Values(), rules: ThumbQueryRules = .none,
+        prefix: String = "/", keys: ImgproxyForm.Keys = ImgproxyForm.Keys(), rules: ThumbQueryRules = .none,
         watermarks: WatermarkSource = .none
     ) -> ImgproxyForm {
         ImgproxyForm(
-            prefix: prefix, keys: DialectKeys(keys), rules: SharedThumbQueryRules(rules), watermarks: watermarks)
+            prefix: prefix, keys: FormKeys(keys), rules: SharedThumbQueryRules(rules), watermarks: watermarks)
     }
 
     static func identity(_ target: String) throws -> RequestIdentity {
@@ -128,8 +128,8 @@ import Thumbnailing
 
     @Test func anyConfiguredPairVerifies() throws {
         // Given two pairs, the documented one second
-        let other = DialectKeys.ImgproxyKey(
-            key: URLSignature.SharedKey(bytes: [1, 2, 3]), salt: DialectKeys.Values.bytes(hex: "abcd"))
+        let other = ImgproxyForm.Keys.Pair(
+            key: URLSignature.SharedKey(bytes: [1, 2, 3]), salt: ImgproxyForm.Keys.bytes(hex: "abcd"))
         let form = Self.form(keys: Self.keys([other, Self.documentedPair]))
         #expect(try Self.error("/\(Self.documentedSignature)\(Self.documentedPath)", form: form) == nil)
         // And with the first alone, the same URL does not verify
@@ -171,7 +171,7 @@ import Thumbnailing
     }
 
     @Test func theKeyGenerationMovesWithTheKeysAndTheRules() {
-        let keys = DialectKeys(DialectKeys.Values())
+        let keys = FormKeys(ImgproxyForm.Keys())
         let rules = SharedThumbQueryRules()
         let form = ImgproxyForm(prefix: "/", keys: keys, rules: rules, watermarks: .none)
         let first = form.keyGeneration

@@ -49,7 +49,7 @@ import Thumbnailing
     @Test func anyConfiguredKeyVerifiesAndATamperedByteDoesNot() throws {
         var settings = Settings()
         settings.thumbor.securityKeys = ["new-key", "my-security-key"]
-        let keys = DialectKeys.Values(settings)
+        let keys = ThumborForm.Keys(settings)
         let signed = "300x200/my.server.com/some/path/to/image.jpg"
         try ThumborForm.verify(ThumborPath(afterPrefix: "8ammJH8D-7tXy6kU3lTvoXlhu4o=/\(signed)"), keys: keys)
         // A percent-escaped `=` is the same signature (thumbor unquotes it).
@@ -70,10 +70,10 @@ import Thumbnailing
         settings.thumbor.securityKeys = ["my-security-key"]
         let path = try ThumborPath(afterPrefix: "unsafe/300x200/my.server.com/a.jpg")
         #expect(throws: RequestError.missingSignature) {
-            try ThumborForm.verify(path, keys: DialectKeys.Values(settings))
+            try ThumborForm.verify(path, keys: ThumborForm.Keys(settings))
         }
         settings.thumbor.allowsUnsafe = true
-        try ThumborForm.verify(path, keys: DialectKeys.Values(settings))
+        try ThumborForm.verify(path, keys: ThumborForm.Keys(settings))
     }
 
     // MARK: - Grammar
@@ -247,7 +247,8 @@ import Thumbnailing
 
     @Test func theSignatureSegmentIsRedactedFromLogs() {
         let redaction = PathSignatureRedaction(
-            [.init(prefix: "/", form: .thumbor)], otherRoutes: (["/", "/health", "/thumb"], ["/prefetch/"]))
+            [.init(prefix: "/", form: ThumborForm.self)],
+            otherRoutes: (["/", "/health", "/thumb"], ["/prefetch/"]))
         #expect(redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/h/a.jpg") == "/REDACTED/300x200/h/a.jpg")
         #expect(redaction.redacted("/8ammJH8D-7tXy6kU3lTvoXlhu4o=/meta/h/a.jpg") == "/REDACTED/meta/h/a.jpg")
         #expect(redaction.redacted("/unsafe/300x200/h/a.jpg") == "/unsafe/300x200/h/a.jpg")
@@ -255,7 +256,7 @@ import Thumbnailing
         #expect(redaction.redacted("/prefetch/abc/def") == "/prefetch/abc/def")
         #expect(redaction.redacted("/health") == "/health")
         #expect(redaction.redacted("/healthz/x") == "/REDACTED/x")
-        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: .imgproxy)])
+        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: ImgproxyForm.self)])
         #expect(imgproxy.redacted("/i/info/abc/rs:fit:1:1/plain/x") == "/i/info/REDACTED/rs:fit:1:1/plain/x")
         #expect(imgproxy.redacted("/i/abc/rs:fit:1:1/plain/x") == "/i/REDACTED/rs:fit:1:1/plain/x")
         // Byte-level scanning: non-ASCII after the signature survives, a segment that only starts with
@@ -268,8 +269,8 @@ import Thumbnailing
     }
 
     @Test func secretsInTheQueriesOfURLsInThePathAreRedacted() {
-        let thumbor = PathSignatureRedaction([.init(prefix: "/t/", form: .thumbor)])
-        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: .imgproxy)])
+        let thumbor = PathSignatureRedaction([.init(prefix: "/t/", form: ThumborForm.self)])
+        let imgproxy = PathSignatureRedaction([.init(prefix: "/i/", form: ImgproxyForm.self)])
         // A percent-encoded image's query: secret values go, the rest stays
         #expect(
             thumbor.redacted("/t/unsafe/10x10/h.test%2Fa.jpg%3Fw%3D1%26sig%3Dabc%26X-Amz-Signature%3Ddef")
@@ -304,11 +305,14 @@ import Thumbnailing
         // Given thumbor's form at / (unsafe allowed) and imgproxy's at /i/ (unsigned) beside /thumb
         var settings = Settings()
         settings.thumbor.allowsUnsafe = true
-        let keys = DialectKeys(DialectKeys.Values(settings))
         let fixture = try FrontDoorTests.Fixture { router, service in
-            let imgproxy = ImgproxyForm(prefix: "/i/", keys: keys, rules: SharedThumbQueryRules(), watermarks: .none)
+            let imgproxy = ImgproxyForm(
+                prefix: "/i/", keys: FormKeys(ImgproxyForm.Keys(settings)), rules: SharedThumbQueryRules(),
+                watermarks: .none)
             router.add(.get, prefix: "/i/", handler: service.handler(for: imgproxy))
-            let thumbor = ThumborForm(prefix: "/", keys: keys, rules: SharedThumbQueryRules(), watermarks: .none)
+            let thumbor = ThumborForm(
+                prefix: "/", keys: FormKeys(ThumborForm.Keys(settings)), rules: SharedThumbQueryRules(),
+                watermarks: .none)
             router.add(.get, prefix: "/", handler: service.handler(for: thumbor))
         }
         fixture.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png")))

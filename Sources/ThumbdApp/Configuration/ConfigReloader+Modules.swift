@@ -89,9 +89,7 @@ extension ConfigReloader {
             if settings.security.signingKeys != previous.security.signingKeys {
                 components.signatureVerifier.update(keys: settings.security.signingKeys)
             }
-            if settings.thumbor != previous.thumbor || settings.imgproxy != previous.imgproxy {
-                components.dialectKeys.update(DialectKeys.Values(settings))
-            }
+            for reloadKeys in components.formKeys { reloadKeys(settings, previous) }
             components.accessLog.isEnabled = settings.log.isAccessLogEnabled
             // New presets or rules parse the next request; aliases and hot copies made under the old ones stop
             // answering at once (the rules' generation moves, and the aliases are forgotten).

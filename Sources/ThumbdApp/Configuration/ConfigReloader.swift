@@ -28,7 +28,7 @@ import URLForms
 /// | `cache.memory.*`, disk budgets, `negative_ttl` | `ThumbnailCache.update` | at once; disk: in write order |
 /// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |
 /// | `admin.token` | `AdminService.update(token:)` | requests afterwards |
-/// | `thumbor.security_keys`, `.allow_unsafe`, `imgproxy.keys`, `.salts`, `.signature_size` | `DialectKeys.update(_:)` | the next request |
+/// | `thumbor.security_keys`, `.allow_unsafe`, `imgproxy.keys`, `.salts`, `.signature_size` | each form's `FormKeys.update(_:)` | the next request |
 /// | `presets`, `image.presets_only`, `image.client_hints` | `SharedThumbQueryRules.update(_:)` | the next request |
 /// | `image.fallback*` (the file read again) | `FallbackRenders.update(_:)` | answers afterwards |
 /// | `log.level`, `log.access` | `LoggingSetup.LevelControl`, `AccessLog.isEnabled` | lines afterwards |
@@ -47,8 +47,8 @@ final class ConfigReloader: Sendable {
         let policy: SharedFreshnessPolicy
         let thumbnails: ThumbnailService
         let signatureVerifier: URLSignatureVerifier
-        /// The keys of thumbor's and imgproxy's forms.
-        let dialectKeys: DialectKeys
+        /// Each path-mounted form's keys: replaced when a reload from the previous settings changed them.
+        let formKeys: [@Sendable (_ settings: Settings, _ previous: Settings) -> Void]
         /// `/thumb`'s presets and rules (presets, `image.presets_only`, `image.client_hints`).
         let queryRules: SharedThumbQueryRules
         let admin: AdminService

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import URLForms
 
 /// Keeps secrets out of logs: URL signatures (`sig=`), `Authorization` values and tokens.
 ///
@@ -15,16 +16,8 @@ package enum LoggingRedaction {
         "sig", "signature", "signing_key", "signing_keys", "password", "secret",
     ]
 
-    /// Query parameters that carry credentials: thumbd's own `sig`, presigned S3 and GCS URLs, tokens and API keys.
-    /// Their values are redacted wherever a URL is logged or shown: stderr, the access log (a source URL written
-    /// into a foreign form's path), `/status`. Lower-case; names are compared case-insensitively after decoding.
-    package static let secretParameters: [String] = [
-        "sig", "signature", "token", "access_token", "key", "api_key", "apikey", "password", "secret",
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
-    ]
-
-    /// The longest of ``secretParameters``, in bytes.
-    private static let longestSecretParameter = secretParameters.map(\.utf8.count).max() ?? 0
+    /// Query parameters that carry credentials (``SecretParameters/names``, which the URL forms' path readers share).
+    package static var secretParameters: [String] { SecretParameters.names }
 
     /// `target` with the value of every secret query parameter (``secretParameters``) replaced:
     /// `/thumb?url=x&sig=abc` becomes `/thumb?url=x&sig=REDACTED`.
@@ -79,50 +72,11 @@ package enum LoggingRedaction {
     }
 
     /// Whether the query of `url` (after its first `?`) has a parameter named as one of ``secretParameters``.
-    static func queryHoldsSecret<URL: Collection<UInt8>>(_ url: URL) -> Bool {
-        guard let question = url.firstIndex(of: UInt8(ascii: "?")) else { return false }
-        let query = url[url.index(after: question)...]
-        return query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).contains { parameter in
-            guard let equals = parameter.firstIndex(of: UInt8(ascii: "=")) else { return false }
-            return isSecretName(parameter[..<equals])
-        }
-    }
+    @inline(__always)
+    static func queryHoldsSecret<URL: Collection<UInt8>>(_ url: URL) -> Bool { SecretParameters.queryHoldsSecret(url) }
 
     /// Whether a percent-encoded parameter name decodes to one of ``secretParameters`` (ASCII
-    /// case-insensitively). Allocation-free: the name is decoded into a buffer on the stack.
-    static func isSecretName<Name: Collection<UInt8>>(_ name: Name) -> Bool {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: longestSecretParameter) { decoded in
-            var count = 0
-            var index = name.startIndex
-            while index < name.endIndex {
-                var byte = name[index]
-                index = name.index(after: index)
-                if byte == UInt8(ascii: "%") {
-                    guard let high = hexValue(name, index),
-                        let low = hexValue(
-                            name, name.index(index, offsetBy: 1, limitedBy: name.endIndex) ?? name.endIndex)
-                    else {
-                        return false
-                    }
-                    byte = high << 4 | low
-                    index = name.index(index, offsetBy: 2)
-                }
-                guard count < decoded.count else { return false }
-                decoded[count] = (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
-                count += 1
-            }
-            let read = UnsafeBufferPointer(rebasing: decoded[..<count])
-            return secretParameters.contains { $0.utf8.elementsEqual(read) }
-        }
-    }
-
-    private static func hexValue<Name: Collection<UInt8>>(_ name: Name, _ index: Name.Index) -> UInt8? {
-        guard index < name.endIndex else { return nil }
-        switch name[index] {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return name[index] - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return name[index] - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return name[index] - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
+    /// case-insensitively). Allocation-free.
+    @inline(__always)
+    static func isSecretName<Name: Collection<UInt8>>(_ name: Name) -> Bool { SecretParameters.isSecretName(name) }
 }

@@ -33,17 +33,14 @@ final class StatusService: Sendable {
     /// Whether /thumb needs signatures now (the gallery says so); follows reloads of the keys.
     private let verifier: URLSignatureVerifier
     private var signing: Bool { verifier.requiresSignature }
-    /// thumbor's and imgproxy's keys (reloadable): whether their unsigned URLs are answered, for the gallery.
-    private let dialectKeys: DialectKeys
-    /// Whether each foreign form is mounted, and where (`thumbor.enabled`/`prefix`, `imgproxy.*`: restart-only); the
-    /// signing states in it are replaced by the keys in force when the page is asked.
-    private let mounts: GalleryForms
+    /// Each path-mounted form as the gallery shows it (mounted or not, where: restart-only), with the signing state
+    /// of its keys in force, read again per page (they follow reloads).
+    private let mounts: [GalleryMount]
     /// The CPUs thumbd may use and the threads made from them (restart-only, so fixed).
     private let cpus: StatusReport.CPUs
 
     init(
-        token: String, verifier: URLSignatureVerifier, dialectKeys: DialectKeys,
-        mounts: GalleryForms, cpus: StatusReport.CPUs,
+        token: String, verifier: URLSignatureVerifier, mounts: [GalleryMount], cpus: StatusReport.CPUs,
         cache: ThumbnailCache, fetcher: OriginFetcher, coordinator: RenderCoordinator,
         renderPool: WorkerPool, activity: ActivityRecorder, sharedTier: SharedTier? = nil
     ) {
@@ -51,7 +48,6 @@ final class StatusService: Sendable {
         self.sharedTier = sharedTier
         self.tokens = Mutex(Array(token.utf8))
         self.verifier = verifier
-        self.dialectKeys = dialectKeys
         self.mounts = mounts
         self.cache = cache
         self.fetcher = fetcher
@@ -71,17 +67,19 @@ final class StatusService: Sendable {
         }
     }
 
-    /// The gallery's view of the forms as `settings` mount them (the signing states are read again per page).
-    static func galleryMounts(_ settings: Settings) -> GalleryForms {
-        let unmounted = GalleryForms.Form(isEnabled: false, prefix: "", needsSignature: false)
-        var forms = GalleryForms(
-            thumbNeedsSignature: settings.security.requiresSignature, thumbor: unmounted, imgproxy: unmounted)
-        for form in FormDescriptor.all {
-            forms[keyPath: form.gallery] = .init(
-                isEnabled: form.isEnabled(settings), prefix: form.prefix(settings),
-                needsSignature: form.needsSignature(settings))
+    /// One path-mounted form in the gallery: its entry as the settings mount it, and whether its keys in force
+    /// refuse unsigned URLs.
+    struct GalleryMount: Sendable {
+        let form: GalleryForms.Form
+        let needsSignature: @Sendable () -> Bool
+
+        /// `descriptor`'s form as `settings` mount it, its signing state read from `needsSignature`.
+        init(_ descriptor: FormDescriptor, _ settings: Settings, needsSignature: @escaping @Sendable () -> Bool) {
+            form = descriptor.gallery(
+                isEnabled: descriptor.isEnabled(settings), prefix: descriptor.prefix(settings),
+                needsSignature: needsSignature())
+            self.needsSignature = needsSignature
         }
-        return forms
     }
 
     /// What the status shows of `allowance` and the thread counts made from it.
@@ -94,13 +92,13 @@ final class StatusService: Sendable {
 
     /// What the gallery is told of the URL forms now: the mounts, and the keys in force (they follow reloads).
     func galleryForms() -> GalleryForms {
-        let keys = dialectKeys.current.values
-        var forms = mounts
-        forms.thumbNeedsSignature = verifier.requiresSignature
-        for form in FormDescriptor.all {
-            forms[keyPath: form.gallery].needsSignature = form.keysNeedSignature(keys)
-        }
-        return forms
+        GalleryForms(
+            thumbNeedsSignature: verifier.requiresSignature,
+            forms: mounts.map { mount in
+                var form = mount.form
+                form.needsSignature = mount.needsSignature()
+                return form
+            })
     }
 
     /// Uses `token` from now on (config hot reload): empty opens the status to everyone, without URLs. Any thread.

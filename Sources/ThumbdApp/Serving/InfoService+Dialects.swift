@@ -16,7 +16,7 @@ import URLForms
 ///                  "operations": [{"type": "crop", …}, {"type": "resize", "width": 300, "height": 200},
 ///                                 {"type": "flip_horizontally"}],
 ///                  "target": {"width": 300, "height": 200}}}
-extension InfoService {
+extension InfoService: ThumborMetaAnswering {
     struct ThumborMeta: Encodable {
         let thumbor: Body
 
@@ -116,7 +116,7 @@ extension InfoService {
 ///
 /// `width` and `height` are upright (the EXIF orientation applied); `exif` only with `exif:1`, holding those three
 /// tags when the source has them.
-extension InfoService {
+extension InfoService: ImgproxyInfoAnswering {
     struct ImgproxyInfo: Encodable {
         var format: String?
         var width: Int?

@@ -3,7 +3,7 @@ package import HTTP1
 package import OriginFetch
 
 /// imgproxy's `/info/<signature>/<info options>/<source>` under the form's prefix: what a source is, as imgproxy's
-/// JSON (``InfoService/answerImgproxyInfo(_:options:_:)``), signed as a processing URL is (the signature covers the
+/// JSON (the app's ``ImgproxyInfoAnswering``), signed as a processing URL is (the signature covers the
 /// path after it). Info options: `size`/`s`, `format`/`f`, `dimensions`/`d` (on by default) and `exif` (off by
 /// default: the camera's make and model and when the picture was taken); any other is refused by name.
 extension ImgproxyForm {

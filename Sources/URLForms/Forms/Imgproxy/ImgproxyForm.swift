@@ -4,7 +4,7 @@
 /// `/<signature>/<options>/plain/<source URL>[@<ext>]` or `/<signature>/<options>/<base64url source>[.<ext>]`.
 ///
 /// The one step this form does (``URLForm``): the path is read by imgproxy's grammar (``ImgproxyPath``), its
-/// signature checked as imgproxy checks it (``ImgproxySignature``, under ``DialectKeys``) before any option is
+/// signature checked as imgproxy checks it (``ImgproxySignature``, under its ``Keys``) before any option is
 /// looked at, then the options are compiled into the plan's typed values (``ImgproxyOptions``, a ``ThumbnailPlan``)
 /// and built into a ``ThumbnailRequest`` by `/thumb`'s own rules, presets and limits. So an imgproxy URL and
 /// the `/thumb` URL of the same picture are one variant key. docs/compatibility.md lists what is supported, what
@@ -17,19 +17,19 @@
 package struct ImgproxyForm: RulesReadingForm {
     /// Where the form is mounted: starts and ends with `/`.
     package let prefix: String
-    package let keys: DialectKeys
+    package let keys: FormKeys<Keys>
     package let rules: SharedThumbQueryRules
     /// The named watermarks: imgproxy's `watermark` draws the one named ``ImgproxyOptions/watermarkName``.
     package let watermarks: any WatermarkNames
 
-    package init(prefix: String, keys: DialectKeys, rules: SharedThumbQueryRules, watermarks: any WatermarkNames) {
+    package init(prefix: String, keys: FormKeys<Keys>, rules: SharedThumbQueryRules, watermarks: any WatermarkNames) {
         self.prefix = prefix
         self.keys = keys
         self.rules = rules
         self.watermarks = watermarks
     }
 
-    /// The keys' generation (`imgproxy.*`, shared with thumbor's form).
+    /// The keys' generation (`imgproxy.keys`, `.salts`, `.signature_size`).
     @inline(__always)
     package var signingGeneration: UInt64 { keys.generation }
 

@@ -11,8 +11,8 @@ import Crypto
 ///
 /// ```swift
 /// let path = "/rs:fit:300:0/plain/https://example.com/a.jpg"
-/// let signature = ImgproxySignature.signature(path: path.utf8, pair: values.imgproxy[0], size: 32)
-/// try ImgproxySignature.verify(signature[...], path: path.utf8, keys: values)  // else throws .invalidSignature
+/// let signature = ImgproxySignature.signature(path: path.utf8, pair: keys.pairs[0], size: 32)
+/// try ImgproxySignature.verify(signature[...], path: path.utf8, keys: keys)  // else throws .invalidSignature
 /// ```
 package enum ImgproxySignature {
     /// Checks `signature` for `path` (the bytes ``ImgproxyPath/signedPath`` holds) under `keys`.
@@ -22,19 +22,19 @@ package enum ImgproxySignature {
     /// - Throws: `RequestError.missingSignature` (an empty segment), `.invalidSignature` (not base64url, another
     ///   length, or no pair verifies it; with no pairs, a segment holding `:`).
     package static func verify(
-        _ signature: Substring, path: some Collection<UInt8>, keys: DialectKeys.Values
+        _ signature: Substring, path: some Collection<UInt8>, keys: ImgproxyForm.Keys
     ) throws(RequestError) {
         guard !signature.isEmpty else { throw .missingSignature }
-        guard !keys.imgproxy.isEmpty else {
+        guard !keys.pairs.isEmpty else {
             if signature.utf8.contains(UInt8(ascii: ":")) { throw .invalidSignature }
             return
         }
-        let size = min(max(keys.imgproxySignatureSize, 1), SHA256.byteCount)
+        let size = min(max(keys.signatureSize, 1), SHA256.byteCount)
         guard let given = URLSignature.base64URLDecoded(signature.utf8), given.count == size else {
             throw .invalidSignature
         }
         let message = Array(path)
-        for pair in keys.imgproxy where constantTimeEqual(given, mac(message, pair: pair, size: size)) {
+        for pair in keys.pairs where constantTimeEqual(given, mac(message, pair: pair, size: size)) {
             return
         }
         throw .invalidSignature
@@ -42,12 +42,12 @@ package enum ImgproxySignature {
 
     /// The signature of `path` under `pair`, `size` bytes (1...32) of the MAC in unpadded base64url: what a client
     /// puts in the signature segment.
-    package static func signature(path: some Collection<UInt8>, pair: DialectKeys.ImgproxyKey, size: Int) -> String {
+    package static func signature(path: some Collection<UInt8>, pair: ImgproxyForm.Keys.Pair, size: Int) -> String {
         URLSignature.base64URLEncoded(mac(Array(path), pair: pair, size: min(max(size, 1), SHA256.byteCount)))
     }
 
     /// The first `size` bytes of HMAC-SHA256(key, salt ‖ path).
-    private static func mac(_ path: [UInt8], pair: DialectKeys.ImgproxyKey, size: Int) -> [UInt8] {
+    private static func mac(_ path: [UInt8], pair: ImgproxyForm.Keys.Pair, size: Int) -> [UInt8] {
         var hmac = HMAC<SHA256>(key: pair.key.key)
         hmac.update(data: pair.salt)
         hmac.update(data: path)

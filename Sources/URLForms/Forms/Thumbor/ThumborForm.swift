@@ -8,23 +8,23 @@ package import HTTP1
 package struct ThumborForm: RulesReadingForm {
     /// Where the form is mounted (`/` or `/thumbor/`): the path after it is thumbor's.
     package let prefix: String
-    package let keys: DialectKeys
+    package let keys: FormKeys<Keys>
     package let rules: SharedThumbQueryRules
     package let watermarks: any WatermarkNames
 
-    package init(prefix: String, keys: DialectKeys, rules: SharedThumbQueryRules, watermarks: any WatermarkNames) {
+    package init(prefix: String, keys: FormKeys<Keys>, rules: SharedThumbQueryRules, watermarks: any WatermarkNames) {
         self.prefix = prefix
         self.keys = keys
         self.rules = rules
         self.watermarks = watermarks
     }
 
-    /// The keys' generation (`thumbor.*`, shared with imgproxy's form).
+    /// The keys' generation (`thumbor.security_keys`, `.allow_unsafe`).
     @inline(__always)
     package var signingGeneration: UInt64 { keys.generation }
 
     /// Takes the path apart, checks the signature before anything else, then compiles the options. A `meta/` URL
-    /// never comes here (``isMeta(_:)`` sends it to ``InfoService``): it is refused if it does.
+    /// never comes here (``isMeta(_:)`` sends it to the app's ``ThumborMetaAnswering``): it is refused if it does.
     package func thumbnailRequest(for identity: RequestIdentity) throws(RequestError) -> VerifiedRequest {
         let (request, path, keyGeneration) = try verifiedRequest(for: identity)
         if path.meta { throw .unsupportedOption("meta") }
@@ -72,9 +72,9 @@ package struct ThumborForm: RulesReadingForm {
     /// thumbor's check: the URL-safe base64 (with its `=` padding) of HMAC-SHA1, under one of the security keys, of
     /// the path after the signature segment exactly as sent. `unsafe` passes only when `thumbor.allow_unsafe` is on.
     /// The MAC is compared in constant time (swift-crypto's `isValidAuthenticationCode`).
-    package static func verify(_ path: ThumborPath, keys: DialectKeys.Values) throws(RequestError) {
+    package static func verify(_ path: ThumborPath, keys: Keys) throws(RequestError) {
         guard let signature = path.signature else {
-            guard keys.allowsUnsafeThumbor else { throw .missingSignature }
+            guard keys.allowsUnsafe else { throw .missingSignature }
             return
         }
         // 20 bytes: 27 base64url characters and one `=`.
@@ -82,7 +82,7 @@ package struct ThumborForm: RulesReadingForm {
             let code = URLSignature.base64URLDecoded(signature.utf8.dropLast()), code.count == 20
         else { throw .invalidSignature }
         let signed = Array(path.signedPart.utf8)
-        for key in keys.thumbor
+        for key in keys.securityKeys
         where HMAC<Insecure.SHA1>.isValidAuthenticationCode(code, authenticating: signed, using: key.key) {
             return
         }

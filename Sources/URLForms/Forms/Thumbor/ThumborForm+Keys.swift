@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+package import ThumbdSettings
+
+extension ThumborForm {
+    /// What thumbor's form verifies with (`thumbor.security_keys`, `.allow_unsafe`), held in a ``FormKeys``.
+    package struct Keys: Sendable {
+        /// thumbor's security keys (HMAC-SHA1), newest first.
+        package var securityKeys: [URLSignature.SharedKey] = []
+        /// Whether thumbor's `unsafe/` URLs are accepted.
+        package var allowsUnsafe = false
+
+        /// No keys: thumbor's form answers nothing.
+        package init() {}
+
+        /// The keys of validated settings.
+        package init(_ settings: Settings) {
+            securityKeys = settings.thumbor.securityKeys.map { URLSignature.SharedKey(bytes: Array($0.utf8)) }
+            allowsUnsafe = settings.thumbor.allowsUnsafe
+        }
+    }
+}
