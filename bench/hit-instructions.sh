@@ -66,28 +66,6 @@ for bin in "${bins[@]}"; do
   if grep -q "Non-2xx" "$run/wrk.txt"; then echo "WARNING: $bin answered errors ($(grep Non-2xx "$run/wrk.txt" | tr -s ' ')): not a count of hits" >&2; fi
   echo "== $bin ($requests requests)" | tee "$run/summary.txt"
   # Self cost per function from the dump taken after the zeroing (callgrind.out.1).
-  python3 - "$run/callgrind.out.1" "$requests" <<'EOF' | tee -a "$run/summary.txt"
-import collections, re, sys
-names, cost, current, skip = {}, collections.Counter(), None, False
-for line in open(sys.argv[1]):
-    line = line.rstrip("\n")
-    m = re.match(r"^(c?)fn=\((\d+)\)(?: (.*))?$", line)
-    if m:
-        if m.group(3): names[m.group(2)] = m.group(3)
-        if not m.group(1): current = names.get(m.group(2))
-        continue
-    if line.startswith("calls="):
-        skip = True   # the next cost line is the call's inclusive cost, not self cost
-        continue
-    if line and (line[0].isdigit() or line[0] in "+-*") and current:
-        if skip:
-            skip = False
-            continue
-        parts = line.split()
-        if len(parts) >= 2: cost[current] += int(parts[-1])
-requests = int(sys.argv[2])
-print(f"instructions per request: {sum(cost.values()) // requests}")
-for name, c in cost.most_common(25): print(f"{c // requests:8d}  {name[:120]}")
-EOF
+  python3 bench/callgrind-self-cost.py request "$requests" "$run/callgrind.out.1" | tee -a "$run/summary.txt"
 done
 echo "results in $out"

@@ -77,30 +77,6 @@ for bin in "${bins[@]}"; do
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
   echo "== $bin ($ok of $lines answered 200, plan $plan)" | tee "$run/summary.txt"
   # Self cost per function from the dump taken after the zeroing (callgrind.out.1), all threads.
-  python3 - "$run" "$ok" <<'EOF' | tee -a "$run/summary.txt"
-import collections, glob, re, sys
-cost = collections.Counter()
-for path in glob.glob(f"{sys.argv[1]}/callgrind.out.1*"):
-    names, current, skip = {}, None, False
-    for line in open(path):
-        line = line.rstrip("\n")
-        m = re.match(r"^(c?)fn=\((\d+)\)(?: (.*))?$", line)
-        if m:
-            if m.group(3): names[m.group(2)] = m.group(3)
-            if not m.group(1): current = names.get(m.group(2))
-            continue
-        if line.startswith("calls="):
-            skip = True   # the next cost line is the call's inclusive cost, not self cost
-            continue
-        if line and (line[0].isdigit() or line[0] in "+-*") and current:
-            if skip:
-                skip = False
-                continue
-            parts = line.split()
-            if len(parts) >= 2: cost[current] += int(parts[-1])
-answers = max(int(sys.argv[2]), 1)
-print(f"instructions per miss: {sum(cost.values()) // answers:,}")
-for name, c in cost.most_common(25): print(f"{c // answers:12,d}  {name[:110]}")
-EOF
+  python3 bench/callgrind-self-cost.py miss "$ok" "$run"/callgrind.out.1* | tee -a "$run/summary.txt"
 done
 echo "results in $out"
