@@ -59,7 +59,7 @@ package enum LoggingRedaction {
                 target[parameterStart...].firstIndex { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "#") }
                 ?? target.endIndex
             if let equals = target[parameterStart..<parameterEnd].firstIndex(of: UInt8(ascii: "=")),
-                isSecretName(target[parameterStart..<equals])
+                SecretParameters.isSecretName(target[parameterStart..<equals])
             {
                 appendPiece(&line, target[pieceStart...equals])
                 line.append(contentsOf: placeholder.utf8)
@@ -70,13 +70,4 @@ package enum LoggingRedaction {
         }
         appendPiece(&line, target[pieceStart...])
     }
-
-    /// Whether the query of `url` (after its first `?`) has a parameter named as one of ``secretParameters``.
-    @inline(__always)
-    static func queryHoldsSecret<URL: Collection<UInt8>>(_ url: URL) -> Bool { SecretParameters.queryHoldsSecret(url) }
-
-    /// Whether a percent-encoded parameter name decodes to one of ``secretParameters`` (ASCII
-    /// case-insensitively). Allocation-free.
-    @inline(__always)
-    static func isSecretName<Name: Collection<UInt8>>(_ name: Name) -> Bool { SecretParameters.isSecretName(name) }
 }
