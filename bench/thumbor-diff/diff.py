@@ -355,6 +355,13 @@ def breakdown(rows):
     return table
 
 
+def refusal_cause(error):
+    """thumbd's error with the argument detail dropped: `invalid quality: …` → `invalid quality(…) argument`."""
+    if error.startswith("invalid ") and ":" in error:
+        return f"{error.split(':', 1)[0]}(…) argument (thumbor skips the filter or takes the value)"
+    return error or "(no JSON error)"
+
+
 def single_causes(rows):
     """Disagreements whose URL has one feature that is not an image, a size or an alignment: that feature."""
     causes = collections.Counter()
@@ -400,6 +407,10 @@ def write_report(rows, out, command, count, seed, elapsed):
               "thumbd's status: " + ", ".join(f"{status}: {n}" for status, n in statuses.most_common()) + "", "",
               "| thumbd's error | URLs |", "|---|---:|"]
     lines += [f"| {error or '(no JSON error)'} | {n} |" for error, n in errors.most_common()]
+    grouped = collections.Counter(refusal_cause(row["thumbd_error"]) for row in served if row["thumbd_status"] != 200)
+    lines += ["", "The same, an argument thumbd refuses (`invalid <filter>: …`) counted under its filter:", "",
+              "| cause | URLs |", "|---|---:|"]
+    lines += [f"| {cause} | {n} |" for cause, n in grouped.most_common()]
     lines += ["", "## Disagreements by single cause", "",
               "A URL counted here has exactly one feature besides its picture, sizes and alignment (a filter with its "
               "argument form, a fit, a crop kind, a flip, `trim`, `smart`); \"geometry only\" has none; \"several\" "
