@@ -42,8 +42,8 @@ $(TEST_VENV)/.installed: Tests/Builders/requirements.txt
 	touch $@
 
 # thumbor 7.8.0 itself for the differential test (bench/thumbor-diff/), pinned in its own git-ignored virtual
-# environment: thumbor pins versions that may clash with Tests/Builders/requirements.txt. All wheels, nothing compiled
-# (bench/thumbor-diff/requirements.txt says why no pycurl); made again when the requirements change.
+# environment: thumbor pins versions that may clash with Tests/Builders/requirements.txt. Nothing is compiled
+# (no pycurl, no -dev package: bench/thumbor-diff/requirements.txt); made again when the requirements change.
 thumbor-venv: test-deps $(THUMBOR_VENV)/.installed
 
 $(THUMBOR_VENV)/.installed: bench/thumbor-diff/requirements.txt
