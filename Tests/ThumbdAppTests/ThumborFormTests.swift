@@ -159,6 +159,14 @@ import Thumbnailing
             "fit-in/200x200/filters:watermark(img.test/wm.png,repeat,repeat,30)/img.test/a.jpg",
             "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=tile&wm_opacity=0.7"
         ),
+        // cover(): a GIF's first frame
+        ("fit-in/10x10/filters:cover()/img.test/a.jpg", "w=10&h=10&animated=0"),
+        // What thumbor 7.8 itself skips: too few or malformed arguments, names it has no builtin filter for
+        (
+            "fit-in/10x10/filters:sharpen(1,2):sepia():red_eye():proportion():blur(0):rgb(10,10):fill(#fff)"
+                + ":round_corner(20,255,255):focal(0.89x0.72):quality(80 junk):cover(1)/img.test/a.jpg",
+            "w=10&h=10"
+        ),
     ])
     func aThumborURLIsTheSamePlanAsItsThumbQuery(thumbor: String, thumb: String) throws {
         let url = "url=http%3A%2F%2Fimg.test%2Fa.jpg&"
@@ -194,7 +202,6 @@ import Thumbnailing
             "fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg",
             RequestError.unsupportedOption("round_corner")
         ),
-        ("fit-in/10x10/filters:sepia()/img.test/a.jpg", .unsupportedOption("filter sepia")),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),
         ("trim/1x1:5x5/10x10/img.test/a.jpg", .unsupportedOption("trim with a manual crop")),
@@ -233,6 +240,46 @@ import Thumbnailing
     ])
     func whatThumbdCannotHonourIsRefusedByName(path: String, expected: RequestError) {
         #expect(Self.error(path) == expected, "\(path)")
+    }
+
+    @Test(arguments: [
+        ("sharpen(1,2):sepia():quality(70):red_eye():proportion()", ["sharpen", "sepia", "red_eye", "proportion"]),
+        ("focal(0.89x0.72):focal(10x10:10x20):focal(1x2:3x4)", ["focal", "focal"]),
+        ("watermark(a.png,10,10):watermark(a.png,10p,center,50,none,20)", ["watermark"]),
+        ("curve([(0,0), (255,255)],[],[],[]):convolution(1;2;1,3,maybe)", ["curve", "convolution"]),
+        ("noise(10):noise(10,2):noise(-1)", ["noise"]),
+    ])
+    func thumborsSkipRuleIsMirrored(filters: String, skipped: [String]) throws {
+        // Only the arguments matter here: what is kept may still be refused later
+        let path = try ThumborPath(afterPrefix: Substring("unsafe/fit-in/10x10/filters:\(filters)/img.test/a.jpg"))
+        let parsed = path.filters.map { ($0.name, ThumborFilterPatterns.arguments(of: $0.name, $0.arguments)) }
+        #expect(parsed.filter { $0.1 == nil }.map(\.0) == skipped, "\(filters)")
+    }
+
+    @Test func keptArgumentsAreThumborsGroups() {
+        #expect(ThumborFilterPatterns.arguments(of: "round_corner", " 20|10 , 1,2 ,3") == ["20|10", "1", "2", "3"])
+        #expect(
+            ThumborFilterPatterns.arguments(of: "watermark", "'a,b.png',-10p,center,50") == [
+                "a,b.png", "-10p", "center", "50",
+            ])
+        #expect(ThumborFilterPatterns.arguments(of: "blur", "5") == ["5"])
+        #expect(ThumborFilterPatterns.arguments(of: "focal", "1x2:3x4junk") == ["1x2:3x4"])
+        #expect(ThumborFilterPatterns.arguments(of: "equalize", "") == [])
+        #expect(ThumborFilterPatterns.arguments(of: "equalize", "1") == nil)
+        #expect(ThumborFilterPatterns.arguments(of: "red_eye", "") == nil)
+    }
+
+    @Test func refusingSkippedFiltersNamesThem() throws {
+        let path = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:quality(80):sharpen(1,2)/img.test/a.jpg")
+        #expect(try path.plan(refusingSkipped: false).skipped == ["sharpen"])
+        #expect(
+            throws: RequestError.invalidValue(
+                "sharpen", reason: "its arguments do not match thumbor's (thumbor skips it)")
+        ) {
+            try path.plan(refusingSkipped: true)
+        }
+        let unknown = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:sepia()/img.test/a.jpg")
+        #expect(throws: RequestError.unsupportedOption("filter sepia")) { try unknown.plan(refusingSkipped: true) }
     }
 
     @Test func malformedPathsAreRefused() {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package import Thumbnailing
 
-/// thumbor's `filters:` read into what they ask, then set into a plan (``apply(to:fitIn:)``). Each filter is one of
+/// thumbor's `filters:` read into what they ask, then set into a plan (``apply(to:fitIn:)``). A filter thumbor 7.8
+/// itself skips (an unknown name, or arguments that do not match its pattern: ``ThumborFilterPatterns``) is skipped
+/// and named in ``skipped`` (or refused under `thumbor.skipped_filters: refuse`). Every other filter is one of
 /// three kinds (docs/compatibility.md): mapped onto the plan's typed values, accepted because it is what thumbd does
 /// anyway (`strip_exif`, `strip_icc`, `autojpg`), or refused (`RequestError.unsupportedOption`, a 400 naming it).
 /// A filter given twice is refused, except `rotate` (the turns add up), so one URL cannot mean two plans.
@@ -24,15 +26,35 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "round_corner", "rgb", "noise", "equalize", "convolution", "curve", "red_eye", "colorize", "extract_focal",
-        "frame", "max_age", "cover", "distributed_collage", "gifv",
+        "round_corner", "rgb", "noise", "equalize", "convolution", "curve", "colorize", "extract_focal",
+        "frame", "max_age",
     ]
 
-    package init(_ filters: [(name: String, arguments: String)]) throws(RequestError) {
+    /// The filters thumbor itself would skip (``ThumborFilterPatterns``), by name, in URL order: the answer names them
+    /// (`X-Thumbd-Skipped-Filters`).
+    package private(set) var skipped: [String] = []
+
+    /// - Parameter refusingSkipped: `thumbor.skipped_filters: refuse`: a filter thumbor would skip is a 400 naming it
+    ///   instead of being skipped.
+    package init(_ filters: [(name: String, arguments: String)], refusingSkipped: Bool = false) throws(RequestError) {
         var seen = Set<String>()
         for (name, text) in filters {
+            // thumbor's `cover()` is no filter but a look for that text: a GIF source's first frame only.
+            if name == "cover" && text.isEmpty {
+                plan.set(.animated, false, option: "cover")
+                continue
+            }
+            guard let arguments = ThumborFilterPatterns.arguments(of: name, text) else {
+                guard !refusingSkipped else {
+                    guard ThumborFilterPatterns.declarations[name] != nil else {
+                        throw .unsupportedOption("filter \(RequestError.printable(name.prefix(40)))")
+                    }
+                    throw .invalidValue(name, reason: "its arguments do not match thumbor's (thumbor skips it)")
+                }
+                skipped.append(name)
+                continue
+            }
             guard name == "rotate" || seen.insert(name).inserted else { throw .duplicateParameter("filters:\(name)") }
-            let arguments = Self.arguments(text)
             try read(name, arguments)
         }
     }

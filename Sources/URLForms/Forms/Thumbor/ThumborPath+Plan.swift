@@ -13,8 +13,14 @@ extension ThumborPath {
     /// - Throws: `RequestError` naming the thumbor option: `.unsupportedOption` for what thumbd cannot honour,
     ///   `.invalidValue` for a bad argument.
     package func plan() throws(RequestError) -> ThumbnailPlan {
+        try plan(refusingSkipped: false).plan
+    }
+
+    /// The plan this URL names and the filters thumbor would skip in it (``ThumborFilters/skipped``).
+    /// - Parameter refusingSkipped: refuse such a filter (a 400 naming it) instead of skipping it.
+    package func plan(refusingSkipped: Bool) throws(RequestError) -> (plan: ThumbnailPlan, skipped: [String]) {
         if debug { throw .unsupportedOption("debug") }
-        var filters = try ThumborFilters(self.filters)
+        var filters = try ThumborFilters(self.filters, refusingSkipped: refusingSkipped)
         var plan = ThumbnailPlan()
         plan.set(.url, try Self.imageURL(image), option: "image")
 
@@ -31,7 +37,7 @@ extension ThumborPath {
         try setBox(into: &plan, turn: turn, filters: &filters)
         try setRegion(into: &plan, turn: turn)
         try filters.apply(to: &plan, fitIn: fitIn != nil)
-        return plan
+        return (plan, filters.skipped)
     }
 
     /// The box, fit and enlargement, the gravity or smart crop.
