@@ -15,6 +15,7 @@ static const ThumbdStepRow steps[] = {
     {"blur", thumbd_wants_blur, thumbd_step_blur, 1},
     {"sharpen", thumbd_wants_sharpen, thumbd_step_sharpen, 1},
     {"pixelate", thumbd_wants_pixelate, thumbd_step_pixelate, 1},
+    {"round-corner", thumbd_wants_round_corner, thumbd_step_round_corner, 1},
     {"canvas-limit", thumbd_wants_canvas_limit, thumbd_step_canvas_limit, 0},
     {"pad", thumbd_wants_pad, thumbd_step_pad, 1},
     {"padding", thumbd_wants_padding, thumbd_step_padding, 0},

@@ -63,5 +63,55 @@ extension Integration {
             expectJSONError(try await harness.request(unknown), status: 400, mentioning: "filter red_eye")
             #expect(try await harness.request(plain).status == 200)
         }
+
+        @Test func roundCornerIsOneEntryWithItsThumbParameters() async throws {
+            // Given the quadrants (64x48: red, green over blue, yellow) and thumbor's round_corner in red
+            let harness = try Self.harness()
+            let thumbor = Self.thumbor(harness, "64x48/filters:format(png):round_corner(12|8,255,0,255)")
+            let thumb = harness.thumbTarget(
+                "/q.png", "w=64&h=48&fit=cover&enlarge=1&format=png&radius=12,8&radius_bg=ff00ff")
+
+            // When both are asked
+            let first = try await harness.request(thumbor)
+            let second = try await harness.request(thumb)
+
+            // Then one render, one entry
+            #expect(first.status == 200 && first.header("x-cache") == "MISS")
+            #expect(second.header("x-cache") == "HIT-MEMORY")
+            #expect(first.body == second.body)
+            // And each corner is the colour, the centre of each quadrant untouched, the edge midpoints too (the
+            // quadrants are 230,30,30 / 30,200,60 over 40,60,220 / 240,220,40)
+            let image = try DecodedImage(decoding: first.body)
+            #expect(image.width == 64 && image.height == 48)
+            let magenta = RGB(255, 0, 255)
+            for (x, y) in [(0, 0), (63, 0), (0, 47), (63, 47), (1, 1), (62, 46)] {
+                #expect(image.colour(x: x, y: y).isClose(to: magenta, tolerance: 2), "(\(x), \(y))")
+            }
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(230, 30, 30)), (48, 12, RGB(30, 200, 60)), (16, 36, RGB(40, 60, 220)),
+                        (48, 36, RGB(240, 220, 40)), (31, 0, RGB(230, 30, 30)), (0, 36, RGB(40, 60, 220)),
+                        (12, 8, RGB(230, 30, 30)),
+                    ], tolerance: 2) == nil)
+        }
+
+        @Test func transparentCornersHaveAlphaAndJPEGPaintsTheColour() async throws {
+            let harness = try Self.harness()
+            // Transparent corners: PNG keeps them transparent
+            let png = try await harness.request(
+                Self.thumbor(harness, "64x48/filters:format(png):round_corner(10,0,0,0,true)"))
+            let transparent = try DecodedImage(decoding: png.body)
+            #expect(transparent.hasAlpha)
+            #expect(transparent.alpha(x: 0, y: 0) == 0 && transparent.alpha(x: 63, y: 47) == 0)
+            #expect(transparent.alpha(x: 32, y: 24) == 255 && transparent.alpha(x: 32, y: 0) == 255)
+            // JPEG cannot: the corners take the colour, as thumbor's JPEG (its alpha dropped) shows them
+            let jpeg = try await harness.request(
+                Self.thumbor(harness, "64x48/filters:format(jpeg):round_corner(10,0,0,0,true)"))
+            let painted = try DecodedImage(decoding: jpeg.body)
+            #expect(!painted.hasAlpha)
+            #expect(painted.colour(x: 0, y: 0).isClose(to: RGB(0, 0, 0), tolerance: 24))
+            #expect(painted.colour(x: 16, y: 12).isClose(to: RGB(230, 30, 30), tolerance: 24))
+        }
     }
 }

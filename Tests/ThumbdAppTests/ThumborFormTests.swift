@@ -159,6 +159,13 @@ import Thumbnailing
             "fit-in/200x200/filters:watermark(img.test/wm.png,repeat,repeat,30)/img.test/a.jpg",
             "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=tile&wm_opacity=0.7"
         ),
+        // round_corner(a|b, r, g, b[, transparent]): radius and radius_bg (an alpha of 00 when transparent)
+        ("fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg", "w=10&h=10&radius=20"),
+        (
+            "fit-in/10x10/filters:round_corner( 20|10 ,255,0,0, True)/img.test/a.jpg",
+            "w=10&h=10&radius=20,10&radius_bg=ff000000"
+        ),
+        ("fit-in/10x10/filters:round_corner(0,1,2,3)/img.test/a.jpg", "w=10&h=10"),
         // cover(): a GIF's first frame
         ("fit-in/10x10/filters:cover()/img.test/a.jpg", "w=10&h=10&animated=0"),
         // What thumbor 7.8 itself skips: too few or malformed arguments, names it has no builtin filter for
@@ -199,8 +206,8 @@ import Thumbnailing
 
     @Test(arguments: [
         (
-            "fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg",
-            RequestError.unsupportedOption("round_corner")
+            "fit-in/10x10/filters:round_corner(20,256,255,255)/img.test/a.jpg",
+            RequestError.invalidValue("round_corner", reason: "argument 2 must be a number 0.0…255.0")
         ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),

@@ -71,6 +71,8 @@ import Thumbnailing
         ("blur=1.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto blur=1.5"),
         ("sharpen=0.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sharpen=0.5"),
         ("pixelate=8", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pixelate=8"),
+        ("radius=12", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto radius=12,12/ffffff"),
+        ("radius=12,6&radius_bg=FF000000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto radius=12,6/ff000000"),
         ("padding=1,2,3,4", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=1,2,3,4"),
         ("padding=5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=5,5,5,5"),
         ("bg=FF00FF80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=ff00ff80"),

@@ -54,6 +54,9 @@ import Thumbnailing
         Case("blur") { $0.blur = decimal("3") },
         Case("sharpen") { $0.sharpen = decimal("2") },
         Case("pixelate") { $0.pixelate = 5 },
+        Case("round-corner") {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 10, vertical: 6, colour: RGBAColour(hex: "00ffff")!)
+        },
         Case("padding") {
             $0.padding = .init(top: 2, right: 4, bottom: 6, left: 8)
             $0.background = RGBAColour(hex: "ff00ff")

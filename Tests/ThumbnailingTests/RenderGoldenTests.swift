@@ -64,6 +64,17 @@ import Thumbnailing
         Case("blur") { $0.blur = decimal("2.5") },
         Case("sharpen") { $0.sharpen = decimal("1.5") },
         Case("pixelate") { $0.pixelate = 6 },
+        Case("round-corner") {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 30, vertical: 20, colour: RGBAColour(hex: "ff00ff")!)
+        },
+        Case("round-corner-transparent", "rgba.png") {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(
+                horizontal: 16, vertical: 16, colour: RGBAColour(hex: "00000000")!)
+        },
+        Case("round-corner-jpeg", "progressive.jpg", .jpeg) {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(
+                horizontal: 16, vertical: 16, colour: RGBAColour(hex: "00ff0000")!)
+        },
         Case("padding") { $0.padding = .init(top: 3, right: 5, bottom: 7, left: 9) },
         Case("padding-background") {
             $0.padding = .init(top: 4, right: 4, bottom: 4, left: 4)

@@ -133,6 +133,11 @@ typedef struct ThumbdVipsThumbnailParams {
     double blur_sigma;
     double sharpen_sigma;
     int pixelate;
+    /// Rounded corners (steps/round_corner.c) when both radii are above 0: outside an ellipse of round_corner_x by
+    /// round_corner_y output pixels in each corner, the colour bands take round_corner_colour's (RGBA 0...255);
+    /// with its alpha below 255 those pixels also become that transparent, unless the output cannot hold alpha.
+    int round_corner_x, round_corner_y;
+    double round_corner_colour[4];
     /// Output pixels added on each side after the resize (and after THUMBD_VIPS_FIT_PAD's extension).
     int padding_top, padding_right, padding_bottom, padding_left;
     /// RGBA 0...255 for padded areas; when opaque, every transparent pixel is also flattened onto it. Without

@@ -53,6 +53,10 @@ ThumbdVipsStep thumbd_step_sharpen(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_pixelate(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_pixelate(ThumbdJob *job, VipsImage **image);
 
+// round_corner.c: thumbor's round_corner (the corners outside an ellipse painted, or made transparent).
+int thumbd_wants_round_corner(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_round_corner(ThumbdJob *job, VipsImage **image);
+
 // canvas.c: the output canvas's pixel limit, pad to the box (THUMBD_VIPS_FIT_PAD), padding.
 int thumbd_wants_canvas_limit(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_canvas_limit(ThumbdJob *job, VipsImage **image);

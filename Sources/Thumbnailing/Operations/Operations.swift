@@ -41,6 +41,8 @@ extension ThumbnailSpec {
         package var sharpen = FixedDecimal.zero
         /// Pixelation block size in output pixels, 0 or 2...256; 0 does nothing.
         package var pixelate = 0
+        /// Rounded corners (thumbor's `round_corner`), after pixelate, before the canvas.
+        package var roundCorner: RoundCorner?
         /// Output pixels added on each side.
         package var padding = Padding.zero
         /// The colour of padded areas; when opaque, transparent pixels are also flattened onto it.
@@ -82,7 +84,9 @@ enum OperationRegistry {
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
-        SharpenOperation.self, PixelateOperation.self, PaddingOperation.self, WatermarkOperation.self,
+        SharpenOperation.self, PixelateOperation.self,
+        RoundCornerOperation.self,
+        PaddingOperation.self, WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
         MaxBytesOperation.self,
@@ -94,7 +98,9 @@ enum OperationRegistry {
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
-        SharpenOperation.self, PixelateOperation.self, PaddingOperation.self, BackgroundOperation.self,
+        SharpenOperation.self, PixelateOperation.self,
+        RoundCornerOperation.self,
+        PaddingOperation.self, BackgroundOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
     ]
@@ -112,7 +118,9 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
     case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
         blur, sharpen
-    case pixelate, padding, bg
+    case pixelate
+    case radius, radius_bg
+    case padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
 }
@@ -229,6 +237,9 @@ package struct PlanValues: Hashable, Sendable {
     package var blur: FixedDecimal?
     package var sharpen: FixedDecimal?
     package var pixelate: Int?
+    /// Output pixels (not CSS pixels: thumbor's radii are the output's); the colour is ``radiusColour``'s.
+    package var radius: ThumbnailSpec.RoundCorner?
+    package var radiusColour: RGBAColour?
     /// In CSS pixels.
     package var padding: ThumbnailSpec.Padding?
     package var background: RGBAColour?
@@ -279,6 +290,8 @@ package struct PlanValues: Hashable, Sendable {
         blur = upper.blur ?? blur
         sharpen = upper.sharpen ?? sharpen
         pixelate = upper.pixelate ?? pixelate
+        radius = upper.radius ?? radius
+        radiusColour = upper.radiusColour ?? radiusColour
         padding = upper.padding ?? padding
         background = upper.background ?? background
         watermarkName = upper.watermarkName ?? watermarkName
@@ -403,6 +416,7 @@ extension PlanField where Value == ThumbnailSpec.Padding {
 
 extension PlanField where Value == RGBAColour {
     package static var bg: Self { Self(parameter: .bg, keyPath: \.background) }
+    package static var radius_bg: Self { Self(parameter: .radius_bg, keyPath: \.radiusColour) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Watermark.Position {
@@ -411,4 +425,9 @@ extension PlanField where Value == ThumbnailSpec.Watermark.Position {
 
 extension PlanField where Value == ThumbnailSpec.Operations.Chroma {
     package static var chroma: Self { Self(parameter: .chroma, keyPath: \.chroma) }
+}
+
+extension PlanField where Value == ThumbnailSpec.RoundCorner {
+    /// The radii (its colour is ``radius_bg``'s).
+    package static var radius: Self { Self(parameter: .radius, keyPath: \.radius) }
 }

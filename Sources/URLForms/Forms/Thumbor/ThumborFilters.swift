@@ -26,7 +26,7 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "round_corner", "rgb", "noise", "equalize", "convolution", "curve", "colorize", "extract_focal",
+        "rgb", "noise", "equalize", "convolution", "curve", "colorize", "extract_focal",
         "frame", "max_age",
     ]
 
@@ -151,6 +151,19 @@ package struct ThumborFilters {
             fill = (colour == "transparent" ? nil : try Self.colour(colour, filter: name), try boolean(1))
         case "watermark":
             try readWatermark(arguments)
+        case "round_corner":
+            // round_corner(a|b, r, g, b[, transparent]): radii in output pixels (clamped to half the output by the
+            // step, as thumbor clamps); thumbor's C reads each channel as a byte and fails above 255.
+            try count(4...5)
+            let radii = arguments[0].split(separator: "|").map {
+                min(Int($0) ?? 0, ThumbnailSpec.RoundCorner.maxRadius)
+            }
+            let channels = try (1...3).map { index throws(RequestError) in UInt8(try number(index, 0...255)) }
+            let corner = ThumbnailSpec.RoundCorner(horizontal: radii[0], vertical: radii.last ?? radii[0])
+            plan.set(.radius, corner, option: name)
+            let colour = RGBAColour(
+                red: channels[0], green: channels[1], blue: channels[2], alpha: try boolean(4) ? 0 : 255)
+            plan.set(.radius_bg, colour, option: name)
         case "focal":
             // thumbor's focal(left x top : right x bottom), in source pixels: its centre is the focal point.
             try count(1...1)
