@@ -113,5 +113,57 @@ extension Integration {
             #expect(painted.colour(x: 0, y: 0).isClose(to: RGB(0, 0, 0), tolerance: 24))
             #expect(painted.colour(x: 16, y: 12).isClose(to: RGB(230, 30, 30), tolerance: 24))
         }
+
+        /// A thumbor URL and its `/thumb` twin: one render, one entry; the decoded picture.
+        static func sameEntry(_ harness: Harness, thumbor: String, thumb: String) async throws -> DecodedImage {
+            let first = try await harness.request(Self.thumbor(harness, thumbor))
+            let second = try await harness.request(harness.thumbTarget("/q.png", thumb))
+            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(thumbor)")
+            #expect(second.header("x-cache") == "HIT-MEMORY", "\(thumb)")
+            #expect(first.body == second.body)
+            return try DecodedImage(decoding: first.body)
+        }
+
+        static let box = "w=64&h=48&fit=cover&enlarge=1&format=png"
+
+        @Test func rgbShiftsEachBandByItsLevels() async throws {
+            // rgb(10,-20,0): +25, -51, 0 levels on the quadrants (230,30,30 / 30,200,60 over 40,60,220 / 240,220,40)
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):rgb(10,-20,0)", thumb: Self.box + "&rgb=25,-51,0")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(255, 0, 30)), (48, 12, RGB(55, 149, 60)), (16, 36, RGB(65, 9, 220)),
+                        (48, 36, RGB(255, 169, 40)),
+                    ], tolerance: 1) == nil)
+        }
+
+        @Test func colorizeMovesEachBandTowardTheColour() async throws {
+            // colorize(50,0,100,0000ff): red half-way to 0, green kept, blue all the way to 255
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):colorize(50,0,100,0000ff)",
+                thumb: Self.box + "&colorize=50,0,100,0000ff")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(115, 30, 255)), (48, 12, RGB(15, 200, 255)), (16, 36, RGB(20, 60, 255)),
+                        (48, 36, RGB(120, 220, 255)),
+                    ], tolerance: 1) == nil)
+        }
+
+        @Test func equalizeSpreadsEachBandsHistogram() async throws {
+            // Four levels per band, a quarter each: thumbor's formula maps them to 0, 85, 170 and 255
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):equalize()", thumb: Self.box + "&equalize=1")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(170, 0, 0)), (48, 12, RGB(0, 170, 170)), (16, 36, RGB(85, 85, 255)),
+                        (48, 36, RGB(255, 255, 85)),
+                    ], tolerance: 1) == nil)
+        }
     }
 }

@@ -166,6 +166,12 @@ import Thumbnailing
             "w=10&h=10&radius=20,10&radius_bg=ff000000"
         ),
         ("fit-in/10x10/filters:round_corner(0,1,2,3)/img.test/a.jpg", "w=10&h=10"),
+        // The tone filters: rgb adds 255 × v / 100 (truncated, as C divides), colorize and equalize as they are
+        ("fit-in/10x10/filters:rgb(10,-20,100)/img.test/a.jpg", "w=10&h=10&rgb=25,-51,255"),
+        ("fit-in/10x10/filters:rgb(-3, 0, 500)/img.test/a.jpg", "w=10&h=10&rgb=-7,0,255"),
+        ("fit-in/10x10/filters:rgb(0,0,0)/img.test/a.jpg", "w=10&h=10"),
+        ("fit-in/10x10/filters:colorize(10,20,30,FF0000)/img.test/a.jpg", "w=10&h=10&colorize=10,20,30,ff0000"),
+        ("fit-in/10x10/filters:equalize()/img.test/a.jpg", "w=10&h=10&equalize=1"),
         // cover(): a GIF's first frame
         ("fit-in/10x10/filters:cover()/img.test/a.jpg", "w=10&h=10&animated=0"),
         // What thumbor 7.8 itself skips: too few or malformed arguments, names it has no builtin filter for
@@ -208,6 +214,10 @@ import Thumbnailing
         (
             "fit-in/10x10/filters:round_corner(20,256,255,255)/img.test/a.jpg",
             RequestError.invalidValue("round_corner", reason: "argument 2 must be a number 0.0…255.0")
+        ),
+        (
+            "fit-in/10x10/filters:colorize(10,20,30,red)/img.test/a.jpg",
+            .invalidValue("colorize", reason: "the fill colour must be 6 hexadecimal digits")
         ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),

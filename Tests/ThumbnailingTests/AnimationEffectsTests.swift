@@ -54,6 +54,11 @@ import Thumbnailing
         Case("blur") { $0.blur = decimal("3") },
         Case("sharpen") { $0.sharpen = decimal("2") },
         Case("pixelate") { $0.pixelate = 5 },
+        Case("rgb") { $0.channelShift = ThumbnailSpec.ChannelShift(red: 40, green: -60, blue: 10) },
+        Case("colorize") {
+            $0.colorize = ThumbnailSpec.Colorize(red: 50, green: 0, blue: 100, colour: RGBAColour(hex: "0000ff")!)
+        },
+        Case("equalize") { $0.equalize = true },
         Case("round-corner") {
             $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 10, vertical: 6, colour: RGBAColour(hex: "00ffff")!)
         },

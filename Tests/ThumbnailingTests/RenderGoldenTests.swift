@@ -64,6 +64,13 @@ import Thumbnailing
         Case("blur") { $0.blur = decimal("2.5") },
         Case("sharpen") { $0.sharpen = decimal("1.5") },
         Case("pixelate") { $0.pixelate = 6 },
+        Case("rgb") { $0.channelShift = ThumbnailSpec.ChannelShift(red: 40, green: -60, blue: 10) },
+        Case("rgb-grey", "grey.png") { $0.channelShift = ThumbnailSpec.ChannelShift(red: 40, green: 0, blue: 0) },
+        Case("colorize") {
+            $0.colorize = ThumbnailSpec.Colorize(red: 50, green: 0, blue: 120, colour: RGBAColour(hex: "0000ff")!)
+        },
+        Case("equalize") { $0.equalize = true },
+        Case("equalize-alpha", "rgba.png") { $0.equalize = true },
         Case("round-corner") {
             $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 30, vertical: 20, colour: RGBAColour(hex: "ff00ff")!)
         },

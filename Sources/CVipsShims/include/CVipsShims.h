@@ -133,6 +133,14 @@ typedef struct ThumbdVipsThumbnailParams {
     double blur_sigma;
     double sharpen_sigma;
     int pixelate;
+    /// thumbor's tone filters, in this order: rgb_shift levels added to red, green, blue (steps/rgb.c); colorize
+    /// (non-zero: on) each colour band moved colorize_percent toward colorize_colour (steps/colorize.c); equalize
+    /// (non-zero: on) each colour band's histogram equalised as thumbor does (steps/equalize.c).
+    int rgb_shift[3];
+    int colorize;
+    int colorize_percent[3];
+    double colorize_colour[3];
+    int equalize;
     /// Rounded corners (steps/round_corner.c) when both radii are above 0: outside an ellipse of round_corner_x by
     /// round_corner_y output pixels in each corner, the colour bands take round_corner_colour's (RGBA 0...255);
     /// with its alpha below 255 those pixels also become that transparent, unless the output cannot hold alpha.

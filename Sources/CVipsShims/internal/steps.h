@@ -53,6 +53,14 @@ ThumbdVipsStep thumbd_step_sharpen(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_pixelate(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_pixelate(ThumbdJob *job, VipsImage **image);
 
+// rgb.c, colorize.c, equalize.c: thumbor's tone filters.
+int thumbd_wants_rgb(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_rgb(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_colorize(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_colorize(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_equalize(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_equalize(ThumbdJob *job, VipsImage **image);
+
 // round_corner.c: thumbor's round_corner (the corners outside an ellipse painted, or made transparent).
 int thumbd_wants_round_corner(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_round_corner(ThumbdJob *job, VipsImage **image);

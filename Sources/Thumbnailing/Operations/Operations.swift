@@ -41,6 +41,12 @@ extension ThumbnailSpec {
         package var sharpen = FixedDecimal.zero
         /// Pixelation block size in output pixels, 0 or 2...256; 0 does nothing.
         package var pixelate = 0
+        /// Levels added to the red, green and blue bands (thumbor's `rgb`).
+        package var channelShift = ChannelShift.zero
+        /// Each colour band moved toward a colour (thumbor's `colorize`).
+        package var colorize: Colorize?
+        /// thumbor's histogram equalisation of each colour band.
+        package var equalize = false
         /// Rounded corners (thumbor's `round_corner`), after pixelate, before the canvas.
         package var roundCorner: RoundCorner?
         /// Output pixels added on each side.
@@ -85,6 +91,7 @@ enum OperationRegistry {
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
+        ChannelShiftOperation.self, ColorizeOperation.self, EqualizeOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
@@ -99,6 +106,7 @@ enum OperationRegistry {
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
+        ChannelShiftOperation.self, ColorizeOperation.self, EqualizeOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
@@ -119,6 +127,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
         blur, sharpen
     case pixelate
+    case rgb, colorize, equalize
     case radius, radius_bg
     case padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
@@ -237,6 +246,9 @@ package struct PlanValues: Hashable, Sendable {
     package var blur: FixedDecimal?
     package var sharpen: FixedDecimal?
     package var pixelate: Int?
+    package var channelShift: ThumbnailSpec.ChannelShift?
+    package var colorize: ThumbnailSpec.Colorize?
+    package var equalize: Bool?
     /// Output pixels (not CSS pixels: thumbor's radii are the output's); the colour is ``radiusColour``'s.
     package var radius: ThumbnailSpec.RoundCorner?
     package var radiusColour: RGBAColour?
@@ -290,6 +302,9 @@ package struct PlanValues: Hashable, Sendable {
         blur = upper.blur ?? blur
         sharpen = upper.sharpen ?? sharpen
         pixelate = upper.pixelate ?? pixelate
+        channelShift = upper.channelShift ?? channelShift
+        colorize = upper.colorize ?? colorize
+        equalize = upper.equalize ?? equalize
         radius = upper.radius ?? radius
         radiusColour = upper.radiusColour ?? radiusColour
         padding = upper.padding ?? padding
@@ -372,6 +387,7 @@ extension PlanField where Value == Bool {
     package static var progressive: Self { Self(parameter: .progressive, keyPath: \.progressive) }
     package static var lossless: Self { Self(parameter: .lossless, keyPath: \.lossless) }
     package static var keep_copyright: Self { Self(parameter: .keep_copyright, keyPath: \.keepCopyright) }
+    package static var equalize: Self { Self(parameter: .equalize, keyPath: \.equalize) }
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
 }
@@ -430,4 +446,12 @@ extension PlanField where Value == ThumbnailSpec.Operations.Chroma {
 extension PlanField where Value == ThumbnailSpec.RoundCorner {
     /// The radii (its colour is ``radius_bg``'s).
     package static var radius: Self { Self(parameter: .radius, keyPath: \.radius) }
+}
+
+extension PlanField where Value == ThumbnailSpec.ChannelShift {
+    package static var rgb: Self { Self(parameter: .rgb, keyPath: \.channelShift) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Colorize {
+    package static var colorize: Self { Self(parameter: .colorize, keyPath: \.colorize) }
 }

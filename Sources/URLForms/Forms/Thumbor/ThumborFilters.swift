@@ -26,7 +26,7 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "rgb", "noise", "equalize", "convolution", "curve", "colorize", "extract_focal",
+        "noise", "convolution", "curve", "extract_focal",
         "frame", "max_age",
     ]
 
@@ -164,6 +164,29 @@ package struct ThumborFilters {
             let colour = RGBAColour(
                 red: channels[0], green: channels[1], blue: channels[2], alpha: try boolean(4) ? 0 : 255)
             plan.set(.radius_bg, colour, option: name)
+        case "rgb":
+            // rgb(r,g,b): thumbor adds 255 × v / 100 (C's integer division) to each band.
+            try count(3...3)
+            let levels = try (0...2).map { index throws(RequestError) in
+                Int(try number(index, -100_000...100_000)) * 255 / 100
+            }
+            let clamped = levels.map { max(-255, min(255, $0)) }
+            plan.set(
+                .rgb, ThumbnailSpec.ChannelShift(red: clamped[0], green: clamped[1], blue: clamped[2]), option: name)
+        case "colorize":
+            // colorize(r%,g%,b%,fill): fill is 6 hexadecimal digits (thumbor's bytes.fromhex; anything else is its 500).
+            try count(4...4)
+            let percents = try (0...2).map { index throws(RequestError) in
+                Int(try number(index, 0...Double(ThumbnailSpec.Colorize.maxPercent)))
+            }
+            guard arguments[3].utf8.count == 6, let colour = RGBAColour(hex: arguments[3]) else {
+                throw .invalidValue(name, reason: "the fill colour must be 6 hexadecimal digits")
+            }
+            let value = ThumbnailSpec.Colorize(red: percents[0], green: percents[1], blue: percents[2], colour: colour)
+            plan.set(.colorize, value, option: name)
+        case "equalize":
+            try count(0...0)
+            plan.set(.equalize, true, option: name)
         case "focal":
             // thumbor's focal(left x top : right x bottom), in source pixels: its centre is the focal point.
             try count(1...1)
