@@ -18,6 +18,8 @@ static const ThumbdStepRow steps[] = {
     {"rgb", thumbd_wants_rgb, thumbd_step_rgb, 0},
     {"colorize", thumbd_wants_colorize, thumbd_step_colorize, 0},
     {"equalize", thumbd_wants_equalize, thumbd_step_equalize, 1},
+    {"convolution", thumbd_wants_convolution, thumbd_step_convolution, 1},
+    {"noise", thumbd_wants_noise, thumbd_step_noise, 1},
     {"round-corner", thumbd_wants_round_corner, thumbd_step_round_corner, 1},
     {"canvas-limit", thumbd_wants_canvas_limit, thumbd_step_canvas_limit, 0},
     {"pad", thumbd_wants_pad, thumbd_step_pad, 1},

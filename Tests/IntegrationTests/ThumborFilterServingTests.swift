@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import Glibc
 import Testing
 import ThumbdTestSupport
 
@@ -164,6 +165,56 @@ extension Integration {
                         (16, 12, RGB(170, 0, 0)), (48, 12, RGB(0, 170, 170)), (16, 36, RGB(85, 85, 255)),
                         (48, 36, RGB(255, 255, 85)),
                     ], tolerance: 1) == nil)
+        }
+
+        @Test func convolutionIsACorrelationWithCopiedEdges() async throws {
+            // A kernel that takes each pixel's right-hand neighbour (normalised: its sum is 1) moves the picture one
+            // pixel left; the last column takes itself (edges copied)
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):convolution(0;0;0;0;0;1;0;0;0,3)",
+                thumb: Self.box + "&convolution=0;0;0;0;0;1;0;0;0,3")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (30, 12, RGB(230, 30, 30)), (31, 12, RGB(30, 200, 60)), (32, 12, RGB(30, 200, 60)),
+                        (63, 12, RGB(30, 200, 60)), (0, 36, RGB(40, 60, 220)),
+                    ], tolerance: 0) == nil)
+            // A blur kernel leaves a flat area as it is
+            let blurred = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):convolution(1;2;1;2;4;2;1;2;1,3)",
+                thumb: Self.box + "&convolution=1;2;1;2;4;2;1;2;1,3")
+            #expect(blurred.mismatch(in: [(16, 12, RGB(230, 30, 30)), (0, 0, RGB(230, 30, 30))], tolerance: 0) == nil)
+            // A kernel thumbor's C refuses (an even side) is a 400 here
+            let bad = try await harness.request(Self.thumbor(harness, "64x48/filters:convolution(1;2;1;2,2)"))
+            expectJSONError(bad, status: 400, mentioning: "convolution")
+        }
+
+        @Test func noiseIsGlibcsSequenceForTheSeed() async throws {
+            // noise(20,7): levels random() % 20 - 10 after srandom(7), one per pixel row by row, on every band
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):noise(20,7)", thumb: Self.box + "&noise=20,7")
+            let source = try DecodedImage(decoding: Fixtures.bytes("quadrants.png"))
+            var generator = random_data()
+            var state = [CChar](repeating: 0, count: 128)
+            var mismatches = 0
+            state.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                _ = initstate_r(7, base, 128, &generator)
+                for y in 0..<48 {
+                    for x in 0..<64 {
+                        var value: Int32 = 0
+                        _ = random_r(&generator, &value)
+                        let level = Int(value % 20) - 10
+                        let a = source.colour(x: x, y: y)
+                        let b = image.colour(x: x, y: y)
+                        let expected = [a.red, a.green, a.blue].map { UInt8(max(0, min(255, Int($0) + level))) }
+                        if expected != [b.red, b.green, b.blue] { mismatches += 1 }
+                    }
+                }
+            }
+            #expect(mismatches == 0)
         }
     }
 }

@@ -172,6 +172,23 @@ import Thumbnailing
         ("fit-in/10x10/filters:rgb(0,0,0)/img.test/a.jpg", "w=10&h=10"),
         ("fit-in/10x10/filters:colorize(10,20,30,FF0000)/img.test/a.jpg", "w=10&h=10&colorize=10,20,30,ff0000"),
         ("fit-in/10x10/filters:equalize()/img.test/a.jpg", "w=10&h=10&equalize=1"),
+        ("fit-in/10x10/filters:noise(10)/img.test/a.jpg", "w=10&h=10&noise=10"),
+        ("fit-in/10x10/filters:noise(10,1)/img.test/a.jpg", "w=10&h=10&noise=10"),
+        ("fit-in/10x10/filters:noise(10,42)/img.test/a.jpg", "w=10&h=10&noise=10,42"),
+        ("fit-in/10x10/filters:noise(0,42)/img.test/a.jpg", "w=10&h=10"),
+        (
+            "fit-in/10x10/filters:convolution(1;2;1;2;4;2;1;2;1,3)/img.test/a.jpg",
+            "w=10&h=10&convolution=1;2;1;2;4;2;1;2;1,3"
+        ),
+        (
+            "fit-in/10x10/filters:convolution(-1;-1;-1;-1;8;-1;-1;-1;-1.,3,false)/img.test/a.jpg",
+            "w=10&h=10&convolution=-1;-1;-1;-1;8;-1;-1;-1;-1,3,0"
+        ),
+        // a kernel summing to 0 is never divided: normalize or not is one plan
+        (
+            "fit-in/10x10/filters:convolution(-1;0;1,3)/img.test/a.jpg",
+            "w=10&h=10&convolution=-1;0;1,3,0"
+        ),
         // cover(): a GIF's first frame
         ("fit-in/10x10/filters:cover()/img.test/a.jpg", "w=10&h=10&animated=0"),
         // What thumbor 7.8 itself skips: too few or malformed arguments, names it has no builtin filter for
@@ -218,6 +235,10 @@ import Thumbnailing
         (
             "fit-in/10x10/filters:colorize(10,20,30,red)/img.test/a.jpg",
             .invalidValue("colorize", reason: "the fill colour must be 6 hexadecimal digits")
+        ),
+        (
+            "fit-in/10x10/filters:convolution(1;2;1;2,2)/img.test/a.jpg",
+            .invalidValue("convolution", reason: "a kernel needs an odd number of columns and of rows, at most 11 each")
         ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),

@@ -59,6 +59,12 @@ import Thumbnailing
             $0.colorize = ThumbnailSpec.Colorize(red: 50, green: 0, blue: 100, colour: RGBAColour(hex: "0000ff")!)
         },
         Case("equalize") { $0.equalize = true },
+        Case("convolution") {
+            $0.convolution = ThumbnailSpec.Convolution(
+                values: [1, 2, 1, 2, 4, 2, 1, 2, 1].map { FixedDecimal(units: $0 * FixedDecimal.unitsPerOne) },
+                columns: 3)
+        },
+        Case("noise") { $0.noise = ThumbnailSpec.Noise(amount: 30, seed: 7) },
         Case("round-corner") {
             $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 10, vertical: 6, colour: RGBAColour(hex: "00ffff")!)
         },

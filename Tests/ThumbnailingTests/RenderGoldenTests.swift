@@ -71,6 +71,17 @@ import Thumbnailing
         },
         Case("equalize") { $0.equalize = true },
         Case("equalize-alpha", "rgba.png") { $0.equalize = true },
+        Case("convolution") {
+            $0.convolution = ThumbnailSpec.Convolution(
+                values: [-1, -1, -1, -1, 9, -1, -1, -1, -1].map { FixedDecimal(units: $0 * FixedDecimal.unitsPerOne) },
+                columns: 3)
+        },
+        Case("convolution-alpha", "rgba.png") {
+            $0.convolution = ThumbnailSpec.Convolution(
+                values: [1, 2, 1, 2, 4, 2, 1, 2, 1].map { FixedDecimal(units: $0 * FixedDecimal.unitsPerOne) },
+                columns: 3)
+        },
+        Case("noise") { $0.noise = ThumbnailSpec.Noise(amount: 30, seed: 7) },
         Case("round-corner") {
             $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 30, vertical: 20, colour: RGBAColour(hex: "ff00ff")!)
         },

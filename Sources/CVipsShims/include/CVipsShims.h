@@ -141,6 +141,15 @@ typedef struct ThumbdVipsThumbnailParams {
     int colorize_percent[3];
     double colorize_colour[3];
     int equalize;
+    /// thumbor's convolution (steps/convolution.c) when both sides are above 0: a kernel of convolution_columns x
+    /// convolution_rows values (row by row, at most 121), divided by its sum when convolution_normalize and the sum
+    /// is not 0; then thumbor's noise (steps/noise.c) when noise_amount is above 0: glibc's random_r sequence of
+    /// noise_seed (0 as 1), one level  r % amount - amount / 2  per pixel added to every colour band.
+    int convolution_columns, convolution_rows;
+    int convolution_normalize;
+    double convolution_kernel[121];
+    int noise_amount;
+    unsigned int noise_seed;
     /// Rounded corners (steps/round_corner.c) when both radii are above 0: outside an ellipse of round_corner_x by
     /// round_corner_y output pixels in each corner, the colour bands take round_corner_colour's (RGBA 0...255);
     /// with its alpha below 255 those pixels also become that transparent, unless the output cannot hold alpha.

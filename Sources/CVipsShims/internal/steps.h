@@ -61,6 +61,12 @@ ThumbdVipsStep thumbd_step_colorize(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_equalize(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_equalize(ThumbdJob *job, VipsImage **image);
 
+// convolution.c, noise.c: thumbor's convolution and noise.
+int thumbd_wants_convolution(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_convolution(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_noise(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_noise(ThumbdJob *job, VipsImage **image);
+
 // round_corner.c: thumbor's round_corner (the corners outside an ellipse painted, or made transparent).
 int thumbd_wants_round_corner(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_round_corner(ThumbdJob *job, VipsImage **image);

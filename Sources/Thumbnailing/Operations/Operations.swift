@@ -47,6 +47,10 @@ extension ThumbnailSpec {
         package var colorize: Colorize?
         /// thumbor's histogram equalisation of each colour band.
         package var equalize = false
+        /// thumbor's convolution kernel.
+        package var convolution: Convolution?
+        /// thumbor's monochrome noise.
+        package var noise: Noise?
         /// Rounded corners (thumbor's `round_corner`), after pixelate, before the canvas.
         package var roundCorner: RoundCorner?
         /// Output pixels added on each side.
@@ -92,6 +96,7 @@ enum OperationRegistry {
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, EqualizeOperation.self,
+        ConvolutionOperation.self, NoiseOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
@@ -107,6 +112,7 @@ enum OperationRegistry {
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, EqualizeOperation.self,
+        ConvolutionOperation.self, NoiseOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
@@ -128,6 +134,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
         blur, sharpen
     case pixelate
     case rgb, colorize, equalize
+    case convolution, noise
     case radius, radius_bg
     case padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
@@ -249,6 +256,8 @@ package struct PlanValues: Hashable, Sendable {
     package var channelShift: ThumbnailSpec.ChannelShift?
     package var colorize: ThumbnailSpec.Colorize?
     package var equalize: Bool?
+    package var convolution: ThumbnailSpec.Convolution?
+    package var noise: ThumbnailSpec.Noise?
     /// Output pixels (not CSS pixels: thumbor's radii are the output's); the colour is ``radiusColour``'s.
     package var radius: ThumbnailSpec.RoundCorner?
     package var radiusColour: RGBAColour?
@@ -305,6 +314,8 @@ package struct PlanValues: Hashable, Sendable {
         channelShift = upper.channelShift ?? channelShift
         colorize = upper.colorize ?? colorize
         equalize = upper.equalize ?? equalize
+        convolution = upper.convolution ?? convolution
+        noise = upper.noise ?? noise
         radius = upper.radius ?? radius
         radiusColour = upper.radiusColour ?? radiusColour
         padding = upper.padding ?? padding
@@ -454,4 +465,12 @@ extension PlanField where Value == ThumbnailSpec.ChannelShift {
 
 extension PlanField where Value == ThumbnailSpec.Colorize {
     package static var colorize: Self { Self(parameter: .colorize, keyPath: \.colorize) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Convolution {
+    package static var convolution: Self { Self(parameter: .convolution, keyPath: \.convolution) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Noise {
+    package static var noise: Self { Self(parameter: .noise, keyPath: \.noise) }
 }

@@ -26,7 +26,7 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "noise", "convolution", "curve", "extract_focal",
+        "curve", "extract_focal",
         "frame", "max_age",
     ]
 
@@ -73,8 +73,8 @@ package struct ThumborFilters {
             }
             return value
         }
-        func boolean(_ index: Int) throws(RequestError) -> Bool {
-            guard index < arguments.count else { return false }
+        func boolean(_ index: Int, _ absent: Bool = false) throws(RequestError) -> Bool {
+            guard index < arguments.count else { return absent }
             switch arguments[index].lowercased() {
             case "true", "1": return true
             case "false", "0": return false
@@ -187,6 +187,24 @@ package struct ThumborFilters {
         case "equalize":
             try count(0...0)
             plan.set(.equalize, true, option: name)
+        case "noise":
+            // noise(amount[, seed]): a seed of 0 (thumbor's default: not seeded) is glibc's default sequence here.
+            try count(1...2)
+            let amount = Int(try number(0, 0...Double(ThumbnailSpec.Noise.maxAmount)))
+            let seed = arguments.count > 1 ? Int(try number(1, 0...Double(ThumbnailSpec.Noise.maxSeed))) : 0
+            plan.set(.noise, ThumbnailSpec.Noise(amount: amount, seed: seed), option: name)
+        case "convolution":
+            // convolution(matrix, columns[, normalize]): thumbor's C refuses (a 500) a kernel whose size or rows are
+            // not odd multiples of the columns: a 400 here, as is a kernel above 11 x 11.
+            try count(2...3)
+            let values = arguments[0].split(separator: ";").compactMap { Double($0.hasSuffix(".") ? $0 + "0" : $0) }
+                .map(DialectGeometry.decimal)
+            let columns = Int(try number(1, 1...Double(ThumbnailSpec.Convolution.maxSide)))
+            if let problem = ThumbnailSpec.Convolution.problem(count: values.count, columns: columns) {
+                throw .invalidValue(name, reason: problem)
+            }
+            let kernel = ThumbnailSpec.Convolution(values: values, columns: columns, normalize: try boolean(2, true))
+            plan.set(.convolution, kernel, option: name)
         case "focal":
             // thumbor's focal(left x top : right x bottom), in source pixels: its centre is the focal point.
             try count(1...1)
