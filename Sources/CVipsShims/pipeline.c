@@ -17,6 +17,7 @@ static const ThumbdStepRow steps[] = {
     {"pixelate", thumbd_wants_pixelate, thumbd_step_pixelate, 1},
     {"rgb", thumbd_wants_rgb, thumbd_step_rgb, 0},
     {"colorize", thumbd_wants_colorize, thumbd_step_colorize, 0},
+    {"curve", thumbd_wants_curve, thumbd_step_curve, 0},
     {"equalize", thumbd_wants_equalize, thumbd_step_equalize, 1},
     {"convolution", thumbd_wants_convolution, thumbd_step_convolution, 1},
     {"noise", thumbd_wants_noise, thumbd_step_noise, 1},

@@ -216,5 +216,21 @@ extension Integration {
             }
             #expect(mismatches == 0)
         }
+
+        @Test func curveTakesEachBandsTableThenTheAllChannelsOne() async throws {
+            // red inverted by its own list, then every band inverted by the first list: red back where it was, green
+            // and blue inverted
+            let harness = try Self.harness()
+            let lists = "[(0,255),(255,0)],[(0,255),(255,0)],[(0,0),(255,255)],[(0,0),(255,255)]"
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):curve(\(lists))",
+                thumb: Self.box + "&curve=0:255,255:0%7C0:255,255:0%7C0:0,255:255%7C0:0,255:255")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(230, 225, 225)), (48, 12, RGB(30, 55, 195)), (16, 36, RGB(40, 195, 35)),
+                        (48, 36, RGB(240, 35, 215)),
+                    ], tolerance: 0) == nil)
+        }
     }
 }

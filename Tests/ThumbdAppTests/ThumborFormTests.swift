@@ -189,6 +189,11 @@ import Thumbnailing
             "fit-in/10x10/filters:convolution(-1;0;1,3)/img.test/a.jpg",
             "w=10&h=10&convolution=-1;0;1,3,0"
         ),
+        (
+            "fit-in/10x10/filters:curve([(0,0),(255,255)],[(0,0),(128,160),(255,255)],[(0,0),(255,255)],[(0,9)])"
+                + "/img.test/a.jpg",
+            "w=10&h=10&curve=0:0,255:255%7C0:0,128:160,255:255%7C0:0,255:255%7C0:9"
+        ),
         // cover(): a GIF's first frame
         ("fit-in/10x10/filters:cover()/img.test/a.jpg", "w=10&h=10&animated=0"),
         // What thumbor 7.8 itself skips: too few or malformed arguments, names it has no builtin filter for
@@ -239,6 +244,10 @@ import Thumbnailing
         (
             "fit-in/10x10/filters:convolution(1;2;1;2,2)/img.test/a.jpg",
             .invalidValue("convolution", reason: "a kernel needs an odd number of columns and of rows, at most 11 each")
+        ),
+        (
+            "fit-in/10x10/filters:curve([(0,0)],[(9,0),(5,255)],[(0,0)],[(0,0)])/img.test/a.jpg",
+            .invalidValue("curve", reason: "each list needs 1…64 points x:y, 0…255, x increasing")
         ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),
@@ -318,6 +327,18 @@ import Thumbnailing
         }
         let unknown = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:sepia()/img.test/a.jpg")
         #expect(throws: RequestError.unsupportedOption("filter sepia")) { try unknown.plan(refusingSkipped: true) }
+    }
+
+    @Test func curveTablesAreThumborsSplines() {
+        typealias Point = ThumbnailSpec.Curve.Point
+        // Two points: a straight line; one point: its y everywhere; before the first x its y, from the last x its y
+        #expect(ThumbnailSpec.Curve.table([Point(0, 0), Point(255, 255)]) == (0...255).map { UInt8($0) })
+        #expect(ThumbnailSpec.Curve.table([Point(0, 255), Point(255, 0)]) == (0...255).map { UInt8(255 - $0) })
+        #expect(ThumbnailSpec.Curve.table([Point(7, 42)]) == [UInt8](repeating: 42, count: 256))
+        let middle = ThumbnailSpec.Curve.table([Point(50, 10), Point(100, 200), Point(200, 220)])
+        #expect(middle[0] == 10 && middle[49] == 10 && middle[50] == 10 && middle[100] == 200 && middle[255] == 220)
+        // A natural spline through three points bends: above the chord on the rising side
+        #expect(middle[75] > 105)
     }
 
     @Test func malformedPathsAreRefused() {

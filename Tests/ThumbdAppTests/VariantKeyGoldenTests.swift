@@ -84,6 +84,10 @@ import Thumbnailing
         ),
         ("noise=20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,0"),
         ("noise=20,7", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,7"),
+        (
+            "curve=0:0,255:255%7C0:0,128:160,255:255%7C0:0,255:255%7C0:0,255:255",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto curve=0:0,255:255|0:0,128:160,255:255|0:0,255:255|0:0,255:255"
+        ),
         ("radius=12", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto radius=12,12/ffffff"),
         ("radius=12,6&radius_bg=FF000000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto radius=12,6/ff000000"),
         ("padding=1,2,3,4", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=1,2,3,4"),

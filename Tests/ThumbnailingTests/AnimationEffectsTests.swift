@@ -58,6 +58,12 @@ import Thumbnailing
         Case("colorize") {
             $0.colorize = ThumbnailSpec.Colorize(red: 50, green: 0, blue: 100, colour: RGBAColour(hex: "0000ff")!)
         },
+        Case("curve") {
+            typealias Point = ThumbnailSpec.Curve.Point
+            $0.curve = ThumbnailSpec.Curve(
+                all: [Point(0, 0), Point(64, 90), Point(255, 255)], red: [Point(0, 255), Point(255, 0)],
+                green: [Point(0, 0), Point(255, 255)], blue: [Point(0, 40), Point(200, 180), Point(255, 255)])
+        },
         Case("equalize") { $0.equalize = true },
         Case("convolution") {
             $0.convolution = ThumbnailSpec.Convolution(

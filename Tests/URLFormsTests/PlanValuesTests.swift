@@ -13,7 +13,7 @@ import Thumbnailing
         .q: "80", .dpr: "2", .enlarge: "1", .animated: "0", .autorotate: "0", .rotate: "90", .flip: "h",
         .adaptive: "1", .trim: "10", .crop: "1,2,3,4", .brightness: "10", .contrast: "1.5", .saturation: "0.5",
         .grayscale: "1", .blur: "2", .sharpen: "1", .pixelate: "4", .rgb: "1,-2,3", .colorize: "10,20,30,ff0000",
-        .equalize: "1",
+        .equalize: "1", .curve: "0:0|0:255,255:0|0:0|0:0",
         .convolution: "1;2;1,3", .noise: "10,2", .radius: "8,4", .radius_bg: "ff000000",
         .padding: "1,2", .bg: "ffffff", .wm: "logo",
         .wm_url: "https://example.com/w.png", .wm_pos: "north", .wm_x: "1", .wm_y: "2", .wm_opacity: "0.5",

@@ -140,6 +140,8 @@ typedef struct ThumbdVipsThumbnailParams {
     int colorize;
     int colorize_percent[3];
     double colorize_colour[3];
+    int curve;                          // non-zero: each colour band through curve_table (steps/curve.c)
+    unsigned char curve_table[256 * 3]; // level by level, red, green, blue: thumbor's curves, composed by Swift
     int equalize;
     /// thumbor's convolution (steps/convolution.c) when both sides are above 0: a kernel of convolution_columns x
     /// convolution_rows values (row by row, at most 121), divided by its sum when convolution_normalize and the sum

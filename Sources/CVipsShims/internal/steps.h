@@ -53,11 +53,13 @@ ThumbdVipsStep thumbd_step_sharpen(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_pixelate(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_pixelate(ThumbdJob *job, VipsImage **image);
 
-// rgb.c, colorize.c, equalize.c: thumbor's tone filters.
+// rgb.c, colorize.c, curve.c, equalize.c: thumbor's tone filters.
 int thumbd_wants_rgb(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_rgb(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_colorize(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_colorize(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_curve(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_curve(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_equalize(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_equalize(ThumbdJob *job, VipsImage **image);
 

@@ -45,6 +45,8 @@ extension ThumbnailSpec {
         package var channelShift = ChannelShift.zero
         /// Each colour band moved toward a colour (thumbor's `colorize`).
         package var colorize: Colorize?
+        /// thumbor's spline curves of the colour bands.
+        package var curve: Curve?
         /// thumbor's histogram equalisation of each colour band.
         package var equalize = false
         /// thumbor's convolution kernel.
@@ -95,7 +97,7 @@ enum OperationRegistry {
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
-        ChannelShiftOperation.self, ColorizeOperation.self, EqualizeOperation.self,
+        ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, WatermarkOperation.self,
@@ -111,7 +113,7 @@ enum OperationRegistry {
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
-        ChannelShiftOperation.self, ColorizeOperation.self, EqualizeOperation.self,
+        ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
@@ -133,7 +135,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
         blur, sharpen
     case pixelate
-    case rgb, colorize, equalize
+    case rgb, colorize, curve, equalize
     case convolution, noise
     case radius, radius_bg
     case padding, bg
@@ -255,6 +257,7 @@ package struct PlanValues: Hashable, Sendable {
     package var pixelate: Int?
     package var channelShift: ThumbnailSpec.ChannelShift?
     package var colorize: ThumbnailSpec.Colorize?
+    package var curve: ThumbnailSpec.Curve?
     package var equalize: Bool?
     package var convolution: ThumbnailSpec.Convolution?
     package var noise: ThumbnailSpec.Noise?
@@ -313,6 +316,7 @@ package struct PlanValues: Hashable, Sendable {
         pixelate = upper.pixelate ?? pixelate
         channelShift = upper.channelShift ?? channelShift
         colorize = upper.colorize ?? colorize
+        curve = upper.curve ?? curve
         equalize = upper.equalize ?? equalize
         convolution = upper.convolution ?? convolution
         noise = upper.noise ?? noise
@@ -473,4 +477,8 @@ extension PlanField where Value == ThumbnailSpec.Convolution {
 
 extension PlanField where Value == ThumbnailSpec.Noise {
     package static var noise: Self { Self(parameter: .noise, keyPath: \.noise) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Curve {
+    package static var curve: Self { Self(parameter: .curve, keyPath: \.curve) }
 }

@@ -26,7 +26,7 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "curve", "extract_focal",
+        "extract_focal",
         "frame", "max_age",
     ]
 
@@ -184,6 +184,21 @@ package struct ThumborFilters {
             }
             let value = ThumbnailSpec.Colorize(red: percents[0], green: percents[1], blue: percents[2], colour: colour)
             plan.set(.colorize, value, option: name)
+        case "curve":
+            // curve(all, r, g, b): four lists [(x,y),…] (the pattern has checked their form). thumbor's C wraps values
+            // above 255 and reads nothing from an empty list: a 400 here, as are x not increasing.
+            try count(4...4)
+            let lists = arguments.map { list in
+                let numbers = list.split(whereSeparator: { !$0.isNumber }).map { Int($0) ?? Int.max }
+                return stride(from: 0, to: numbers.count - 1, by: 2).map {
+                    ThumbnailSpec.Curve.Point(numbers[$0], numbers[$0 + 1])
+                }
+            }
+            for points in lists {
+                if let problem = ThumbnailSpec.Curve.problem(points) { throw .invalidValue(name, reason: problem) }
+            }
+            let curve = ThumbnailSpec.Curve(all: lists[0], red: lists[1], green: lists[2], blue: lists[3])
+            plan.set(.curve, curve, option: name)
         case "equalize":
             try count(0...0)
             plan.set(.equalize, true, option: name)
