@@ -341,6 +341,33 @@ import Thumbnailing
         #expect(middle[75] > 105)
     }
 
+    @Test func extractFocalTakesTheInnerImageAndItsCropsCentre() throws {
+        // The image is a thumbor URL with a crop: the inner image is the source, the crop's centre the focal point
+        #expect(
+            try Self.key(thumbor: "300x200/filters:extract_focal()/img.test/unsafe/100x50:300x250/other.test/b.jpg")
+                == Self.key(
+                    thumb: "url=http%3A%2F%2Fother.test%2Fb.jpg&w=300&h=200&fit=cover&enlarge=1&gravity=fpx:200,150"))
+        // Nested: followed to the crop (a signature of 28 characters counts as thumbor's)
+        let signature = String(repeating: "a", count: 27) + "="
+        #expect(
+            try Self.key(
+                thumbor:
+                    "300x200/filters:extract_focal()/a.test/unsafe/fit-in/9x9/b.test/\(signature)/0x0:10x20/c.test/d.png"
+            )
+                == Self.key(thumb: "url=http%3A%2F%2Fc.test%2Fd.png&w=300&h=200&fit=cover&enlarge=1&gravity=fpx:5,10"))
+        // Without a crop (or a signature too short), the URL is the source as written
+        for image in ["img.test/unsafe/300x200/other.test/b.jpg", "img.test/short/10x10:20x20/other.test/b.jpg"] {
+            let url = "url=" + "http://\(image)".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            #expect(
+                try Self.key(thumbor: "300x200/filters:extract_focal()/\(image)")
+                    == Self.key(thumb: url + "&w=300&h=200&fit=cover&enlarge=1"))
+        }
+        // Beside a focal() filter (thumbor averages them): refused
+        #expect(
+            Self.error("300x200/filters:focal(1x1:3x3):extract_focal()/img.test/unsafe/1x1:3x3/o.test/b.jpg")
+                == .unsupportedOption("extract_focal with focal"))
+    }
+
     @Test func malformedPathsAreRefused() {
         #expect(throws: RequestError.self) { try ThumborPath(afterPrefix: "unsafe") }
         #expect(throws: RequestError.missingSignature) { try ThumborPath(afterPrefix: "/10x10/img.test/a.jpg") }

@@ -18,7 +18,10 @@ package struct ThumborFilters {
     /// `proportion(p)`: the box times p (0 < p ≤ 1).
     package private(set) var proportion: Double?
     /// `focal(AxB:CxD)`: the centre of the box, in source pixels (after the EXIF orientation).
-    package private(set) var focal: (x: Int, y: Int)?
+    package internal(set) var focal: (x: Int, y: Int)?
+    /// `extract_focal()`: the image URL may be a thumbor URL whose crop is the focal point
+    /// (``extractedFocal(from:)``).
+    package private(set) var extractsFocal = false
     /// What the remaining filters set, each under the filter's name.
     private var plan = ThumbnailPlan()
     /// `fill(colour[, fill_transparent])`: the colour (nil: transparent) and whether transparency is filled.
@@ -26,7 +29,6 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "extract_focal",
         "frame", "max_age",
     ]
 
@@ -202,6 +204,9 @@ package struct ThumborFilters {
         case "equalize":
             try count(0...0)
             plan.set(.equalize, true, option: name)
+        case "extract_focal":
+            try count(0...0)
+            extractsFocal = true
         case "noise":
             // noise(amount[, seed]): a seed of 0 (thumbor's default: not seeded) is glibc's default sequence here.
             try count(1...2)
