@@ -178,6 +178,7 @@ extension Settings {
             .string("thumbor.prefix", \.thumbor.prefix, .restart),
             .list("thumbor.security_keys", \.thumbor.securityKeys, isSecret: true, parse: { $0 }),
             .boolean("thumbor.allow_unsafe", \.thumbor.allowsUnsafe, .reloadable),
+            .choice("thumbor.skipped_filters", \.thumbor.skippedFilters, .reloadable),
 
             .boolean("imgproxy.enabled", \.imgproxy.isEnabled, .restart),
             .string("imgproxy.prefix", \.imgproxy.prefix, .restart),

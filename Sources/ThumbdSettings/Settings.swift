@@ -278,9 +278,19 @@ package struct Settings: Sendable, Equatable {
         package var securityKeys: [String] = []
         /// Whether `unsafe/` URLs (no signature) are accepted (thumbor's `ALLOW_UNSAFE_URL`).
         package var allowsUnsafe = false
+        /// What becomes of a filter thumbor itself would skip (an unknown name, or arguments that do not match).
+        package var skippedFilters = SkippedFilters.skip
 
         /// The defaults.
         package init() {}
+
+        /// `thumbor.skipped_filters`.
+        package enum SkippedFilters: String, Sendable, Equatable, CaseIterable {
+            /// As thumbor: the rest of the URL is rendered, and the answer names the filter.
+            case skip
+            /// A 400 naming the filter.
+            case refuse
+        }
     }
 
     /// `imgproxy.*`: imgproxy's URL form (`/<signature>/<options>/<source>`), off by default.

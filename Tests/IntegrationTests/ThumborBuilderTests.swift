@@ -256,9 +256,9 @@ extension Integration {
                     .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
                 ),
                 (
-                    "round_corner is refused",
-                    #""width": 32, "height": 32, "filters": ["round_corner(5,255,255,255)"]"#, "q.png",
-                    .init(status: 400, error: "unsupported option: round_corner")
+                    "frame is refused",
+                    #""width": 32, "height": 32, "filters": ["frame(f.png)"]"#, "q.png",
+                    .init(status: 400, error: "unsupported option: frame")
                 ),
             ]
         }

@@ -159,6 +159,49 @@ import Thumbnailing
             "fit-in/200x200/filters:watermark(img.test/wm.png,repeat,repeat,30)/img.test/a.jpg",
             "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=tile&wm_opacity=0.7"
         ),
+        // round_corner(a|b, r, g, b[, transparent]): radius and radius_bg (an alpha of 00 when transparent)
+        ("fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg", "w=10&h=10&radius=20"),
+        (
+            "fit-in/10x10/filters:round_corner( 20|10 ,255,0,0, True)/img.test/a.jpg",
+            "w=10&h=10&radius=20,10&radius_bg=ff000000"
+        ),
+        ("fit-in/10x10/filters:round_corner(0,1,2,3)/img.test/a.jpg", "w=10&h=10"),
+        // The tone filters: rgb adds 255 × v / 100 (truncated, as C divides), colorize and equalize as they are
+        ("fit-in/10x10/filters:rgb(10,-20,100)/img.test/a.jpg", "w=10&h=10&rgb=25,-51,255"),
+        ("fit-in/10x10/filters:rgb(-3, 0, 500)/img.test/a.jpg", "w=10&h=10&rgb=-7,0,255"),
+        ("fit-in/10x10/filters:rgb(0,0,0)/img.test/a.jpg", "w=10&h=10"),
+        ("fit-in/10x10/filters:colorize(10,20,30,FF0000)/img.test/a.jpg", "w=10&h=10&colorize=10,20,30,ff0000"),
+        ("fit-in/10x10/filters:equalize()/img.test/a.jpg", "w=10&h=10&equalize=1"),
+        ("fit-in/10x10/filters:noise(10)/img.test/a.jpg", "w=10&h=10&noise=10"),
+        ("fit-in/10x10/filters:noise(10,1)/img.test/a.jpg", "w=10&h=10&noise=10"),
+        ("fit-in/10x10/filters:noise(10,42)/img.test/a.jpg", "w=10&h=10&noise=10,42"),
+        ("fit-in/10x10/filters:noise(0,42)/img.test/a.jpg", "w=10&h=10"),
+        (
+            "fit-in/10x10/filters:convolution(1;2;1;2;4;2;1;2;1,3)/img.test/a.jpg",
+            "w=10&h=10&convolution=1;2;1;2;4;2;1;2;1,3"
+        ),
+        (
+            "fit-in/10x10/filters:convolution(-1;-1;-1;-1;8;-1;-1;-1;-1.,3,false)/img.test/a.jpg",
+            "w=10&h=10&convolution=-1;-1;-1;-1;8;-1;-1;-1;-1,3,0"
+        ),
+        // a kernel summing to 0 is never divided: normalize or not is one plan
+        (
+            "fit-in/10x10/filters:convolution(-1;0;1,3)/img.test/a.jpg",
+            "w=10&h=10&convolution=-1;0;1,3,0"
+        ),
+        (
+            "fit-in/10x10/filters:curve([(0,0),(255,255)],[(0,0),(128,160),(255,255)],[(0,0),(255,255)],[(0,9)])"
+                + "/img.test/a.jpg",
+            "w=10&h=10&curve=0:0,255:255%7C0:0,128:160,255:255%7C0:0,255:255%7C0:9"
+        ),
+        // cover(): a GIF's first frame
+        ("fit-in/10x10/filters:cover()/img.test/a.jpg", "w=10&h=10&animated=0"),
+        // What thumbor 7.8 itself skips: too few or malformed arguments, names it has no builtin filter for
+        (
+            "fit-in/10x10/filters:sharpen(1,2):sepia():red_eye():proportion():blur(0):rgb(10,10):fill(#fff)"
+                + ":round_corner(20,255,255):focal(0.89x0.72):quality(80 junk):cover(1)/img.test/a.jpg",
+            "w=10&h=10"
+        ),
     ])
     func aThumborURLIsTheSamePlanAsItsThumbQuery(thumbor: String, thumb: String) throws {
         let url = "url=http%3A%2F%2Fimg.test%2Fa.jpg&"
@@ -191,10 +234,21 @@ import Thumbnailing
 
     @Test(arguments: [
         (
-            "fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg",
-            RequestError.unsupportedOption("round_corner")
+            "fit-in/10x10/filters:round_corner(20,256,255,255)/img.test/a.jpg",
+            RequestError.invalidValue("round_corner", reason: "argument 2 must be a number 0.0…255.0")
         ),
-        ("fit-in/10x10/filters:sepia()/img.test/a.jpg", .unsupportedOption("filter sepia")),
+        (
+            "fit-in/10x10/filters:colorize(10,20,30,red)/img.test/a.jpg",
+            .invalidValue("colorize", reason: "the fill colour must be 6 hexadecimal digits")
+        ),
+        (
+            "fit-in/10x10/filters:convolution(1;2;1;2,2)/img.test/a.jpg",
+            .invalidValue("convolution", reason: "a kernel needs an odd number of columns and of rows, at most 11 each")
+        ),
+        (
+            "fit-in/10x10/filters:curve([(0,0)],[(9,0),(5,255)],[(0,0)],[(0,0)])/img.test/a.jpg",
+            .invalidValue("curve", reason: "each list needs 1…64 points x:y, 0…255, x increasing")
+        ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),
         ("trim/1x1:5x5/10x10/img.test/a.jpg", .unsupportedOption("trim with a manual crop")),
@@ -233,6 +287,85 @@ import Thumbnailing
     ])
     func whatThumbdCannotHonourIsRefusedByName(path: String, expected: RequestError) {
         #expect(Self.error(path) == expected, "\(path)")
+    }
+
+    @Test(arguments: [
+        ("sharpen(1,2):sepia():quality(70):red_eye():proportion()", ["sharpen", "sepia", "red_eye", "proportion"]),
+        ("focal(0.89x0.72):focal(10x10:10x20):focal(1x2:3x4)", ["focal", "focal"]),
+        ("watermark(a.png,10,10):watermark(a.png,10p,center,50,none,20)", ["watermark"]),
+        ("curve([(0,0), (255,255)],[],[],[]):convolution(1;2;1,3,maybe)", ["curve", "convolution"]),
+        ("noise(10):noise(10,2):noise(-1)", ["noise"]),
+    ])
+    func thumborsSkipRuleIsMirrored(filters: String, skipped: [String]) throws {
+        // Only the arguments matter here: what is kept may still be refused later
+        let path = try ThumborPath(afterPrefix: Substring("unsafe/fit-in/10x10/filters:\(filters)/img.test/a.jpg"))
+        let parsed = path.filters.map { ($0.name, ThumborFilterPatterns.arguments(of: $0.name, $0.arguments)) }
+        #expect(parsed.filter { $0.1 == nil }.map(\.0) == skipped, "\(filters)")
+    }
+
+    @Test func keptArgumentsAreThumborsGroups() {
+        #expect(ThumborFilterPatterns.arguments(of: "round_corner", " 20|10 , 1,2 ,3") == ["20|10", "1", "2", "3"])
+        #expect(
+            ThumborFilterPatterns.arguments(of: "watermark", "'a,b.png',-10p,center,50") == [
+                "a,b.png", "-10p", "center", "50",
+            ])
+        #expect(ThumborFilterPatterns.arguments(of: "blur", "5") == ["5"])
+        #expect(ThumborFilterPatterns.arguments(of: "focal", "1x2:3x4junk") == ["1x2:3x4"])
+        #expect(ThumborFilterPatterns.arguments(of: "equalize", "") == [])
+        #expect(ThumborFilterPatterns.arguments(of: "equalize", "1") == nil)
+        #expect(ThumborFilterPatterns.arguments(of: "red_eye", "") == nil)
+    }
+
+    @Test func refusingSkippedFiltersNamesThem() throws {
+        let path = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:quality(80):sharpen(1,2)/img.test/a.jpg")
+        #expect(try path.plan(refusingSkipped: false).skipped == ["sharpen"])
+        #expect(
+            throws: RequestError.invalidValue(
+                "sharpen", reason: "its arguments do not match thumbor's (thumbor skips it)")
+        ) {
+            try path.plan(refusingSkipped: true)
+        }
+        let unknown = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:sepia()/img.test/a.jpg")
+        #expect(throws: RequestError.unsupportedOption("filter sepia")) { try unknown.plan(refusingSkipped: true) }
+    }
+
+    @Test func curveTablesAreThumborsSplines() {
+        typealias Point = ThumbnailSpec.Curve.Point
+        // Two points: a straight line; one point: its y everywhere; before the first x its y, from the last x its y
+        #expect(ThumbnailSpec.Curve.table([Point(0, 0), Point(255, 255)]) == (0...255).map { UInt8($0) })
+        #expect(ThumbnailSpec.Curve.table([Point(0, 255), Point(255, 0)]) == (0...255).map { UInt8(255 - $0) })
+        #expect(ThumbnailSpec.Curve.table([Point(7, 42)]) == [UInt8](repeating: 42, count: 256))
+        let middle = ThumbnailSpec.Curve.table([Point(50, 10), Point(100, 200), Point(200, 220)])
+        #expect(middle[0] == 10 && middle[49] == 10 && middle[50] == 10 && middle[100] == 200 && middle[255] == 220)
+        // A natural spline through three points bends: above the chord on the rising side
+        #expect(middle[75] > 105)
+    }
+
+    @Test func extractFocalTakesTheInnerImageAndItsCropsCentre() throws {
+        // The image is a thumbor URL with a crop: the inner image is the source, the crop's centre the focal point
+        #expect(
+            try Self.key(thumbor: "300x200/filters:extract_focal()/img.test/unsafe/100x50:300x250/other.test/b.jpg")
+                == Self.key(
+                    thumb: "url=http%3A%2F%2Fother.test%2Fb.jpg&w=300&h=200&fit=cover&enlarge=1&gravity=fpx:200,150"))
+        // Nested: followed to the crop (a signature of 28 characters counts as thumbor's)
+        let signature = String(repeating: "a", count: 27) + "="
+        #expect(
+            try Self.key(
+                thumbor:
+                    "300x200/filters:extract_focal()/a.test/unsafe/fit-in/9x9/b.test/\(signature)/0x0:10x20/c.test/d.png"
+            )
+                == Self.key(thumb: "url=http%3A%2F%2Fc.test%2Fd.png&w=300&h=200&fit=cover&enlarge=1&gravity=fpx:5,10"))
+        // Without a crop (or a signature too short), the URL is the source as written
+        for image in ["img.test/unsafe/300x200/other.test/b.jpg", "img.test/short/10x10:20x20/other.test/b.jpg"] {
+            let url = "url=" + "http://\(image)".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            #expect(
+                try Self.key(thumbor: "300x200/filters:extract_focal()/\(image)")
+                    == Self.key(thumb: url + "&w=300&h=200&fit=cover&enlarge=1"))
+        }
+        // Beside a focal() filter (thumbor averages them): refused
+        #expect(
+            Self.error("300x200/filters:focal(1x1:3x3):extract_focal()/img.test/unsafe/1x1:3x3/o.test/b.jpg")
+                == .unsupportedOption("extract_focal with focal"))
     }
 
     @Test func malformedPathsAreRefused() {

@@ -71,6 +71,25 @@ import Thumbnailing
         ("blur=1.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto blur=1.5"),
         ("sharpen=0.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sharpen=0.5"),
         ("pixelate=8", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pixelate=8"),
+        ("rgb=10,-20,0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto rgb=10,-20,0"),
+        ("colorize=50,0,100,0000FF", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto colorize=50,0,100/0000ff"),
+        ("equalize=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto equalize"),
+        (
+            "convolution=1;2;1;2;4;2;1;2;1,3",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto conv=3:1;2;1;2;4;2;1;2;1"
+        ),
+        (
+            "convolution=0;-1;0;-1;5;-1;0;-1;0,3,0",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto conv=3:0;-1;0;-1;5;-1;0;-1;0:raw"
+        ),
+        ("noise=20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,0"),
+        ("noise=20,7", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,7"),
+        (
+            "curve=0:0,255:255%7C0:0,128:160,255:255%7C0:0,255:255%7C0:0,255:255",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto curve=0:0,255:255|0:0,128:160,255:255|0:0,255:255|0:0,255:255"
+        ),
+        ("radius=12", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto radius=12,12/ffffff"),
+        ("radius=12,6&radius_bg=FF000000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto radius=12,6/ff000000"),
         ("padding=1,2,3,4", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=1,2,3,4"),
         ("padding=5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=5,5,5,5"),
         ("bg=FF00FF80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=ff00ff80"),

@@ -54,6 +54,26 @@ import Thumbnailing
         Case("blur") { $0.blur = decimal("3") },
         Case("sharpen") { $0.sharpen = decimal("2") },
         Case("pixelate") { $0.pixelate = 5 },
+        Case("rgb") { $0.channelShift = ThumbnailSpec.ChannelShift(red: 40, green: -60, blue: 10) },
+        Case("colorize") {
+            $0.colorize = ThumbnailSpec.Colorize(red: 50, green: 0, blue: 100, colour: RGBAColour(hex: "0000ff")!)
+        },
+        Case("curve") {
+            typealias Point = ThumbnailSpec.Curve.Point
+            $0.curve = ThumbnailSpec.Curve(
+                all: [Point(0, 0), Point(64, 90), Point(255, 255)], red: [Point(0, 255), Point(255, 0)],
+                green: [Point(0, 0), Point(255, 255)], blue: [Point(0, 40), Point(200, 180), Point(255, 255)])
+        },
+        Case("equalize") { $0.equalize = true },
+        Case("convolution") {
+            $0.convolution = ThumbnailSpec.Convolution(
+                values: [1, 2, 1, 2, 4, 2, 1, 2, 1].map { FixedDecimal(units: $0 * FixedDecimal.unitsPerOne) },
+                columns: 3)
+        },
+        Case("noise") { $0.noise = ThumbnailSpec.Noise(amount: 30, seed: 7) },
+        Case("round-corner") {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 10, vertical: 6, colour: RGBAColour(hex: "00ffff")!)
+        },
         Case("padding") {
             $0.padding = .init(top: 2, right: 4, bottom: 6, left: 8)
             $0.background = RGBAColour(hex: "ff00ff")

@@ -64,6 +64,41 @@ import Thumbnailing
         Case("blur") { $0.blur = decimal("2.5") },
         Case("sharpen") { $0.sharpen = decimal("1.5") },
         Case("pixelate") { $0.pixelate = 6 },
+        Case("rgb") { $0.channelShift = ThumbnailSpec.ChannelShift(red: 40, green: -60, blue: 10) },
+        Case("rgb-grey", "grey.png") { $0.channelShift = ThumbnailSpec.ChannelShift(red: 40, green: 0, blue: 0) },
+        Case("colorize") {
+            $0.colorize = ThumbnailSpec.Colorize(red: 50, green: 0, blue: 120, colour: RGBAColour(hex: "0000ff")!)
+        },
+        Case("curve") {
+            typealias Point = ThumbnailSpec.Curve.Point
+            $0.curve = ThumbnailSpec.Curve(
+                all: [Point(0, 0), Point(64, 90), Point(255, 255)], red: [Point(0, 255), Point(255, 0)],
+                green: [Point(0, 0), Point(255, 255)], blue: [Point(0, 40), Point(200, 180), Point(255, 255)])
+        },
+        Case("equalize") { $0.equalize = true },
+        Case("equalize-alpha", "rgba.png") { $0.equalize = true },
+        Case("convolution") {
+            $0.convolution = ThumbnailSpec.Convolution(
+                values: [-1, -1, -1, -1, 9, -1, -1, -1, -1].map { FixedDecimal(units: $0 * FixedDecimal.unitsPerOne) },
+                columns: 3)
+        },
+        Case("convolution-alpha", "rgba.png") {
+            $0.convolution = ThumbnailSpec.Convolution(
+                values: [1, 2, 1, 2, 4, 2, 1, 2, 1].map { FixedDecimal(units: $0 * FixedDecimal.unitsPerOne) },
+                columns: 3)
+        },
+        Case("noise") { $0.noise = ThumbnailSpec.Noise(amount: 30, seed: 7) },
+        Case("round-corner") {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(horizontal: 30, vertical: 20, colour: RGBAColour(hex: "ff00ff")!)
+        },
+        Case("round-corner-transparent", "rgba.png") {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(
+                horizontal: 16, vertical: 16, colour: RGBAColour(hex: "00000000")!)
+        },
+        Case("round-corner-jpeg", "progressive.jpg", .jpeg) {
+            $0.roundCorner = ThumbnailSpec.RoundCorner(
+                horizontal: 16, vertical: 16, colour: RGBAColour(hex: "00ff0000")!)
+        },
         Case("padding") { $0.padding = .init(top: 3, right: 5, bottom: 7, left: 9) },
         Case("padding-background") {
             $0.padding = .init(top: 4, right: 4, bottom: 4, left: 4)

@@ -133,6 +133,30 @@ typedef struct ThumbdVipsThumbnailParams {
     double blur_sigma;
     double sharpen_sigma;
     int pixelate;
+    /// thumbor's tone filters, in this order: rgb_shift levels added to red, green, blue (steps/rgb.c); colorize
+    /// (non-zero: on) each colour band moved colorize_percent toward colorize_colour (steps/colorize.c); equalize
+    /// (non-zero: on) each colour band's histogram equalised as thumbor does (steps/equalize.c).
+    int rgb_shift[3];
+    int colorize;
+    int colorize_percent[3];
+    double colorize_colour[3];
+    int curve;                          // non-zero: each colour band through curve_table (steps/curve.c)
+    unsigned char curve_table[256 * 3]; // level by level, red, green, blue: thumbor's curves, composed by Swift
+    int equalize;
+    /// thumbor's convolution (steps/convolution.c) when both sides are above 0: a kernel of convolution_columns x
+    /// convolution_rows values (row by row, at most 121), divided by its sum when convolution_normalize and the sum
+    /// is not 0; then thumbor's noise (steps/noise.c) when noise_amount is above 0: glibc's random_r sequence of
+    /// noise_seed (0 as 1), one level  r % amount - amount / 2  per pixel added to every colour band.
+    int convolution_columns, convolution_rows;
+    int convolution_normalize;
+    double convolution_kernel[121];
+    int noise_amount;
+    unsigned int noise_seed;
+    /// Rounded corners (steps/round_corner.c) when both radii are above 0: outside an ellipse of round_corner_x by
+    /// round_corner_y output pixels in each corner, the colour bands take round_corner_colour's (RGBA 0...255);
+    /// with its alpha below 255 those pixels also become that transparent, unless the output cannot hold alpha.
+    int round_corner_x, round_corner_y;
+    double round_corner_colour[4];
     /// Output pixels added on each side after the resize (and after THUMBD_VIPS_FIT_PAD's extension).
     int padding_top, padding_right, padding_bottom, padding_left;
     /// RGBA 0...255 for padded areas; when opaque, every transparent pixel is also flattened onto it. Without

@@ -53,6 +53,26 @@ ThumbdVipsStep thumbd_step_sharpen(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_pixelate(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_pixelate(ThumbdJob *job, VipsImage **image);
 
+// rgb.c, colorize.c, curve.c, equalize.c: thumbor's tone filters.
+int thumbd_wants_rgb(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_rgb(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_colorize(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_colorize(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_curve(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_curve(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_equalize(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_equalize(ThumbdJob *job, VipsImage **image);
+
+// convolution.c, noise.c: thumbor's convolution and noise.
+int thumbd_wants_convolution(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_convolution(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_noise(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_noise(ThumbdJob *job, VipsImage **image);
+
+// round_corner.c: thumbor's round_corner (the corners outside an ellipse painted, or made transparent).
+int thumbd_wants_round_corner(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_round_corner(ThumbdJob *job, VipsImage **image);
+
 // canvas.c: the output canvas's pixel limit, pad to the box (THUMBD_VIPS_FIT_PAD), padding.
 int thumbd_wants_canvas_limit(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_canvas_limit(ThumbdJob *job, VipsImage **image);

@@ -24,20 +24,32 @@ extension ThumbnailCache {
         return entry.key
     }
 
+    /// ``aliasHit(_:keyGeneration:)`` with the thumbor filters the parse skipped (nil for every other URL).
+    @inline(__always)
+    func aliasHitNotingSkips(_ alias: CacheKey, keyGeneration: UInt64) -> (key: VariantKey, skipped: String?)? {
+        guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
+        return (entry.key, entry.skippedFilters)
+    }
+
     /// ``aliasHit(_:keyGeneration:)`` with the client hints the parse consulted (requests read with their hints).
     func aliasHitWithHints(
         _ alias: CacheKey, keyGeneration: UInt64
-    ) -> (key: VariantKey, hintsUsed: ClientHints.Used)? {
+    ) -> (key: VariantKey, hintsUsed: ClientHints.Used, skipped: String?)? {
         guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
-        return (entry.key, entry.hintsUsed)
+        return (entry.key, entry.hintsUsed, entry.skippedFilters)
     }
 
     /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
     /// signing keys (and rules) of `keyGeneration`, with the client hints its parse consulted.
-    func rememberAlias(_ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = []) {
+    /// `skippedFilters`: the thumbor filters the parse skipped, named in every answer to `alias`.
+    func rememberAlias(
+        _ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = [],
+        skippedFilters: String? = nil
+    ) {
         aliases.insert(
-            Alias(key: key, keyGeneration: keyGeneration, hintsUsed: hintsUsed), forKey: alias,
-            cost: 104 + alias.variant.utf8.count, group: key.group)
+            Alias(key: key, keyGeneration: keyGeneration, hintsUsed: hintsUsed, skippedFilters: skippedFilters),
+            forKey: alias, cost: 104 + alias.variant.utf8.count + (skippedFilters?.utf8.count ?? 0),
+            group: key.group)
     }
 
     /// Forgets every alias (the signing keys or `/thumb`'s rules changed: their entries can no longer hit, this

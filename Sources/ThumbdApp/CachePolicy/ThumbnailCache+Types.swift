@@ -24,11 +24,16 @@ extension ThumbnailCache {
         let keyGeneration: UInt64
         /// The client hints the parse consulted (the answer's `Vary`); empty when hints are off.
         let hintsUsed: ClientHints.Used
+        /// The filters its thumbor URL carries that thumbor skips (the answer's `X-Thumbd-Skipped-Filters`), or nil.
+        let skippedFilters: String?
 
-        init(key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = []) {
+        init(
+            key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = [], skippedFilters: String? = nil
+        ) {
             self.key = key
             self.keyGeneration = keyGeneration
             self.hintsUsed = hintsUsed
+            self.skippedFilters = skippedFilters
         }
     }
 

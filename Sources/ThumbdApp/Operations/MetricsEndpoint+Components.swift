@@ -151,6 +151,10 @@ extension MetricsEndpoint {
             MetricNames.rendersUnattended, .counter, "Renders finished after every waiter left (kept for the cache).")
         text.sample(MetricNames.rendersUnattended, render.rendersUnattended)
         text.family(
+            MetricNames.thumborSkippedFilters, .counter,
+            "Filters skipped in thumbor URLs as thumbor skips them (unknown, or arguments not matching its pattern).")
+        text.sample(MetricNames.thumborSkippedFilters, render.thumborFiltersSkipped)
+        text.family(
             MetricNames.renderDuration, .histogram, "Time of one render on a render thread (decode, resize, encode).")
         let durations = coordinator.renderDurations
         text.histogram(

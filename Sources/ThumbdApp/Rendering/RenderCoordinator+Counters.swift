@@ -28,6 +28,8 @@ extension RenderCoordinator {
         var sourceCacheHits = 0
         /// Queued background renders moved to the interactive lane because a client joined them.
         var renderPromotions = 0
+        /// Filters skipped in thumbor URLs as thumbor skips them (counted by the parse step, read with these).
+        var thumborFiltersSkipped = 0
 
         /// All zero.
         init() {}
@@ -51,6 +53,8 @@ final class RenderCounters: Sendable {
     /// How long each render took on its worker (decode, resize, encode, cache store), for /metrics.
     let renderDurations = DurationHistogram(series: 1, bounds: DurationHistogram.renderBounds)
     let renderPromotions = Atomic<Int>(0)
+    /// Counted by ``ThumbnailService``'s parse step (not a render's), kept here with the totals /metrics reads.
+    let thumborFiltersSkipped = Atomic<Int>(0)
 
     /// The current values.
     var snapshot: RenderCoordinator.Counters {
@@ -66,6 +70,7 @@ final class RenderCounters: Sendable {
         counters.renderQueueRejections = renderQueueRejections.load(ordering: .relaxed)
         counters.sourceCacheHits = sourceCacheHits.load(ordering: .relaxed)
         counters.renderPromotions = renderPromotions.load(ordering: .relaxed)
+        counters.thumborFiltersSkipped = thumborFiltersSkipped.load(ordering: .relaxed)
         return counters
     }
 }

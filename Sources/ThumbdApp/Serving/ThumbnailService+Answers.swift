@@ -109,6 +109,7 @@ extension ThumbnailService {
             if answerWithFallback(for: error, key: key, outcome: outcome, conditions, responder) { return }
             var response = errorResponse.response
             Self.addCacheHeaders(&response, outcome, age: 0)
+            if let skipped = conditions.skippedFiltersField { response.headers.append(skipped) }
             responder.respond(response)
         }
     }

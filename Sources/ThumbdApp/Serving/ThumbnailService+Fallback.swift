@@ -48,6 +48,7 @@ extension ThumbnailService {
             HTTPField(name: "Age", value: "0"),
         ]
         headers += ClientHints.responseFields(variesOnAccept: conditions.variesOnAccept, used: conditions.clientHints)
+        if let skipped = conditions.skippedFiltersField { headers.append(skipped) }
         return HTTPResponse(
             status: rendered.image.status ?? error.status, headers: headers, body: .bytes(rendered.variant.bytes),
             accessLogNote: CacheOutcome.fallback.rawValue)

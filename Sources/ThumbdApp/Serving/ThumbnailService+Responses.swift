@@ -12,16 +12,26 @@ extension ThumbnailService {
         let variesOnAccept: Bool
         /// The client hints the plan consulted (named in `Vary`, with `Accept-CH` sent); nil when hints are not read.
         var clientHints: ClientHints.Used? = nil
+        /// The thumbor filters the request's parse skipped, named in every answer (`X-Thumbd-Skipped-Filters`).
+        var skippedFilters: String? = nil
+
+        /// The `X-Thumbd-Skipped-Filters` field when the request's parse skipped filters (docs/compatibility.md).
+        var skippedFiltersField: HTTPField? {
+            skippedFilters.map { HTTPField(name: ThumbnailService.skippedFiltersField, value: $0) }
+        }
     }
+
+    /// The field that names the thumbor filters a request's parse skipped as thumbor does.
+    static let skippedFiltersField = "X-Thumbd-Skipped-Filters"
 
     /// What the request asks of the answer beyond the thumbnail (its answer varies on `Accept` when the format
     /// is negotiated, and on the client hints its plan consulted).
     static func conditions(
-        _ request: HTTPRequest, _ key: VariantKey, hints: ClientHints.Used? = nil
+        _ request: HTTPRequest, _ key: VariantKey, hints: ClientHints.Used? = nil, skipped: String? = nil
     ) -> ResponseConditions {
         ResponseConditions(
             ifNoneMatch: request.listValue(of: "if-none-match"), variesOnAccept: key.spec.format.isAuto,
-            clientHints: hints)
+            clientHints: hints, skippedFilters: skipped)
     }
 
     /// 200 with the thumbnail, or 304 when `If-None-Match` names its ETag.
@@ -30,7 +40,7 @@ extension ThumbnailService {
         _ conditions: ResponseConditions
     ) -> HTTPResponse {
         let cacheControl = variant.isStorable ? cacheControl.withLock { $0 } : "no-store"
-        guard conditions.ifNoneMatch == nil, conditions.clientHints == nil else {
+        guard conditions.ifNoneMatch == nil, conditions.clientHints == nil, conditions.skippedFilters == nil else {
             return Self.thumbnailResponse(
                 etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
                 cacheControl: cacheControl, conditions: conditions)
@@ -67,6 +77,7 @@ extension ThumbnailService {
             HTTPField(name: "Age", value: String(age)),
         ]
         headers += ClientHints.responseFields(variesOnAccept: conditions.variesOnAccept, used: conditions.clientHints)
+        if let skipped = conditions.skippedFiltersField { headers.append(skipped) }
         if let ifNoneMatch = conditions.ifNoneMatch, EntityTag.matches(ifNoneMatch, etag: etag) {
             return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
         }

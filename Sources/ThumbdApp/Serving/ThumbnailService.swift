@@ -73,7 +73,9 @@ final class ThumbnailService: Sendable {
 
     /// What the parse step made of a request: its variant, the generation of the keys and rules it was parsed under,
     /// and the client hints its plan consulted.
-    typealias ParsedRequest = (key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used)
+    typealias ParsedRequest = (
+        key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used, skippedFilters: String?
+    )
 
     /// Answers one request of `form`, on its event loop: the first step that can answer does.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder, form: some URLForm) {
@@ -95,20 +97,20 @@ final class ThumbnailService: Sendable {
         let identity = RequestIdentity(request)
         // (`cache.map` would retain the cache, shared by the loops.)
         let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.accept)
-        let knownKey = alias.flatMap { cache?.aliasHit($0, keyGeneration: keyGeneration) }
-        if let knownKey, let alias {
-            activity?.noteSource(knownKey.source)
+        let known = alias.flatMap { cache?.aliasHitNotingSkips($0, keyGeneration: keyGeneration) }
+        if let known, let alias {
+            activity?.noteSource(known.key.source)
             let hotTable = isConditional ? nil : hotTable
             if answerKnownRequest(
-                knownKey, alias: alias, request, nil, hintsUsed: nil, hotTable: hotTable, keyGeneration: keyGeneration,
-                now: now, responder)
+                known.key, alias: alias, request, nil, hintsUsed: nil, skipped: known.skipped, hotTable: hotTable,
+                keyGeneration: keyGeneration, now: now, responder)
             {
                 return
             }
         }
         // 3. The form's parse and verify, then 4-6.
         guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
-        if knownKey == nil { activity?.noteSource(parsed.key.source) }
+        if known == nil { activity?.noteSource(parsed.key.source) }
         answerParsed(parsed, alias: alias, request, hintsUsed: nil, responder)
     }
 
@@ -135,7 +137,7 @@ final class ThumbnailService: Sendable {
         if let known, let alias {
             activity?.noteSource(known.key.source)
             if answerKnownRequest(
-                known.key, alias: alias, request, identity, hintsUsed: known.hintsUsed,
+                known.key, alias: alias, request, identity, hintsUsed: known.hintsUsed, skipped: known.skipped,
                 hotTable: isConditional ? nil : hotTable, keyGeneration: keyGeneration, now: now, responder)
             {
                 return
@@ -155,12 +157,12 @@ final class ThumbnailService: Sendable {
         _ responder: HTTPResponder
     ) {
         let key = parsed.key
-        let conditions = Self.conditions(request, key, hints: hintsUsed)
+        let conditions = Self.conditions(request, key, hints: hintsUsed, skipped: parsed.skippedFilters)
         // 4. Memory (or a held-open blob), or a remembered origin 404; the alias is remembered first.
         if let alias,
             answerFromMemory(
-                key, remembering: alias, keyGeneration: parsed.keyGeneration, hintsUsed: hintsUsed ?? [], conditions,
-                responder)
+                key, remembering: alias, keyGeneration: parsed.keyGeneration, hintsUsed: hintsUsed ?? [],
+                skippedFilters: parsed.skippedFilters, conditions, responder)
         {
             return
         }
@@ -210,11 +212,11 @@ final class ThumbnailService: Sendable {
     /// verifying. Returns false when neither has it: the request is then parsed like a new one.
     private func answerKnownRequest(
         _ key: VariantKey, alias: CacheKey, _ request: HTTPRequest, _ hintedIdentity: RequestIdentity?,
-        hintsUsed: ClientHints.Used?, hotTable: HotSetTable?, keyGeneration: UInt64, now: Timestamp,
+        hintsUsed: ClientHints.Used?, skipped: String?, hotTable: HotSetTable?, keyGeneration: UInt64, now: Timestamp,
         _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        let conditions = Self.conditions(request, key, hints: hintsUsed)
+        let conditions = Self.conditions(request, key, hints: hintsUsed, skipped: skipped)
         if let variant = cache.memoryHit(key) {
             if let hotTable, let freshness = variant.freshness, freshness.state(at: now) == .fresh {
                 let insert = { (target: UnsafeRawBufferPointer, accept: UnsafeRawBufferPointer?) in
@@ -222,7 +224,7 @@ final class ThumbnailService: Sendable {
                         HotSetKey(target: target, accept: accept), alias: alias, key: key,
                         keyGeneration: keyGeneration, variant: variant, freshness: freshness,
                         cacheControl: self.cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
-                        clientHints: conditions.clientHints, now: now)
+                        clientHints: conditions.clientHints, skippedFilters: skipped, now: now)
                 }
                 if let hintedIdentity {
                     hintedIdentity.withHotSetKeyBytes(insert)
@@ -251,9 +253,14 @@ final class ThumbnailService: Sendable {
         do {
             let verified = try form.thumbnailRequest(for: identity)
             let request = verified.request
+            if let skipped = request.skippedFilters {
+                // One per filter named (the names are `, `-separated).
+                let count = 1 + skipped.utf8.count(where: { $0 == UInt8(ascii: ",") })
+                coordinator.counts.thumborFiltersSkipped.add(count, ordering: .relaxed)
+            }
             return (
                 VariantKey(source: request.source, spec: thumbnailer.normalized(request.spec)), verified.keyGeneration,
-                request.hintsUsed
+                request.hintsUsed, request.skippedFilters
             )
         } catch {
             var response = ErrorResponse(error).response
@@ -268,10 +275,11 @@ final class ThumbnailService: Sendable {
     /// or a remembered origin 404.
     private func answerFromMemory(
         _ key: VariantKey, remembering alias: CacheKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used,
-        _ conditions: ResponseConditions, _ responder: HTTPResponder
+        skippedFilters: String?, _ conditions: ResponseConditions, _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        cache.rememberAlias(alias, key, keyGeneration: keyGeneration, hintsUsed: hintsUsed)
+        cache.rememberAlias(
+            alias, key, keyGeneration: keyGeneration, hintsUsed: hintsUsed, skippedFilters: skippedFilters)
         let now = Timestamp.now()
         return serveFromLoop(key, cache, conditions, now: now, responder)
             || answerRememberedNotFound(key, cache, now: now, conditions, responder)

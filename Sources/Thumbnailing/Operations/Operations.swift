@@ -41,6 +41,20 @@ extension ThumbnailSpec {
         package var sharpen = FixedDecimal.zero
         /// Pixelation block size in output pixels, 0 or 2...256; 0 does nothing.
         package var pixelate = 0
+        /// Levels added to the red, green and blue bands (thumbor's `rgb`).
+        package var channelShift = ChannelShift.zero
+        /// Each colour band moved toward a colour (thumbor's `colorize`).
+        package var colorize: Colorize?
+        /// thumbor's spline curves of the colour bands.
+        package var curve: Curve?
+        /// thumbor's histogram equalisation of each colour band.
+        package var equalize = false
+        /// thumbor's convolution kernel.
+        package var convolution: Convolution?
+        /// thumbor's monochrome noise.
+        package var noise: Noise?
+        /// Rounded corners (thumbor's `round_corner`), after pixelate, before the canvas.
+        package var roundCorner: RoundCorner?
         /// Output pixels added on each side.
         package var padding = Padding.zero
         /// The colour of padded areas; when opaque, transparent pixels are also flattened onto it.
@@ -82,7 +96,11 @@ enum OperationRegistry {
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
-        SharpenOperation.self, PixelateOperation.self, PaddingOperation.self, WatermarkOperation.self,
+        SharpenOperation.self, PixelateOperation.self,
+        ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
+        ConvolutionOperation.self, NoiseOperation.self,
+        RoundCornerOperation.self,
+        PaddingOperation.self, WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
         MaxBytesOperation.self,
@@ -94,7 +112,11 @@ enum OperationRegistry {
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
-        SharpenOperation.self, PixelateOperation.self, PaddingOperation.self, BackgroundOperation.self,
+        SharpenOperation.self, PixelateOperation.self,
+        ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
+        ConvolutionOperation.self, NoiseOperation.self,
+        RoundCornerOperation.self,
+        PaddingOperation.self, BackgroundOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
     ]
@@ -112,7 +134,11 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
     case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
         blur, sharpen
-    case pixelate, padding, bg
+    case pixelate
+    case rgb, colorize, curve, equalize
+    case convolution, noise
+    case radius, radius_bg
+    case padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
 }
@@ -229,6 +255,15 @@ package struct PlanValues: Hashable, Sendable {
     package var blur: FixedDecimal?
     package var sharpen: FixedDecimal?
     package var pixelate: Int?
+    package var channelShift: ThumbnailSpec.ChannelShift?
+    package var colorize: ThumbnailSpec.Colorize?
+    package var curve: ThumbnailSpec.Curve?
+    package var equalize: Bool?
+    package var convolution: ThumbnailSpec.Convolution?
+    package var noise: ThumbnailSpec.Noise?
+    /// Output pixels (not CSS pixels: thumbor's radii are the output's); the colour is ``radiusColour``'s.
+    package var radius: ThumbnailSpec.RoundCorner?
+    package var radiusColour: RGBAColour?
     /// In CSS pixels.
     package var padding: ThumbnailSpec.Padding?
     package var background: RGBAColour?
@@ -279,6 +314,14 @@ package struct PlanValues: Hashable, Sendable {
         blur = upper.blur ?? blur
         sharpen = upper.sharpen ?? sharpen
         pixelate = upper.pixelate ?? pixelate
+        channelShift = upper.channelShift ?? channelShift
+        colorize = upper.colorize ?? colorize
+        curve = upper.curve ?? curve
+        equalize = upper.equalize ?? equalize
+        convolution = upper.convolution ?? convolution
+        noise = upper.noise ?? noise
+        radius = upper.radius ?? radius
+        radiusColour = upper.radiusColour ?? radiusColour
         padding = upper.padding ?? padding
         background = upper.background ?? background
         watermarkName = upper.watermarkName ?? watermarkName
@@ -359,6 +402,7 @@ extension PlanField where Value == Bool {
     package static var progressive: Self { Self(parameter: .progressive, keyPath: \.progressive) }
     package static var lossless: Self { Self(parameter: .lossless, keyPath: \.lossless) }
     package static var keep_copyright: Self { Self(parameter: .keep_copyright, keyPath: \.keepCopyright) }
+    package static var equalize: Self { Self(parameter: .equalize, keyPath: \.equalize) }
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
 }
@@ -403,6 +447,7 @@ extension PlanField where Value == ThumbnailSpec.Padding {
 
 extension PlanField where Value == RGBAColour {
     package static var bg: Self { Self(parameter: .bg, keyPath: \.background) }
+    package static var radius_bg: Self { Self(parameter: .radius_bg, keyPath: \.radiusColour) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Watermark.Position {
@@ -411,4 +456,29 @@ extension PlanField where Value == ThumbnailSpec.Watermark.Position {
 
 extension PlanField where Value == ThumbnailSpec.Operations.Chroma {
     package static var chroma: Self { Self(parameter: .chroma, keyPath: \.chroma) }
+}
+
+extension PlanField where Value == ThumbnailSpec.RoundCorner {
+    /// The radii (its colour is ``radius_bg``'s).
+    package static var radius: Self { Self(parameter: .radius, keyPath: \.radius) }
+}
+
+extension PlanField where Value == ThumbnailSpec.ChannelShift {
+    package static var rgb: Self { Self(parameter: .rgb, keyPath: \.channelShift) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Colorize {
+    package static var colorize: Self { Self(parameter: .colorize, keyPath: \.colorize) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Convolution {
+    package static var convolution: Self { Self(parameter: .convolution, keyPath: \.convolution) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Noise {
+    package static var noise: Self { Self(parameter: .noise, keyPath: \.noise) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Curve {
+    package static var curve: Self { Self(parameter: .curve, keyPath: \.curve) }
 }

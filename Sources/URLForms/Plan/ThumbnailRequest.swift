@@ -17,6 +17,8 @@ package struct ThumbnailRequest: Sendable {
     /// The client hints the plan consulted because it lacked `dpr` or a size (empty when hints are off): the
     /// answer's `Vary` names them.
     package var hintsUsed: ClientHints.Used = []
+    /// thumbor's form: the filters thumbor itself would skip, by name (`X-Thumbd-Skipped-Filters`); nil when none.
+    package var skippedFilters: String?
     /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`).
     package var variesOnAccept: Bool { spec.format.isAuto }
 }

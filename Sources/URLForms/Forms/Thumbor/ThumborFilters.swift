@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package import Thumbnailing
 
-/// thumbor's `filters:` read into what they ask, then set into a plan (``apply(to:fitIn:)``). Each filter is one of
+/// thumbor's `filters:` read into what they ask, then set into a plan (``apply(to:fitIn:)``). A filter thumbor 7.8
+/// itself skips (an unknown name, or arguments that do not match its pattern: ``ThumborFilterPatterns``) is skipped
+/// and named in ``skipped`` (or refused under `thumbor.skipped_filters: refuse`). Every other filter is one of
 /// three kinds (docs/compatibility.md): mapped onto the plan's typed values, accepted because it is what thumbd does
 /// anyway (`strip_exif`, `strip_icc`, `autojpg`), or refused (`RequestError.unsupportedOption`, a 400 naming it).
 /// A filter given twice is refused, except `rotate` (the turns add up), so one URL cannot mean two plans.
@@ -16,7 +18,10 @@ package struct ThumborFilters {
     /// `proportion(p)`: the box times p (0 < p ≤ 1).
     package private(set) var proportion: Double?
     /// `focal(AxB:CxD)`: the centre of the box, in source pixels (after the EXIF orientation).
-    package private(set) var focal: (x: Int, y: Int)?
+    package internal(set) var focal: (x: Int, y: Int)?
+    /// `extract_focal()`: the image URL may be a thumbor URL whose crop is the focal point
+    /// (``extractedFocal(from:)``).
+    package private(set) var extractsFocal = false
     /// What the remaining filters set, each under the filter's name.
     private var plan = ThumbnailPlan()
     /// `fill(colour[, fill_transparent])`: the colour (nil: transparent) and whether transparency is filled.
@@ -24,15 +29,34 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "round_corner", "rgb", "noise", "equalize", "convolution", "curve", "red_eye", "colorize", "extract_focal",
-        "frame", "max_age", "cover", "distributed_collage", "gifv",
+        "frame", "max_age",
     ]
 
-    package init(_ filters: [(name: String, arguments: String)]) throws(RequestError) {
+    /// The filters thumbor itself would skip (``ThumborFilterPatterns``), by name, in URL order: the answer names them
+    /// (`X-Thumbd-Skipped-Filters`).
+    package private(set) var skipped: [String] = []
+
+    /// - Parameter refusingSkipped: `thumbor.skipped_filters: refuse`: a filter thumbor would skip is a 400 naming it
+    ///   instead of being skipped.
+    package init(_ filters: [(name: String, arguments: String)], refusingSkipped: Bool = false) throws(RequestError) {
         var seen = Set<String>()
         for (name, text) in filters {
+            // thumbor's `cover()` is no filter but a look for that text: a GIF source's first frame only.
+            if name == "cover" && text.isEmpty {
+                plan.set(.animated, false, option: "cover")
+                continue
+            }
+            guard let arguments = ThumborFilterPatterns.arguments(of: name, text) else {
+                guard !refusingSkipped else {
+                    guard ThumborFilterPatterns.declarations[name] != nil else {
+                        throw .unsupportedOption("filter \(RequestError.printable(name.prefix(40)))")
+                    }
+                    throw .invalidValue(name, reason: "its arguments do not match thumbor's (thumbor skips it)")
+                }
+                skipped.append(name)
+                continue
+            }
             guard name == "rotate" || seen.insert(name).inserted else { throw .duplicateParameter("filters:\(name)") }
-            let arguments = Self.arguments(text)
             try read(name, arguments)
         }
     }
@@ -51,8 +75,8 @@ package struct ThumborFilters {
             }
             return value
         }
-        func boolean(_ index: Int) throws(RequestError) -> Bool {
-            guard index < arguments.count else { return false }
+        func boolean(_ index: Int, _ absent: Bool = false) throws(RequestError) -> Bool {
+            guard index < arguments.count else { return absent }
             switch arguments[index].lowercased() {
             case "true", "1": return true
             case "false", "0": return false
@@ -129,6 +153,78 @@ package struct ThumborFilters {
             fill = (colour == "transparent" ? nil : try Self.colour(colour, filter: name), try boolean(1))
         case "watermark":
             try readWatermark(arguments)
+        case "round_corner":
+            // round_corner(a|b, r, g, b[, transparent]): radii in output pixels (clamped to half the output by the
+            // step, as thumbor clamps); thumbor's C reads each channel as a byte and fails above 255.
+            try count(4...5)
+            let radii = arguments[0].split(separator: "|").map {
+                min(Int($0) ?? 0, ThumbnailSpec.RoundCorner.maxRadius)
+            }
+            let channels = try (1...3).map { index throws(RequestError) in UInt8(try number(index, 0...255)) }
+            let corner = ThumbnailSpec.RoundCorner(horizontal: radii[0], vertical: radii.last ?? radii[0])
+            plan.set(.radius, corner, option: name)
+            let colour = RGBAColour(
+                red: channels[0], green: channels[1], blue: channels[2], alpha: try boolean(4) ? 0 : 255)
+            plan.set(.radius_bg, colour, option: name)
+        case "rgb":
+            // rgb(r,g,b): thumbor adds 255 × v / 100 (C's integer division) to each band.
+            try count(3...3)
+            let levels = try (0...2).map { index throws(RequestError) in
+                Int(try number(index, -100_000...100_000)) * 255 / 100
+            }
+            let clamped = levels.map { max(-255, min(255, $0)) }
+            plan.set(
+                .rgb, ThumbnailSpec.ChannelShift(red: clamped[0], green: clamped[1], blue: clamped[2]), option: name)
+        case "colorize":
+            // colorize(r%,g%,b%,fill): fill is 6 hexadecimal digits (thumbor's bytes.fromhex; anything else is its 500).
+            try count(4...4)
+            let percents = try (0...2).map { index throws(RequestError) in
+                Int(try number(index, 0...Double(ThumbnailSpec.Colorize.maxPercent)))
+            }
+            guard arguments[3].utf8.count == 6, let colour = RGBAColour(hex: arguments[3]) else {
+                throw .invalidValue(name, reason: "the fill colour must be 6 hexadecimal digits")
+            }
+            let value = ThumbnailSpec.Colorize(red: percents[0], green: percents[1], blue: percents[2], colour: colour)
+            plan.set(.colorize, value, option: name)
+        case "curve":
+            // curve(all, r, g, b): four lists [(x,y),…] (the pattern has checked their form). thumbor's C wraps values
+            // above 255 and reads nothing from an empty list: a 400 here, as are x not increasing.
+            try count(4...4)
+            let lists = arguments.map { list in
+                let numbers = list.split(whereSeparator: { !$0.isNumber }).map { Int($0) ?? Int.max }
+                return stride(from: 0, to: numbers.count - 1, by: 2).map {
+                    ThumbnailSpec.Curve.Point(numbers[$0], numbers[$0 + 1])
+                }
+            }
+            for points in lists {
+                if let problem = ThumbnailSpec.Curve.problem(points) { throw .invalidValue(name, reason: problem) }
+            }
+            let curve = ThumbnailSpec.Curve(all: lists[0], red: lists[1], green: lists[2], blue: lists[3])
+            plan.set(.curve, curve, option: name)
+        case "equalize":
+            try count(0...0)
+            plan.set(.equalize, true, option: name)
+        case "extract_focal":
+            try count(0...0)
+            extractsFocal = true
+        case "noise":
+            // noise(amount[, seed]): a seed of 0 (thumbor's default: not seeded) is glibc's default sequence here.
+            try count(1...2)
+            let amount = Int(try number(0, 0...Double(ThumbnailSpec.Noise.maxAmount)))
+            let seed = arguments.count > 1 ? Int(try number(1, 0...Double(ThumbnailSpec.Noise.maxSeed))) : 0
+            plan.set(.noise, ThumbnailSpec.Noise(amount: amount, seed: seed), option: name)
+        case "convolution":
+            // convolution(matrix, columns[, normalize]): thumbor's C refuses (a 500) a kernel whose size or rows are
+            // not odd multiples of the columns: a 400 here, as is a kernel above 11 x 11.
+            try count(2...3)
+            let values = arguments[0].split(separator: ";").compactMap { Double($0.hasSuffix(".") ? $0 + "0" : $0) }
+                .map(DialectGeometry.decimal)
+            let columns = Int(try number(1, 1...Double(ThumbnailSpec.Convolution.maxSide)))
+            if let problem = ThumbnailSpec.Convolution.problem(count: values.count, columns: columns) {
+                throw .invalidValue(name, reason: problem)
+            }
+            let kernel = ThumbnailSpec.Convolution(values: values, columns: columns, normalize: try boolean(2, true))
+            plan.set(.convolution, kernel, option: name)
         case "focal":
             // thumbor's focal(left x top : right x bottom), in source pixels: its centre is the focal point.
             try count(1...1)

@@ -8,6 +8,8 @@ extension ThumborForm {
         package var securityKeys: [URLSignature.SharedKey] = []
         /// Whether thumbor's `unsafe/` URLs are accepted.
         package var allowsUnsafe = false
+        /// Whether a filter thumbor would skip is refused (`thumbor.skipped_filters: refuse`).
+        package var refusesSkippedFilters = false
 
         /// No keys: thumbor's form answers nothing.
         package init() {}
@@ -16,6 +18,7 @@ extension ThumborForm {
         package init(_ settings: Settings) {
             securityKeys = settings.thumbor.securityKeys.map { URLSignature.SharedKey(bytes: Array($0.utf8)) }
             allowsUnsafe = settings.thumbor.allowsUnsafe
+            refusesSkippedFilters = settings.thumbor.skippedFilters == .refuse
         }
     }
 }

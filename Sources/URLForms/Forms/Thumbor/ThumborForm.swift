@@ -64,8 +64,9 @@ package struct ThumborForm: RulesReadingForm {
         try Self.verify(path, keys: values)
         let (rules, rulesGeneration) = rules.current
         let hints = rules.readsClientHints ? identity.hints ?? ClientHints.none : nil
-        let request = try path.plan().request(
-            accept: identity.accept, rules: rules, hints: hints, watermarks: watermarks)
+        let (plan, skipped) = try path.plan(refusingSkipped: values.refusesSkippedFilters)
+        var request = try plan.request(accept: identity.accept, rules: rules, hints: hints, watermarks: watermarks)
+        if !skipped.isEmpty { request.skippedFilters = skipped.joined(separator: ", ") }
         return (request, path, keyGeneration &+ rulesGeneration)
     }
 

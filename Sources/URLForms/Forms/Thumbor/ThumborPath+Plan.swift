@@ -13,10 +13,22 @@ extension ThumborPath {
     /// - Throws: `RequestError` naming the thumbor option: `.unsupportedOption` for what thumbd cannot honour,
     ///   `.invalidValue` for a bad argument.
     package func plan() throws(RequestError) -> ThumbnailPlan {
+        try plan(refusingSkipped: false).plan
+    }
+
+    /// The plan this URL names and the filters thumbor would skip in it (``ThumborFilters/skipped``).
+    /// - Parameter refusingSkipped: refuse such a filter (a 400 naming it) instead of skipping it.
+    package func plan(refusingSkipped: Bool) throws(RequestError) -> (plan: ThumbnailPlan, skipped: [String]) {
         if debug { throw .unsupportedOption("debug") }
-        var filters = try ThumborFilters(self.filters)
+        var filters = try ThumborFilters(self.filters, refusingSkipped: refusingSkipped)
         var plan = ThumbnailPlan()
-        plan.set(.url, try Self.imageURL(image), option: "image")
+        var source = try Self.imageURL(image)
+        if filters.extractsFocal, let extracted = ThumborFilters.extractedFocal(from: source) {
+            // thumbor's extract_focal(): the inner image of an image URL that is itself a thumbor URL with a crop.
+            source = Self.withScheme(extracted.image)
+            try filters.setExtractedFocal(x: extracted.x, y: extracted.y)
+        }
+        plan.set(.url, source, option: "image")
 
         // The turn: thumbor's flips, then its rotate filter (counter-clockwise), as one clockwise orientation.
         guard
@@ -31,7 +43,7 @@ extension ThumborPath {
         try setBox(into: &plan, turn: turn, filters: &filters)
         try setRegion(into: &plan, turn: turn)
         try filters.apply(to: &plan, fitIn: fitIn != nil)
-        return plan
+        return (plan, filters.skipped)
     }
 
     /// The box, fit and enlargement, the gravity or smart crop.
@@ -144,6 +156,11 @@ extension ThumborPath {
         guard let decoded = QueryParameters.percentDecode(image.utf8) else {
             throw .malformedPath("the image has a malformed percent-escape")
         }
+        return withScheme(decoded)
+    }
+
+    /// A decoded image URL with thumbor's scheme rules (``imageURL(_:)``).
+    package static func withScheme(_ decoded: String) -> String {
         let lowered = decoded.prefix(8).lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return decoded }
         for scheme in ["http:/", "https:/"] where lowered.hasPrefix(scheme) {

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Glibc
+import Testing
+import ThumbdTestSupport
+
+@testable import ThumbdApp
+@testable import URLForms
+
+extension Integration {
+    /// thumbor's filters as a thumbor user's URLs carry them (issue 27): what thumbor itself skips is skipped, named
+    /// in `X-Thumbd-Skipped-Filters` on every answer (the hot set's too) and counted; `thumbor.skipped_filters:
+    /// refuse` makes it a 400; the filters thumbd renders are the same cache entry as their `/thumb` parameters.
+    @Suite(.timeLimit(.minutes(1))) struct ThumborFilterServingTests {
+        static func harness() throws -> Harness {
+            let harness = try Harness([
+                "thumbor.enabled": "true", "thumbor.prefix": "/t/", "thumbor.allow_unsafe": "true",
+            ])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            return harness
+        }
+
+        static func thumbor(_ harness: Harness, _ options: String) -> String {
+            "/t/unsafe/\(options)/\(originHost):\(harness.origin.port)/q.png"
+        }
+
+        @Test func whatThumborSkipsIsSkippedNamedAndCountedOnEveryAnswer() async throws {
+            // Given thumbor's form, and a URL whose filters thumbor 7.8 skips: too few arguments, no such builtin
+            let harness = try Self.harness()
+            let plain = Self.thumbor(harness, "fit-in/32x32/filters:format(png)")
+            let skipping = Self.thumbor(
+                harness, "fit-in/32x32/filters:sharpen(1,2):format(png):red_eye():rgb(10,10):focal(0.89x0.72)")
+
+            // When it is asked, then the URL without them
+            let first = try await harness.request(skipping)
+            let without = try await harness.request(plain)
+
+            // Then the rest of the URL is rendered: the same picture, one cache entry
+            #expect(first.status == 200 && first.header("x-cache") == "MISS")
+            #expect(first.header("x-thumbd-skipped-filters") == "sharpen, red_eye, rgb, focal")
+            #expect(without.header("x-cache") == "HIT-MEMORY")
+            #expect(without.header("x-thumbd-skipped-filters") == nil)
+            #expect(without.body == first.body)
+            // And each skipped filter is counted once, when the URL was parsed
+            let scrape = try await harness.scrape(until: { $0["thumbd_thumbor_skipped_filters_total"] == 4 })
+            #expect(scrape["thumbd_thumbor_skipped_filters_total"] == 4)
+
+            // And the alias table's and a hot set's answers name them too
+            let again = try await harness.request(skipping)
+            #expect(again.header("x-cache") == "HIT-MEMORY")
+            #expect(again.header("x-thumbd-skipped-filters") == "sharpen, red_eye, rgb, focal")
+            let hot = try await HotSetTests.hotHit(harness, skipping)
+            #expect(hot.header("x-thumbd-skipped-filters") == "sharpen, red_eye, rgb, focal")
+            #expect(hot.body == first.body)
+            let plainHot = try await HotSetTests.hotHit(harness, plain)
+            #expect(plainHot.header("x-thumbd-skipped-filters") == nil)
+
+            // When the setting says refuse (a reload), the same URL is a 400 naming the first of them
+            var settings = harness.service.settings
+            settings.thumbor.skippedFilters = .refuse
+            _ = try harness.service.apply(settings)
+            expectJSONError(try await harness.request(skipping), status: 400, mentioning: "sharpen")
+            let unknown = Self.thumbor(harness, "fit-in/32x32/filters:red_eye()")
+            expectJSONError(try await harness.request(unknown), status: 400, mentioning: "filter red_eye")
+            #expect(try await harness.request(plain).status == 200)
+        }
+
+        @Test func roundCornerIsOneEntryWithItsThumbParameters() async throws {
+            // Given the quadrants (64x48: red, green over blue, yellow) and thumbor's round_corner in red
+            let harness = try Self.harness()
+            let thumbor = Self.thumbor(harness, "64x48/filters:format(png):round_corner(12|8,255,0,255)")
+            let thumb = harness.thumbTarget(
+                "/q.png", "w=64&h=48&fit=cover&enlarge=1&format=png&radius=12,8&radius_bg=ff00ff")
+
+            // When both are asked
+            let first = try await harness.request(thumbor)
+            let second = try await harness.request(thumb)
+
+            // Then one render, one entry
+            #expect(first.status == 200 && first.header("x-cache") == "MISS")
+            #expect(second.header("x-cache") == "HIT-MEMORY")
+            #expect(first.body == second.body)
+            // And each corner is the colour, the centre of each quadrant untouched, the edge midpoints too (the
+            // quadrants are 230,30,30 / 30,200,60 over 40,60,220 / 240,220,40)
+            let image = try DecodedImage(decoding: first.body)
+            #expect(image.width == 64 && image.height == 48)
+            let magenta = RGB(255, 0, 255)
+            for (x, y) in [(0, 0), (63, 0), (0, 47), (63, 47), (1, 1), (62, 46)] {
+                #expect(image.colour(x: x, y: y).isClose(to: magenta, tolerance: 2), "(\(x), \(y))")
+            }
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(230, 30, 30)), (48, 12, RGB(30, 200, 60)), (16, 36, RGB(40, 60, 220)),
+                        (48, 36, RGB(240, 220, 40)), (31, 0, RGB(230, 30, 30)), (0, 36, RGB(40, 60, 220)),
+                        (12, 8, RGB(230, 30, 30)),
+                    ], tolerance: 2) == nil)
+        }
+
+        @Test func transparentCornersHaveAlphaAndJPEGPaintsTheColour() async throws {
+            let harness = try Self.harness()
+            // Transparent corners: PNG keeps them transparent
+            let png = try await harness.request(
+                Self.thumbor(harness, "64x48/filters:format(png):round_corner(10,0,0,0,true)"))
+            let transparent = try DecodedImage(decoding: png.body)
+            #expect(transparent.hasAlpha)
+            #expect(transparent.alpha(x: 0, y: 0) == 0 && transparent.alpha(x: 63, y: 47) == 0)
+            #expect(transparent.alpha(x: 32, y: 24) == 255 && transparent.alpha(x: 32, y: 0) == 255)
+            // JPEG cannot: the corners take the colour, as thumbor's JPEG (its alpha dropped) shows them
+            let jpeg = try await harness.request(
+                Self.thumbor(harness, "64x48/filters:format(jpeg):round_corner(10,0,0,0,true)"))
+            let painted = try DecodedImage(decoding: jpeg.body)
+            #expect(!painted.hasAlpha)
+            #expect(painted.colour(x: 0, y: 0).isClose(to: RGB(0, 0, 0), tolerance: 24))
+            #expect(painted.colour(x: 16, y: 12).isClose(to: RGB(230, 30, 30), tolerance: 24))
+        }
+
+        /// A thumbor URL and its `/thumb` twin: one render, one entry; the decoded picture.
+        static func sameEntry(_ harness: Harness, thumbor: String, thumb: String) async throws -> DecodedImage {
+            let first = try await harness.request(Self.thumbor(harness, thumbor))
+            let second = try await harness.request(harness.thumbTarget("/q.png", thumb))
+            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(thumbor)")
+            #expect(second.header("x-cache") == "HIT-MEMORY", "\(thumb)")
+            #expect(first.body == second.body)
+            return try DecodedImage(decoding: first.body)
+        }
+
+        static let box = "w=64&h=48&fit=cover&enlarge=1&format=png"
+
+        @Test func rgbShiftsEachBandByItsLevels() async throws {
+            // rgb(10,-20,0): +25, -51, 0 levels on the quadrants (230,30,30 / 30,200,60 over 40,60,220 / 240,220,40)
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):rgb(10,-20,0)", thumb: Self.box + "&rgb=25,-51,0")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(255, 0, 30)), (48, 12, RGB(55, 149, 60)), (16, 36, RGB(65, 9, 220)),
+                        (48, 36, RGB(255, 169, 40)),
+                    ], tolerance: 1) == nil)
+        }
+
+        @Test func colorizeMovesEachBandTowardTheColour() async throws {
+            // colorize(50,0,100,0000ff): red half-way to 0, green kept, blue all the way to 255
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):colorize(50,0,100,0000ff)",
+                thumb: Self.box + "&colorize=50,0,100,0000ff")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(115, 30, 255)), (48, 12, RGB(15, 200, 255)), (16, 36, RGB(20, 60, 255)),
+                        (48, 36, RGB(120, 220, 255)),
+                    ], tolerance: 1) == nil)
+        }
+
+        @Test func equalizeSpreadsEachBandsHistogram() async throws {
+            // Four levels per band, a quarter each: thumbor's formula maps them to 0, 85, 170 and 255
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):equalize()", thumb: Self.box + "&equalize=1")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(170, 0, 0)), (48, 12, RGB(0, 170, 170)), (16, 36, RGB(85, 85, 255)),
+                        (48, 36, RGB(255, 255, 85)),
+                    ], tolerance: 1) == nil)
+        }
+
+        @Test func convolutionIsACorrelationWithCopiedEdges() async throws {
+            // A kernel that takes each pixel's right-hand neighbour (normalised: its sum is 1) moves the picture one
+            // pixel left; the last column takes itself (edges copied)
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):convolution(0;0;0;0;0;1;0;0;0,3)",
+                thumb: Self.box + "&convolution=0;0;0;0;0;1;0;0;0,3")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (30, 12, RGB(230, 30, 30)), (31, 12, RGB(30, 200, 60)), (32, 12, RGB(30, 200, 60)),
+                        (63, 12, RGB(30, 200, 60)), (0, 36, RGB(40, 60, 220)),
+                    ], tolerance: 0) == nil)
+            // A blur kernel leaves a flat area as it is
+            let blurred = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):convolution(1;2;1;2;4;2;1;2;1,3)",
+                thumb: Self.box + "&convolution=1;2;1;2;4;2;1;2;1,3")
+            #expect(blurred.mismatch(in: [(16, 12, RGB(230, 30, 30)), (0, 0, RGB(230, 30, 30))], tolerance: 0) == nil)
+            // A kernel thumbor's C refuses (an even side) is a 400 here
+            let bad = try await harness.request(Self.thumbor(harness, "64x48/filters:convolution(1;2;1;2,2)"))
+            expectJSONError(bad, status: 400, mentioning: "convolution")
+        }
+
+        @Test func noiseIsGlibcsSequenceForTheSeed() async throws {
+            // noise(20,7): levels random() % 20 - 10 after srandom(7), one per pixel row by row, on every band
+            let harness = try Self.harness()
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):noise(20,7)", thumb: Self.box + "&noise=20,7")
+            let source = try DecodedImage(decoding: Fixtures.bytes("quadrants.png"))
+            var generator = random_data()
+            var state = [CChar](repeating: 0, count: 128)
+            var mismatches = 0
+            state.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                _ = initstate_r(7, base, 128, &generator)
+                for y in 0..<48 {
+                    for x in 0..<64 {
+                        var value: Int32 = 0
+                        _ = random_r(&generator, &value)
+                        let level = Int(value % 20) - 10
+                        let a = source.colour(x: x, y: y)
+                        let b = image.colour(x: x, y: y)
+                        let expected = [a.red, a.green, a.blue].map { UInt8(max(0, min(255, Int($0) + level))) }
+                        if expected != [b.red, b.green, b.blue] { mismatches += 1 }
+                    }
+                }
+            }
+            #expect(mismatches == 0)
+        }
+
+        @Test func curveTakesEachBandsTableThenTheAllChannelsOne() async throws {
+            // red inverted by its own list, then every band inverted by the first list: red back where it was, green
+            // and blue inverted
+            let harness = try Self.harness()
+            let lists = "[(0,255),(255,0)],[(0,255),(255,0)],[(0,0),(255,255)],[(0,0),(255,255)]"
+            let image = try await Self.sameEntry(
+                harness, thumbor: "64x48/filters:format(png):curve(\(lists))",
+                thumb: Self.box + "&curve=0:255,255:0%7C0:255,255:0%7C0:0,255:255%7C0:0,255:255")
+            #expect(
+                image.mismatch(
+                    in: [
+                        (16, 12, RGB(230, 225, 225)), (48, 12, RGB(30, 55, 195)), (16, 36, RGB(40, 195, 35)),
+                        (48, 36, RGB(240, 35, 215)),
+                    ], tolerance: 0) == nil)
+        }
+    }
+}
