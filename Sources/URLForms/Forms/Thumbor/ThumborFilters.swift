@@ -56,6 +56,14 @@ package struct ThumborFilters {
                 skipped.append(name)
                 continue
             }
+            // thumbor's rotate turns by multiples of 90 only and leaves the picture alone at any other angle: a skip.
+            if name == "rotate", let degrees = Int(arguments[0]), degrees % 90 != 0 {
+                guard !refusingSkipped else {
+                    throw .invalidValue(name, reason: "must be a multiple of 90 (thumbor leaves other angles alone)")
+                }
+                skipped.append(name)
+                continue
+            }
             guard name == "rotate" || seen.insert(name).inserted else { throw .duplicateParameter("filters:\(name)") }
             try read(name, arguments)
         }
@@ -86,7 +94,8 @@ package struct ThumborFilters {
         switch name {
         case "quality":
             try count(1...1)
-            plan.set(.q, Int(try number(0, 1...100)), option: name)
+            // thumbor passes any whole number to Pillow, whose JPEG scale stops at 0 (worst) and 100: thumbd's is 1...100.
+            plan.set(.q, min(100, max(1, Int(try number(0, 0...1_000_000)))), option: name)
         case "format":
             try count(1...1)
             let format = arguments[0].lowercased()
@@ -112,13 +121,20 @@ package struct ThumborFilters {
             plan.set(.grayscale, true, option: name)
         case "brightness":
             try count(1...1)
-            plan.set(.brightness, Int((try number(0, -100...100) * 2.55).rounded()), option: name)
+            // thumbor adds 255 × n / 100 (C's integer division) to each band; beyond ±255 every band is clamped anyway.
+            let delta = Int(try number(0, -1_000_000...1_000_000)) * 255 / 100
+            plan.set(.brightness, max(-255, min(255, delta)), option: name)
         case "contrast":
             try count(1...1)
-            plan.set(.contrast, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), option: name)
+            // thumbor's factor is (n + 100)² / 100 (integer division), then / 100: contrast(50) is 2.25, (-50) 0.25.
+            // thumbd's contrast goes up to 10: n from -416 to 216.
+            let shifted = Int(try number(0, -416...216)) + 100
+            plan.set(.contrast, DialectGeometry.decimal(Double(shifted * shifted / 100) / 100), option: name)
         case "saturation":
             try count(1...1)
-            plan.set(.saturation, DialectGeometry.decimal(1 + (try number(0, -100...100)) / 100), option: name)
+            // thumbor's argument is the factor itself (saturation(1.5) is 1.5 times the colour); thumbd's is 0...10
+            // (thumbor's negative factors, which invert the colours, are refused).
+            plan.set(.saturation, DialectGeometry.decimal(try number(0, 0...10)), option: name)
         case "rotate":
             try count(1...1)
             guard let degrees = Int(arguments[0]), degrees % 90 == 0 else {
@@ -142,7 +158,10 @@ package struct ThumborFilters {
             proportion = value
         case "max_bytes":
             try count(1...1)
-            plan.set(.max_bytes, Int(try number(0, 0...100_000_000)), option: name)
+            // thumbor: 0 is no limit; a limit it cannot reach leaves its lowest quality, as thumbd's floor does.
+            let limit = Int(try number(0, 0...1e15))
+            let range = ThumbnailSpec.Operations.maxBytesRange
+            if limit > 0 { plan.set(.max_bytes, min(range.upperBound, max(range.lowerBound, limit)), option: name) }
         case "background_color":
             try count(1...1)
             plan.set(.bg, try Self.colour(arguments[0], filter: name), option: name)

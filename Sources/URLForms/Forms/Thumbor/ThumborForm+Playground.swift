@@ -66,7 +66,13 @@ extension ThumborForm {
               } else if (ops.bg) {
                 filters.push('background_color(' + ops.bg + ')');
               }
-              if (ops.blur) { filters.push('blur(' + (Number(ops.blur) >= 1 ? ops.blur : '1,' + ops.blur) + ')'); }
+              // thumbor's radius is a whole number (it skips blur(1.5)): a fractional sigma goes second, its
+              // radius three sigmas (thumbd reads only the sigma).
+              if (ops.blur) {
+                const sigma = Number(ops.blur);
+                filters.push('blur(' + (Number.isInteger(sigma) ? ops.blur
+                  : Math.min(150, Math.max(1, Math.ceil(3 * sigma))) + ',' + ops.blur) + ')');
+              }
               if (ops.sharpen) { filters.push('sharpen(1,' + ops.sharpen + ',true)'); }
               if (ops.grayscale) { filters.push('grayscale()'); }
               if (ops.format !== 'auto') { filters.push('format(' + ops.format + ')'); }
