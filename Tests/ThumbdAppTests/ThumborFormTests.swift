@@ -109,6 +109,7 @@ import Thumbnailing
         ("fit-in/9x9/filters:quality(0):max_bytes(100)/img.test/a.jpg", "w=9&h=9&q=1&max_bytes=1024"),
         ("fit-in/9x9/filters:quality(500):max_bytes(0)/img.test/a.jpg", "w=9&h=9&q=100"),
         ("fit-in/9x9/filters:rotate(45)/img.test/a.jpg", "w=9&h=9"),
+        ("fit-in/9x9/filters:background_color(transparent)/img.test/a.jpg", "w=9&h=9"),
         ("fit-in/300x200/img.test/a.jpg", "w=300&h=200"),
         ("full-fit-in/300x200/img.test/a.jpg", "w=300&h=200&fit=outside&enlarge=1"),
         ("adaptive-fit-in/300x200/img.test/a.jpg", "w=300&h=200&adaptive=1"),

@@ -164,6 +164,8 @@ package struct ThumborFilters {
             if limit > 0 { plan.set(.max_bytes, min(range.upperBound, max(range.lowerBound, limit)), option: name) }
         case "background_color":
             try count(1...1)
+            // thumbor pastes the picture over a canvas of that colour; a transparent canvas changes nothing.
+            guard arguments[0].lowercased() != "transparent" else { break }
             plan.set(.bg, try Self.colour(arguments[0], filter: name), option: name)
         case "fill":
             try count(1...2)
