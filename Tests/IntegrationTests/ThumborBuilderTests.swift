@@ -162,7 +162,7 @@ extension Integration {
                     .init(width: 64, height: 48, mime: "image/png", probes: [(16, 12, RGB(255, 0, 0))])
                 ),
                 (
-                    "saturation", #""width": 64, "height": 48, "filters": ["saturation(-100)"]"#, "q.png",
+                    "saturation", #""width": 64, "height": 48, "filters": ["saturation(0)"]"#, "q.png",
                     .init(width: 64, height: 48, grey: (16, 12))
                 ),
                 (

@@ -37,7 +37,9 @@ extension ThumborForm {
               var counterClockwise = turn.mirrored ? turn.degrees : (360 - turn.degrees) % 360;
               var swaps = turn.degrees % 180 !== 0;
               var parts = ['unsafe'];
-              if (e.fit !== 'cover') { parts.push('fit-in'); }
+              // thumbor's crop mode (no fit-in) is cover, and fill with stretch(), which fit-in ignores.
+              var cropMode = e.fit === 'cover' || e.fit === 'fill';
+              if (!cropMode) { parts.push('fit-in'); }
               parts.push((turn.mirrored ? '-' : '') + (swaps ? ops.h : ops.w) + 'x' + (swaps ? ops.w : ops.h));
               if (e.fit === 'cover' && e.gravity === 'attention') {
                 parts.push('smart');
@@ -58,8 +60,8 @@ extension ThumborForm {
               }
               var filters = [];
               if (e.fit === 'fill') { filters.push('stretch()'); }
-              if (e.fit === 'cover' && !ops.enlarge) { filters.push('no_upscale()'); }
-              if (e.fit !== 'cover' && ops.enlarge) { filters.push('upscale()'); }
+              if (cropMode && !ops.enlarge) { filters.push('no_upscale()'); }
+              if (!cropMode && ops.enlarge) { filters.push('upscale()'); }
               if (counterClockwise) { filters.push('rotate(' + counterClockwise + ')'); }
               if (e.fit === 'pad') {
                 filters.push('fill(' + (ops.bg || 'transparent') + ')');

@@ -76,7 +76,7 @@ extension ThumborPath {
             plan.set(.enlarge, full || filters.upscale, option: name)
             if full { plan.set(.fit, Fit.outside, option: name) }
             if fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn { plan.set(.adaptive, true, option: name) }
-            if filters.stretch { plan.set(.fit, Fit.fill, option: "stretch") }
+            // thumbor reads stretch() only in its crop mode: beside fit-in it changes nothing.
             return
         }
         // thumbor's crop mode resizes to the box whatever the source's size, unless no_upscale.
