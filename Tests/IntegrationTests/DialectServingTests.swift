@@ -68,6 +68,36 @@ extension Integration {
             let thumbnail = try await harness.request("/imgproxy" + Self.signed("/rs:fit:32:32/plain/\(source)@png"))
             #expect(thumbnail.status == 200 && thumbnail.header("content-type") == "image/png")
         }
+        @Test func aPlacedCropIsOneEntryThroughThumbAndImgproxy() async throws {
+            // Given imgproxy's form without keys, and the 300x300 grid of 100 px cells at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When a 100x100 px crop from the south-east corner, 100 px in from the right, is asked through /thumb
+            // and then as imgproxy writes it (the crop's own gravity, and `g:` standing in for it)
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=50&crop=100,100&crop_gravity=southeast&crop_offset=100,0&format=png")
+            let imgproxy = try await harness.request("/imgproxy/_/w:50/c:100:100:soea:100:0/plain/\(source)@png")
+            let byGravity = try await harness.request("/imgproxy/_/w:50/g:soea/c:100:100/plain/\(source)@png")
+
+            // Then /thumb renders it (MISS) and imgproxy's URL is the same entry (HIT-MEMORY, the same bytes)
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "MISS")
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "HIT-MEMORY")
+            #expect(imgproxy.body == thumb.body)
+            let image = try DecodedImage(decoding: thumb.body)
+            #expect(image.width == 50 && image.height == 50)
+            // The bottom row's middle cell, edge to edge
+            let cell = Fixtures.grid[2][1]
+            #expect(image.mismatch(in: [(2, 2, cell), (47, 47, cell), (25, 25, cell)], tolerance: 8) == nil)
+            // `c:` without a gravity of its own is placed by `g:`: the bottom-right cell, a new entry
+            #expect(byGravity.status == 200 && byGravity.header("x-cache") == "MISS", "\(byGravity.text.prefix(200))")
+            let corner = try DecodedImage(decoding: byGravity.body)
+            #expect(
+                corner.mismatch(in: [(2, 2, Fixtures.grid[2][2]), (47, 47, Fixtures.grid[2][2])], tolerance: 8) == nil)
+            #expect(harness.origin.hits("/grid.png") == 1)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([

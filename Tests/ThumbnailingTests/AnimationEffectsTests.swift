@@ -43,6 +43,11 @@ import Thumbnailing
         Case("crop-fractions") {
             $0.crop = .fractions(left: decimal("0.25"), top: decimal("0"), width: decimal("0.5"), height: decimal("1"))
         },
+        Case("crop-placed") {
+            $0.crop = .placed(
+                width: .pixels(30), height: .fraction(decimal("0.5")), gravity: .compass(.east, x: .pixels(2), y: .zero)
+            )
+        },
         Case("cover-west", box: (30, 32), fit: .cover, gravity: .west) { _ in },
         Case("adaptive", box: (20, 40), fit: .cover) { $0.adaptive = true },
         Case("fill", box: (40, 40), fit: .fill) { _ in },

@@ -110,8 +110,9 @@ enum OperationRegistry {
 package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
-    case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
-        blur, sharpen
+    case animated, autorotate, rotate, flip, adaptive, trim, crop
+    case crop_gravity, crop_offset
+    case brightness, contrast, saturation, grayscale, blur, sharpen
     case pixelate, padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
@@ -222,6 +223,9 @@ package struct PlanValues: Hashable, Sendable {
     package var adaptive: Bool?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
+    /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
+    package var cropGravity: ThumbnailSpec.CropGravity?
+    package var cropOffset: ThumbnailSpec.CropOffset?
     package var brightness: Int?
     package var contrast: FixedDecimal?
     package var saturation: FixedDecimal?
@@ -272,6 +276,8 @@ package struct PlanValues: Hashable, Sendable {
         adaptive = upper.adaptive ?? adaptive
         trim = upper.trim ?? trim
         crop = upper.crop ?? crop
+        cropGravity = upper.cropGravity ?? cropGravity
+        cropOffset = upper.cropOffset ?? cropOffset
         brightness = upper.brightness ?? brightness
         contrast = upper.contrast ?? contrast
         saturation = upper.saturation ?? saturation
@@ -395,6 +401,14 @@ extension PlanField where Value == ThumbnailSpec.Trim {
 
 extension PlanField where Value == ThumbnailSpec.Crop {
     package static var crop: Self { Self(parameter: .crop, keyPath: \.crop) }
+}
+
+extension PlanField where Value == ThumbnailSpec.CropGravity {
+    package static var crop_gravity: Self { Self(parameter: .crop_gravity, keyPath: \.cropGravity) }
+}
+
+extension PlanField where Value == ThumbnailSpec.CropOffset {
+    package static var crop_offset: Self { Self(parameter: .crop_offset, keyPath: \.cropOffset) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Padding {

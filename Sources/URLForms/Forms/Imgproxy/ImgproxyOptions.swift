@@ -49,6 +49,9 @@ package struct ImgproxyOptions: Sendable {
         package var height: CropSide
         /// The crop's own gravity; `nil` uses `gravity`'s.
         package var gravity: Gravity?
+        /// The crop gravity's offsets (a compass point's): pixels (|v| ≥ 1) or fractions of the picture's side.
+        package var offsetX = FixedDecimal.zero
+        package var offsetY = FixedDecimal.zero
     }
 
     package struct Watermark: Sendable {
@@ -266,9 +269,23 @@ package struct ImgproxyOptions: Sendable {
         }
         let width = try side(arguments[0])
         let height = arguments.count > 1 ? try side(arguments[1]) : .whole
-        let gravity =
-            arguments.count > 2 ? try Self.gravity(Array(arguments.dropFirst(2)), option, smart: true) : nil
-        crop = Given(value: Crop(width: width, height: height, gravity: gravity), option: option)
+        var placement = Array(arguments.dropFirst(2))
+        // A compass point's offsets are the crop's own (placed once the picture's size is known).
+        var offsets = (FixedDecimal.zero, FixedDecimal.zero)
+        if let type = placement.first, Self.compassPoints[type] != nil, placement.count > 1 {
+            guard placement.count <= 3 else {
+                throw .invalidValue(option, reason: "the gravity takes at most 2 offsets")
+            }
+            if !placement[1].isEmpty { offsets.0 = try Self.decimal(placement[1], option, "offset") }
+            if placement.count > 2 && !placement[2].isEmpty {
+                offsets.1 = try Self.decimal(placement[2], option, "offset")
+            }
+            placement = [type]
+        }
+        let gravity = placement.isEmpty ? nil : try Self.gravity(placement, option, smart: true)
+        crop = Given(
+            value: Crop(width: width, height: height, gravity: gravity, offsetX: offsets.0, offsetY: offsets.1),
+            option: option)
     }
 
     /// `threshold:colour:equal_hor:equal_ver`; an empty threshold turns trimming off (as in imgproxy).
