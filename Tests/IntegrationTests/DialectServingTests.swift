@@ -98,6 +98,41 @@ extension Integration {
             #expect(harness.origin.hits("/grid.png") == 1)
         }
 
+        @Test func thumborsPixelCropBesideAFlipIsOneEntryWithThumb() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid of 100 px cells at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When thumbor's crop of the top row's first two cells, mirrored, is asked, then the same plan as /thumb
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/0x0:200x100/-100x50/filters:format(png)/\(host)/grid.png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=100&h=50&fit=cover&enlarge=1&flip=h&crop=200,100&crop_gravity=northeast"
+                    + "&format=png")
+
+            // Then thumbor's crop comes before its mirror: green on the left, red on the right
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 100 && image.height == 50)
+            let probes = [(5, 25, Fixtures.grid[0][1]), (45, 25, Fixtures.grid[0][1]), (55, 25, Fixtures.grid[0][0])]
+            #expect(image.mismatch(in: probes + [(95, 25, Fixtures.grid[0][0])], tolerance: 8) == nil)
+            // And /thumb's spelling is the same entry
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == thumbor.body)
+
+            // A trim with a manual crop: the crop's coordinates are the trimmed picture's (nothing to trim here)
+            let trimmed = try await harness.request(
+                "/thumbor/unsafe/trim/100x100:200x200/fit-in/50x50/filters:format(png)/\(host)/grid.png")
+            #expect(trimmed.status == 200, "\(trimmed.text.prefix(200))")
+            let middle = try DecodedImage(decoding: trimmed.body)
+            #expect(middle.width == 50 && middle.height == 50)
+            #expect(
+                middle.mismatch(in: [(3, 3, Fixtures.grid[1][1]), (46, 46, Fixtures.grid[1][1])], tolerance: 8) == nil)
+            #expect(harness.origin.hits("/grid.png") == 1)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([
