@@ -98,6 +98,27 @@ extension Integration {
             #expect(harness.origin.hits("/grid.png") == 1)
         }
 
+        @Test func aGravityOffsetIsOneEntryThroughThumbAndImgproxy() async throws {
+            // Given imgproxy's form and the 300x300 grid of 100 px cells at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When a row-high cover crop from the north edge, 50 CSS px down at dpr 2, is asked both ways
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fill:150:50/dpr:2/g:no:0:50/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=150&h=50&dpr=2&fit=cover&gravity=north&gravity_offset=0,50&format=png")
+
+            // Then it is the middle row (100 output px down), one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 300 && image.height == 100)
+            let probes = (0..<3).map { (x: $0 * 100 + 50, y: 50, colour: Fixtures.grid[1][$0]) }
+            #expect(image.mismatch(in: probes, tolerance: 8) == nil)
+        }
+
         @Test func thumborsPixelCropBesideAFlipIsOneEntryWithThumb() async throws {
             // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid of 100 px cells at the origin
             let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])

@@ -49,6 +49,9 @@ import Thumbnailing
             )
         },
         Case("cover-west", box: (30, 32), fit: .cover, gravity: .west) { _ in },
+        Case("cover-west-offset", box: (30, 32), fit: .cover, gravity: .west) {
+            $0.gravityOffset = ThumbnailSpec.CropOffset(x: .pixels(6), y: .zero)
+        },
         Case("adaptive", box: (20, 40), fit: .cover) { $0.adaptive = true },
         Case("fill", box: (40, 40), fit: .fill) { _ in },
         Case("pad", box: (48, 48), fit: .pad) { $0.background = RGBAColour(hex: "00ffff") },

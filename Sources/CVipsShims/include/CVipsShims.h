@@ -140,6 +140,11 @@ typedef struct ThumbdVipsThumbnailParams {
     /// THUMBD_VIPS_GRAVITY_FOCAL's point, fractions 0...1 of the (cropped) picture.
     double focal_x, focal_y;
     int focal_in_pixels;        // focal_x, focal_y are pixels of the turned picture (crop's frame), not fractions
+    /// The cover crop of a compass gravity moved inward from the edges it names (at the centre: right and down), in
+    /// output pixels, or fractions of the resized picture's side where gravity_offset_fractions has
+    /// THUMBD_VIPS_CROP_FRACTION_LEFT (x) / _TOP (y); kept inside the picture.
+    double gravity_offset_x, gravity_offset_y;
+    int gravity_offset_fractions;
     /// Effects on the resized picture: tone (brightness -255...255 added, contrast and saturation as
     /// multipliers, neutral 1), grey, then blur and sharpen (Gaussian sigma, 0 = none) and pixelate (block
     /// size, 0 or 1 = none).

@@ -24,6 +24,8 @@ extension ThumbnailSpec {
         package var trim: Trim?
         /// The region of the (oriented, trimmed) picture that is resized.
         package var crop: Crop?
+        /// Moves the cover crop of a compass gravity (output pixels, or fractions of the resized picture's side).
+        package var gravityOffset: CropOffset?
         /// The box's sides trade places when its orientation (landscape or portrait) is not the picture's (after
         /// crop): thumbor's `adaptive-fit-in`. Nothing with a one-sided or square box.
         package var adaptive = false
@@ -81,7 +83,8 @@ enum OperationRegistry {
     /// The order the steps run in, which is the variant key's order (persisted: never reorder).
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
-        TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
+        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
+        GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self, PaddingOperation.self, WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
@@ -93,7 +96,8 @@ enum OperationRegistry {
     /// before the watermark here and after it in the key, and the metadata options come last.
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
-        TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
+        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
+        GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self, PaddingOperation.self, BackgroundOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
@@ -111,7 +115,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
     case animated, autorotate, rotate, flip, adaptive, trim, crop
-    case crop_gravity, crop_offset
+    case crop_gravity, crop_offset, gravity_offset
     case brightness, contrast, saturation, grayscale, blur, sharpen
     case pixelate, padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
@@ -226,6 +230,8 @@ package struct PlanValues: Hashable, Sendable {
     /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
     package var cropGravity: ThumbnailSpec.CropGravity?
     package var cropOffset: ThumbnailSpec.CropOffset?
+    /// In CSS pixels (or fractions).
+    package var gravityOffset: ThumbnailSpec.CropOffset?
     package var brightness: Int?
     package var contrast: FixedDecimal?
     package var saturation: FixedDecimal?
@@ -278,6 +284,7 @@ package struct PlanValues: Hashable, Sendable {
         crop = upper.crop ?? crop
         cropGravity = upper.cropGravity ?? cropGravity
         cropOffset = upper.cropOffset ?? cropOffset
+        gravityOffset = upper.gravityOffset ?? gravityOffset
         brightness = upper.brightness ?? brightness
         contrast = upper.contrast ?? contrast
         saturation = upper.saturation ?? saturation
@@ -409,6 +416,7 @@ extension PlanField where Value == ThumbnailSpec.CropGravity {
 
 extension PlanField where Value == ThumbnailSpec.CropOffset {
     package static var crop_offset: Self { Self(parameter: .crop_offset, keyPath: \.cropOffset) }
+    package static var gravity_offset: Self { Self(parameter: .gravity_offset, keyPath: \.gravityOffset) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Padding {

@@ -159,6 +159,10 @@ extension ImgproxyOptions {
             case .focalPoint(let x, let y): .focalPoint(x: x, y: y)
             }
         plan.set(.gravity, value, option: gravity.option)
+        if case .compass = gravity.value, gravityOffset.x != .zero || gravityOffset.y != .zero {
+            let offset = ThumbnailSpec.CropOffset(x: Self.offset(gravityOffset.x), y: Self.offset(gravityOffset.y))
+            plan.set(.gravity_offset, offset, option: gravity.option)
+        }
     }
 
     // MARK: - Crop
@@ -179,8 +183,10 @@ extension ImgproxyOptions {
         let sides = [width, height]
         let hasFraction = sides.contains { if case .fraction = $0 { true } else { false } }
         let hasPixels = sides.contains { if case .pixels = $0 { true } else { false } }
-        let hasOffsets =
-            crop.value.gravity != nil && (crop.value.offsetX != .zero || crop.value.offsetY != .zero)
+        // Without a gravity of its own the crop takes `gravity`'s, offsets included (imgproxy copies both).
+        let offsets =
+            crop.value.gravity != nil ? (x: crop.value.offsetX, y: crop.value.offsetY) : gravityOffset
+        let hasOffsets = offsets.x != .zero || offsets.y != .zero
         if hasFraction && !hasPixels && !hasOffsets {
             let whole = FixedDecimal.unitsPerOne
             func length(_ side: CropSide) -> Int { if case .fraction(let value) = side { value.units } else { whole } }
@@ -224,8 +230,7 @@ extension ImgproxyOptions {
                     .crop_gravity, ThumbnailSpec.CropGravity.compass(point, x: .zero, y: .zero), option: crop.option)
             }
             if hasOffsets {
-                let offset = ThumbnailSpec.CropOffset(
-                    x: Self.offset(crop.value.offsetX), y: Self.offset(crop.value.offsetY))
+                let offset = ThumbnailSpec.CropOffset(x: Self.offset(offsets.x), y: Self.offset(offsets.y))
                 plan.set(.crop_offset, offset, option: crop.option)
             }
         case .focalPoint(let x, let y):
