@@ -79,6 +79,7 @@ void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, in
 }
 
 ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height) {
+    if (box.fit == THUMBD_VIPS_FIT_COVER_DOWN) return THUMBD_VIPS_FIT_COVER;
     if (box.fit != THUMBD_VIPS_FIT_AUTO) return box.fit;
     int box_width, box_height;
     thumbd_adapted_box(box, width, height, &box_width, &box_height);
@@ -90,6 +91,14 @@ ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
     settled.fit = thumbd_effective_fit(box, width, height);
     thumbd_adapted_box(box, width, height, &settled.width, &settled.height);
     settled.adaptive = 0;
+    if (box.fit == THUMBD_VIPS_FIT_COVER_DOWN && !box.enlarge) {
+        // fill-down: a box the picture cannot cover without enlarging keeps its aspect at the largest size inside.
+        double k = THUMBD_MIN(1.0, THUMBD_MIN((double)width / settled.width, (double)height / settled.height));
+        if (k < 1) {
+            settled.width = THUMBD_CLIP(1, (int)lround(settled.width * k), width);
+            settled.height = THUMBD_CLIP(1, (int)lround(settled.height * k), height);
+        }
+    }
     return settled;
 }
 
@@ -104,7 +113,8 @@ ThumbdResizeTarget thumbd_resize_target(ThumbdBox box, int upright_width, int up
     case THUMBD_VIPS_FIT_AUTO:  // (made COVER or CONTAIN above)
         break;
     case THUMBD_VIPS_FIT_COVER:
-    case THUMBD_VIPS_FIT_OUTSIDE:  // the same resize; only COVER crops the overflow afterwards
+    case THUMBD_VIPS_FIT_COVER_DOWN:  // (made COVER above)
+    case THUMBD_VIPS_FIT_OUTSIDE:     // the same resize; only COVER crops the overflow afterwards
         // Fill the box: constrain the side that needs the smaller shrink and leave the other unbounded;
         // the overflow is cropped after rotation. Same geometry as vips_thumbnail's crop mode.
         if ((int64_t)b.width * upright_height >= (int64_t)b.height * upright_width) {

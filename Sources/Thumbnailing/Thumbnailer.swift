@@ -135,8 +135,9 @@ package struct Thumbnailer: Sendable {
         let configuration = self.configuration
         let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
         let oneSided = spec.width == nil || spec.height == nil
-        let fit = oneSided ? Fit.contain : spec.fit
-        let crops = fit == .cover || fit == .auto
+        // fill-down with enlarge is cover (the box is never larger than what the picture may become).
+        let fit = oneSided ? Fit.contain : spec.fit == .coverDown && spec.enlarge ? .cover : spec.fit
+        let crops = fit == .cover || fit == .auto || fit == .coverDown
         let focalPoint = crops ? spec.focalPoint : nil
         // pad places the picture by a compass point; the smart gravities choose a crop, and pad crops nothing.
         let placesByGravity =

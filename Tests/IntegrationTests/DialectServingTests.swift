@@ -119,6 +119,30 @@ extension Integration {
             #expect(image.mismatch(in: probes, tolerance: 8) == nil)
         }
 
+        @Test func fillDownWithoutEnlargeIsOneEntryThroughThumbAndImgproxy() async throws {
+            // Given imgproxy's form and the 64x48 quadrant picture at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/q.png"))
+
+            // When a 128x128 fill-down from the west, not enlarged, is asked both ways
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fill-down:128:128/g:we/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=128&h=128&fit=cover-down&gravity=west&format=png")
+
+            // Then the box's square aspect at the largest size inside the picture, its west part, one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 48 && image.height == 48)
+            let probes = [
+                (x: 16, y: 12, colour: Fixtures.red), (x: 40, y: 12, colour: Fixtures.green),
+                (x: 16, y: 36, colour: Fixtures.blue), (x: 40, y: 36, colour: Fixtures.yellow),
+            ]
+            #expect(image.mismatch(in: probes) == nil)
+        }
+
         @Test func thumborsPixelCropBesideAFlipIsOneEntryWithThumb() async throws {
             // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid of 100 px cells at the origin
             let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])

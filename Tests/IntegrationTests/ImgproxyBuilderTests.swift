@@ -504,8 +504,8 @@ extension Integration {
                     .init(width: 24, height: 18, probes: quadrants(24, 18, upright))
                 ),
                 (
-                    "rs:fill-down without enlarge", rs("fill-down", 32, 32), "q.png",
-                    refused("unsupported option: rs:fill-down")
+                    "rs:fill-down without enlarge, a box larger than the picture", rs("fill-down", 128, 128), "q.png",
+                    .init(width: 48, height: 48, probes: quadrants(48, 48, upright))
                 ),
                 (
                     "ex on a fill without enlarge", rs("fill", 64, 64, "ex:1"), "q.png",

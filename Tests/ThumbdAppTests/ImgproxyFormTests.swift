@@ -192,6 +192,7 @@ import Thumbnailing
         ("rs:fill:300:200/g:fp:0.25:0.75", "w=300&h=200&fit=cover&gravity=fp:0.25,0.75"),
         ("rs:fill:300:200/g:noea", "w=300&h=200&fit=cover&gravity=northeast"),
         ("rs:fill-down:300:200:1", "w=300&h=200&fit=cover&enlarge=1"),
+        ("rs:fill-down:300:200/g:so", "w=300&h=200&fit=cover-down&gravity=south"),
         ("rs:fit:300:200:0:1:no/bg:255:0:0", "w=300&h=200&fit=pad&gravity=north&bg=ff0000"),
         ("rs:fit:300:200:1/exar:1:sowe", "w=300&h=200&fit=pad&gravity=southwest&enlarge=1"),
         ("w:300/c:0.5:0.5", "w=300&crop=0.25,0.25,0.5,0.5"),
@@ -346,7 +347,6 @@ import Thumbnailing
     static let refused: [(String, RequestError)] = [
         ("g:obj:face", .unsupportedOption("obj")),
         ("rs:fill:300:200/gravity:objw:face:2", .unsupportedOption("objw")),
-        ("rs:fill-down:300:200", .unsupportedOption("rs:fill-down")),
         ("rt:force/w:300", .unsupportedOption("rt:force")),
         ("rs:fill:300:200:0:1", .unsupportedOption("rs")),
         ("rs:fit:300:200/exar:1", .unsupportedOption("exar")),

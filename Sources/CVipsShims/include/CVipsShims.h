@@ -37,6 +37,8 @@ typedef enum ThumbdVipsFit {
     THUMBD_VIPS_FIT_PAD = 3,      // inside the box like CONTAIN, then extended to exactly the box (background)
     THUMBD_VIPS_FIT_OUTSIDE = 4,  // covers the box, aspect kept, nothing cropped
     THUMBD_VIPS_FIT_AUTO = 5,     // COVER when picture and box are both landscape-or-square or both portrait, else CONTAIN
+    THUMBD_VIPS_FIT_COVER_DOWN = 6,  // COVER; without enlarge, a box larger than the picture first shrinks, keeping its
+                                     // aspect, until it fits inside (imgproxy's fill-down)
 } ThumbdVipsFit;
 
 /// Which part a cover crop keeps.

@@ -5,7 +5,7 @@ import Thumbnailing
 ///
 /// Where thumbd's plan means exactly what imgproxy does, the option becomes the parameter; where the result would
 /// depend on the source in a way the plan cannot say (its size), the option is refused by name rather than
-/// approximated: `fill-down` or `ex:1` on a `fill` without `el:1`, `mw`/`mh`. A `crop` the plan cannot place
+/// approximated: `ex:1` on a `fill` without `el:1`, `mw`/`mh`. A `crop` the plan cannot place
 /// without the picture's size is a placed crop, which the render resolves once it has read the header. (`rt:auto`, which depends on the source's orientation, is the plan's `fit=auto`.)
 extension ImgproxyOptions {
     /// The plan of a parsed path.
@@ -116,9 +116,10 @@ extension ImgproxyOptions {
             try refuseExtensionUnlessEnlarged()
             plan.set(.fit, Fit.cover, option: typeOption)
         case .fillDown:
-            // fill-down differs from fill only when the picture is smaller than the box and not enlarged.
-            guard enlarges else { throw .unsupportedOption("\(typeOption):fill-down") }
-            plan.set(.fit, Fit.cover, option: typeOption)
+            // fill-down differs from fill only when the picture is smaller than the box and not enlarged: then
+            // `fit=cover-down` shrinks the box, keeping its aspect, once the render knows the picture's size.
+            try refuseExtensionUnlessEnlarged()
+            plan.set(.fit, enlarges ? Fit.cover : Fit.coverDown, option: typeOption)
         case .force:
             try refuseExtensionUnlessEnlarged()
             plan.set(.fit, Fit.fill, option: typeOption)
