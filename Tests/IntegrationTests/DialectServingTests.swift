@@ -143,6 +143,31 @@ extension Integration {
             #expect(image.mismatch(in: probes) == nil)
         }
 
+        @Test func aBoxBeyondTheLargestSideWithoutEnlargeIsThePicturesSize() async throws {
+            // Given imgproxy's and thumbor's forms and the 300x300 grid at the origin
+            let harness = try Harness([
+                "imgproxy.enabled": "true", "thumbor.enabled": "true", "thumbor.allow_unsafe": "true",
+            ])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+            let host = "\(originHost):\(harness.origin.port)"
+
+            // When a 5000x5000 box, nothing enlarged, is asked through imgproxy, thumbor's fit-in and /thumb
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fit:5000:5000/plain/\(source)@png")
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/fit-in/5000x5000/filters:format(png)/\(host)/grid.png")
+            let thumb = try await harness.request("/thumb?url=\(source)&w=4096&h=4096&format=png")
+
+            // Then the picture at its own size, one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 300 && image.height == 300)
+            #expect(image.mismatch(in: [(x: 250, y: 50, colour: Fixtures.grid[0][2])], tolerance: 8) == nil)
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == imgproxy.body && thumbor.body == imgproxy.body)
+        }
+
         @Test func thumborsPixelCropBesideAFlipIsOneEntryWithThumb() async throws {
             // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid of 100 px cells at the origin
             let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])

@@ -131,6 +131,8 @@ import Thumbnailing
         ("0.1x0.1:0.9x0.9/fit-in/100x100/img.test/a.jpg", "w=100&h=100&crop=0.1,0.1,0.8,0.8"),
         ("0.0x0.0:0.5x1.0/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&crop=0.5,0.0,0.5,1.0&flip=h"),
         ("0x0:0x0/fit-in/100x100/img.test/a.jpg", "w=100&h=100"),
+        ("fit-in/5000x5000/img.test/a.jpg", "w=4096&h=4096"),
+        ("fit-in/5000x300/img.test/a.jpg", "w=4096&h=300"),
         // thumbor trims, then crops the trimmed picture (thumbd's order)
         ("trim/1x1:5x5/10x10/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&trim=0&crop=1,1,4,4"),
         // A crop in pixels beside a turn: placed from the corner the turn takes the top-left to

@@ -80,14 +80,21 @@ extension ImgproxyOptions {
             try compileNoBox(into: &plan, enlarges: enlarges)
             return
         }
+        let type = resizingType?.value ?? .fit
+        let extending = extend.flatMap { $0.value.isEnabled ? $0 : nil }
+        if !enlarges && extending == nil && (type == .fit || (!(hasWidth && hasHeight) && type != .force)) {
+            // Inside the box, never enlarged: at most the picture's own size, so a box beyond thumbd's largest side
+            // (times dpr) is that side: the result is bounded there, not the box refused (`rs:fit:5000:5000`).
+            let limit = Int(Double(ThumbnailSpec.maxDimension) / (dpr?.value.value ?? 1))
+            boxWidth = min(boxWidth, max(limit, 1))
+            boxHeight = min(boxHeight, max(limit, 1))
+        }
         if boxWidth > 0 { plan.set(.w, boxWidth, option: width?.option ?? "w") }
         if boxHeight > 0 { plan.set(.h, boxHeight, option: height?.option ?? "h") }
         if let dpr { plan.set(.dpr, dpr.value, option: dpr.option) }
         if let enlarge { plan.set(.enlarge, enlarge.value, option: enlarge.option) }
 
-        let type = resizingType?.value ?? .fit
         let typeOption = resizingType?.option ?? "rt"
-        let extending = extend.flatMap { $0.value.isEnabled ? $0 : nil }
         let toAspect = extendAspectRatio.flatMap { $0.value.isEnabled ? $0 : nil }
         // Extending to the box or its aspect ratio changes nothing when the picture always reaches the box.
         func refuseExtensionUnlessEnlarged() throws(RequestError) {

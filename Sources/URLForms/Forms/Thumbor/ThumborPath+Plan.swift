@@ -53,6 +53,12 @@ extension ThumborPath {
         }
         if self.width == .original || self.height == .original { throw .unsupportedOption("orig with a size") }
         if turn.swapsSides { (width, height) = (height, width) }
+        if fitIn == .fitIn || fitIn == .adaptiveFitIn, !filters.upscale, !filters.stretch, !filters.fills {
+            // Inside the box, never enlarged: the picture's own size at most, so a box beyond thumbd's largest side
+            // is that side (the result is bounded there, not the box refused).
+            width = width.map { min($0, ThumbnailSpec.maxDimension) }
+            height = height.map { min($0, ThumbnailSpec.maxDimension) }
+        }
         if let width { plan.set(.w, width, option: "width") }
         if let height { plan.set(.h, height, option: "height") }
 
