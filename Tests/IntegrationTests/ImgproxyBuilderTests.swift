@@ -512,8 +512,8 @@ extension Integration {
                     refused("unsupported option: ex")
                 ),
                 (
-                    "c: pixels from the centre", rs("fit", 16, 12, "c:32:24"), "q.png",
-                    refused("unsupported option: c:gravity")
+                    "c: pixels from the centre (placed once the size is known)", rs("fit", 16, 12, "c:32:24"), "q.png",
+                    .init(width: 16, height: 12, probes: quadrants(16, 12, upright))
                 ),
                 (
                     "t without a colour, turned: the corner goes with the turn", rs("fit", 48, 64, "t:10", "rot:90"),
