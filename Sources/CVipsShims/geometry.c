@@ -79,6 +79,7 @@ void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, in
 }
 
 ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height) {
+    if (box.fit == THUMBD_VIPS_FIT_COVER_DOWN) return THUMBD_VIPS_FIT_COVER;
     if (box.fit != THUMBD_VIPS_FIT_AUTO) return box.fit;
     int box_width, box_height;
     thumbd_adapted_box(box, width, height, &box_width, &box_height);
@@ -90,6 +91,14 @@ ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
     settled.fit = thumbd_effective_fit(box, width, height);
     thumbd_adapted_box(box, width, height, &settled.width, &settled.height);
     settled.adaptive = 0;
+    if (box.fit == THUMBD_VIPS_FIT_COVER_DOWN && !box.enlarge) {
+        // fill-down: a box the picture cannot cover without enlarging keeps its aspect at the largest size inside.
+        double k = THUMBD_MIN(1.0, THUMBD_MIN((double)width / settled.width, (double)height / settled.height));
+        if (k < 1) {
+            settled.width = THUMBD_CLIP(1, (int)lround(settled.width * k), width);
+            settled.height = THUMBD_CLIP(1, (int)lround(settled.height * k), height);
+        }
+    }
     return settled;
 }
 
@@ -104,7 +113,8 @@ ThumbdResizeTarget thumbd_resize_target(ThumbdBox box, int upright_width, int up
     case THUMBD_VIPS_FIT_AUTO:  // (made COVER or CONTAIN above)
         break;
     case THUMBD_VIPS_FIT_COVER:
-    case THUMBD_VIPS_FIT_OUTSIDE:  // the same resize; only COVER crops the overflow afterwards
+    case THUMBD_VIPS_FIT_COVER_DOWN:  // (made COVER above)
+    case THUMBD_VIPS_FIT_OUTSIDE:     // the same resize; only COVER crops the overflow afterwards
         // Fill the box: constrain the side that needs the smaller shrink and leave the other unbounded;
         // the overflow is cropped after rotation. Same geometry as vips_thumbnail's crop mode.
         if ((int64_t)b.width * upright_height >= (int64_t)b.height * upright_width) {
@@ -155,9 +165,48 @@ int64_t thumbd_canvas_pixels(const ThumbdVipsThumbnailParams *p, ThumbdBox box, 
 
 // MARK: - Regions
 
+// A placed crop's side in source pixels: pixels as given (truncated), or a fraction of the picture's side rounded
+// half away from zero (imgproxy's CalcCropSize); at least 1, at most the side.
+static int placed_side(double value, int is_fraction, int whole) {
+    int side = is_fraction ? (int)lround(whole * value) : (int)value;
+    return THUMBD_CLIP(1, side, whole);
+}
+
+// A placed crop's offset in source pixels: pixels, or a fraction of the picture's side, rounded half to even
+// (imgproxy's calcPosition).
+static int placed_offset(double value, int is_fraction, int whole) {
+    return (int)rint(is_fraction ? whole * value : value);
+}
+
+ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, double kx, double ky) {
+    // Placed in whole source pixels of the frame, as imgproxy places its crop on the source, then taken into the
+    // frame's coordinates.
+    int whole_width = thumbd_whole(frame.width / kx), whole_height = thumbd_whole(frame.height / ky);
+    int f = p->crop_fractions;
+    int width = placed_side(p->crop_width, f & THUMBD_VIPS_CROP_FRACTION_WIDTH, whole_width);
+    int height = placed_side(p->crop_height, f & THUMBD_VIPS_CROP_FRACTION_HEIGHT, whole_height);
+    int left, top;
+    if (p->crop_gravity == THUMBD_VIPS_GRAVITY_FOCAL) {
+        left = (int)rint(whole_width * p->crop_left) - width / 2;
+        top = (int)rint(whole_height * p->crop_top) - height / 2;
+    } else {
+        int dx = placed_offset(p->crop_left, f & THUMBD_VIPS_CROP_FRACTION_LEFT, whole_width);
+        int dy = placed_offset(p->crop_top, f & THUMBD_VIPS_CROP_FRACTION_TOP, whole_height);
+        ThumbdCompass c = thumbd_compass(p->crop_gravity);
+        // Offsets point inward from the edge the gravity names; at the centre they shift right and down.
+        left = c.west ? dx : c.east ? whole_width - width - dx : (int)rint((whole_width - width + 1) / 2.0) + dx;
+        top = c.north ? dy : c.south ? whole_height - height - dy : (int)rint((whole_height - height + 1) / 2.0) + dy;
+    }
+    left = THUMBD_CLIP(0, left, whole_width - width);
+    top = THUMBD_CLIP(0, top, whole_height - height);
+    return (ThumbdRect){frame.left + left * kx, frame.top + top * ky, width * kx, height * ky};
+}
+
 int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, double kx, double ky, ThumbdRect *out) {
     ThumbdRect r = frame;
-    if (p->crop_unit == THUMBD_VIPS_CROP_PIXELS) {
+    if (p->crop_unit == THUMBD_VIPS_CROP_PLACED) {
+        r = thumbd_placed_crop(p, frame, kx, ky);
+    } else if (p->crop_unit == THUMBD_VIPS_CROP_PIXELS) {
         r = (ThumbdRect){frame.left + p->crop_left * kx, frame.top + p->crop_top * ky, p->crop_width * kx,
                          p->crop_height * ky};
     } else if (p->crop_unit == THUMBD_VIPS_CROP_FRACTIONS) {

@@ -101,6 +101,9 @@ package enum Fit: String, Hashable, Sendable, CaseIterable {
     /// `cover` when the picture (after orientation and crop) and the box are both landscape (or square) or both
     /// portrait, else `contain` (imgproxy's `auto`).
     case auto
+    /// `cover`; without `enlarge`, a box larger than the picture (on either side) first shrinks, keeping its aspect,
+    /// to the largest size inside the picture (imgproxy's `fill-down`). With `enlarge` it is `cover`.
+    case coverDown = "cover-down"
 }
 
 /// Which part of the picture a `cover` crop keeps.

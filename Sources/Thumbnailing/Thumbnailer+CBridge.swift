@@ -141,6 +141,7 @@ extension Fit {
         case .pad: THUMBD_VIPS_FIT_PAD
         case .outside: THUMBD_VIPS_FIT_OUTSIDE
         case .auto: THUMBD_VIPS_FIT_AUTO
+        case .coverDown: THUMBD_VIPS_FIT_COVER_DOWN
         }
     }
 }

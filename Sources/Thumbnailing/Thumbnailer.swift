@@ -135,8 +135,9 @@ package struct Thumbnailer: Sendable {
         let configuration = self.configuration
         let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
         let oneSided = spec.width == nil || spec.height == nil
-        let fit = oneSided ? Fit.contain : spec.fit
-        let crops = fit == .cover || fit == .auto
+        // fill-down with enlarge is cover (the box is never larger than what the picture may become).
+        let fit = oneSided ? Fit.contain : spec.fit == .coverDown && spec.enlarge ? .cover : spec.fit
+        let crops = fit == .cover || fit == .auto || fit == .coverDown
         let focalPoint = crops ? spec.focalPoint : nil
         // pad places the picture by a compass point; the smart gravities choose a crop, and pad crops nothing.
         let placesByGravity =
@@ -158,15 +159,20 @@ package struct Thumbnailer: Sendable {
             enlarge: spec.enlarge,
             format: format,
             focalPoint: focalPoint,
-            operations: normalized(spec.operations, configuration, box: (spec.width, spec.height))
+            operations: normalized(
+                spec.operations, configuration, box: (spec.width, spec.height),
+                offsetMatters: placesByGravity && crops && spec.gravity != .attention && spec.gravity != .entropy)
         )
     }
 
     /// `operations.normalized`, and the encoder options that equal the configuration's removed.
     private func normalized(
-        _ operations: ThumbnailSpec.Operations, _ configuration: Configuration, box: (width: Int?, height: Int?)
+        _ operations: ThumbnailSpec.Operations, _ configuration: Configuration, box: (width: Int?, height: Int?),
+        offsetMatters: Bool
     ) -> ThumbnailSpec.Operations {
         var result = operations.normalized
+        // A gravity's offset moves only the cover crop of a compass point.
+        if !offsetMatters { result.gravityOffset = nil }
         // A one-sided or square box has no orientation to adapt.
         if box.width == nil || box.height == nil || box.width == box.height { result.adaptive = false }
         if result.progressive == configuration.jpegProgressive { result.progressive = nil }

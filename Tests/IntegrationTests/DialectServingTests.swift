@@ -68,6 +68,141 @@ extension Integration {
             let thumbnail = try await harness.request("/imgproxy" + Self.signed("/rs:fit:32:32/plain/\(source)@png"))
             #expect(thumbnail.status == 200 && thumbnail.header("content-type") == "image/png")
         }
+        @Test func aPlacedCropIsOneEntryThroughThumbAndImgproxy() async throws {
+            // Given imgproxy's form without keys, and the 300x300 grid of 100 px cells at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When a 100x100 px crop from the south-east corner, 100 px in from the right, is asked through /thumb
+            // and then as imgproxy writes it (the crop's own gravity, and `g:` standing in for it)
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=50&crop=100,100&crop_gravity=southeast&crop_offset=100,0&format=png")
+            let imgproxy = try await harness.request("/imgproxy/_/w:50/c:100:100:soea:100:0/plain/\(source)@png")
+            let byGravity = try await harness.request("/imgproxy/_/w:50/g:soea/c:100:100/plain/\(source)@png")
+
+            // Then /thumb renders it (MISS) and imgproxy's URL is the same entry (HIT-MEMORY, the same bytes)
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "MISS")
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "HIT-MEMORY")
+            #expect(imgproxy.body == thumb.body)
+            let image = try DecodedImage(decoding: thumb.body)
+            #expect(image.width == 50 && image.height == 50)
+            // The bottom row's middle cell, edge to edge
+            let cell = Fixtures.grid[2][1]
+            #expect(image.mismatch(in: [(2, 2, cell), (47, 47, cell), (25, 25, cell)], tolerance: 8) == nil)
+            // `c:` without a gravity of its own is placed by `g:`: the bottom-right cell, a new entry
+            #expect(byGravity.status == 200 && byGravity.header("x-cache") == "MISS", "\(byGravity.text.prefix(200))")
+            let corner = try DecodedImage(decoding: byGravity.body)
+            #expect(
+                corner.mismatch(in: [(2, 2, Fixtures.grid[2][2]), (47, 47, Fixtures.grid[2][2])], tolerance: 8) == nil)
+            #expect(harness.origin.hits("/grid.png") == 1)
+        }
+
+        @Test func aGravityOffsetIsOneEntryThroughThumbAndImgproxy() async throws {
+            // Given imgproxy's form and the 300x300 grid of 100 px cells at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When a row-high cover crop from the north edge, 50 CSS px down at dpr 2, is asked both ways
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fill:150:50/dpr:2/g:no:0:50/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=150&h=50&dpr=2&fit=cover&gravity=north&gravity_offset=0,50&format=png")
+
+            // Then it is the middle row (100 output px down), one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 300 && image.height == 100)
+            let probes = (0..<3).map { (x: $0 * 100 + 50, y: 50, colour: Fixtures.grid[1][$0]) }
+            #expect(image.mismatch(in: probes, tolerance: 8) == nil)
+        }
+
+        @Test func fillDownWithoutEnlargeIsOneEntryThroughThumbAndImgproxy() async throws {
+            // Given imgproxy's form and the 64x48 quadrant picture at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/q.png"))
+
+            // When a 128x128 fill-down from the west, not enlarged, is asked both ways
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fill-down:128:128/g:we/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=128&h=128&fit=cover-down&gravity=west&format=png")
+
+            // Then the box's square aspect at the largest size inside the picture, its west part, one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 48 && image.height == 48)
+            let probes = [
+                (x: 16, y: 12, colour: Fixtures.red), (x: 40, y: 12, colour: Fixtures.green),
+                (x: 16, y: 36, colour: Fixtures.blue), (x: 40, y: 36, colour: Fixtures.yellow),
+            ]
+            #expect(image.mismatch(in: probes) == nil)
+        }
+
+        @Test func aBoxBeyondTheLargestSideWithoutEnlargeIsThePicturesSize() async throws {
+            // Given imgproxy's and thumbor's forms and the 300x300 grid at the origin
+            let harness = try Harness([
+                "imgproxy.enabled": "true", "thumbor.enabled": "true", "thumbor.allow_unsafe": "true",
+            ])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+            let host = "\(originHost):\(harness.origin.port)"
+
+            // When a 5000x5000 box, nothing enlarged, is asked through imgproxy, thumbor's fit-in and /thumb
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fit:5000:5000/plain/\(source)@png")
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/fit-in/5000x5000/filters:format(png)/\(host)/grid.png")
+            let thumb = try await harness.request("/thumb?url=\(source)&w=4096&h=4096&format=png")
+
+            // Then the picture at its own size, one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 300 && image.height == 300)
+            #expect(image.mismatch(in: [(x: 250, y: 50, colour: Fixtures.grid[0][2])], tolerance: 8) == nil)
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == imgproxy.body && thumbor.body == imgproxy.body)
+        }
+
+        @Test func thumborsPixelCropBesideAFlipIsOneEntryWithThumb() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid of 100 px cells at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When thumbor's crop of the top row's first two cells, mirrored, is asked, then the same plan as /thumb
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/0x0:200x100/-100x50/filters:format(png)/\(host)/grid.png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=100&h=50&fit=cover&enlarge=1&flip=h&crop=200,100&crop_gravity=northeast"
+                    + "&format=png")
+
+            // Then thumbor's crop comes before its mirror: green on the left, red on the right
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 100 && image.height == 50)
+            let probes = [(5, 25, Fixtures.grid[0][1]), (45, 25, Fixtures.grid[0][1]), (55, 25, Fixtures.grid[0][0])]
+            #expect(image.mismatch(in: probes + [(95, 25, Fixtures.grid[0][0])], tolerance: 8) == nil)
+            // And /thumb's spelling is the same entry
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == thumbor.body)
+
+            // A trim with a manual crop: the crop's coordinates are the trimmed picture's (nothing to trim here)
+            let trimmed = try await harness.request(
+                "/thumbor/unsafe/trim/100x100:200x200/fit-in/50x50/filters:format(png)/\(host)/grid.png")
+            #expect(trimmed.status == 200, "\(trimmed.text.prefix(200))")
+            let middle = try DecodedImage(decoding: trimmed.body)
+            #expect(middle.width == 50 && middle.height == 50)
+            #expect(
+                middle.mismatch(in: [(3, 3, Fixtures.grid[1][1]), (46, 46, Fixtures.grid[1][1])], tolerance: 8) == nil)
+            #expect(harness.origin.hits("/grid.png") == 1)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([

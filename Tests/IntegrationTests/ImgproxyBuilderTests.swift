@@ -504,16 +504,16 @@ extension Integration {
                     .init(width: 24, height: 18, probes: quadrants(24, 18, upright))
                 ),
                 (
-                    "rs:fill-down without enlarge", rs("fill-down", 32, 32), "q.png",
-                    refused("unsupported option: rs:fill-down")
+                    "rs:fill-down without enlarge, a box larger than the picture", rs("fill-down", 128, 128), "q.png",
+                    .init(width: 48, height: 48, probes: quadrants(48, 48, upright))
                 ),
                 (
                     "ex on a fill without enlarge", rs("fill", 64, 64, "ex:1"), "q.png",
                     refused("unsupported option: ex")
                 ),
                 (
-                    "c: pixels from the centre", rs("fit", 16, 12, "c:32:24"), "q.png",
-                    refused("unsupported option: c:gravity")
+                    "c: pixels from the centre (placed once the size is known)", rs("fit", 16, 12, "c:32:24"), "q.png",
+                    .init(width: 16, height: 12, probes: quadrants(16, 12, upright))
                 ),
                 (
                     "t without a colour, turned: the corner goes with the turn", rs("fit", 48, 64, "t:10", "rot:90"),

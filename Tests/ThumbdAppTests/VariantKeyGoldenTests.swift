@@ -64,6 +64,17 @@ import Thumbnailing
         ("trim=20,FFFFFF", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=20,ffffff"),
         ("crop=100,50,800,600", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=px:100,50,800,600"),
         ("crop=0.25,0.0,0.50,1.0000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=fr:0.25,0,0.5,1"),
+        ("crop=800,0.50", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:800,0.5@centre"),
+        (
+            "crop=800,600&crop_gravity=east&crop_offset=10,-0.25",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:800,600@east+10,-0.25"
+        ),
+        (
+            "crop=800,600&crop_gravity=fp:0.3,0.6",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:800,600@fp:0.3,0.6"
+        ),
+        ("crop=1.0,1.0&crop_gravity=centre", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
+        ("gravity_offset=10,0.25", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
         ("brightness=-20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bri=-20"),
         ("contrast=1.50", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto con=1.5"),
         ("saturation=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sat=0"),

@@ -43,7 +43,15 @@ import Thumbnailing
         Case("crop-fractions") {
             $0.crop = .fractions(left: decimal("0.25"), top: decimal("0"), width: decimal("0.5"), height: decimal("1"))
         },
+        Case("crop-placed") {
+            $0.crop = .placed(
+                width: .pixels(30), height: .fraction(decimal("0.5")), gravity: .compass(.east, x: .pixels(2), y: .zero)
+            )
+        },
         Case("cover-west", box: (30, 32), fit: .cover, gravity: .west) { _ in },
+        Case("cover-west-offset", box: (30, 32), fit: .cover, gravity: .west) {
+            $0.gravityOffset = ThumbnailSpec.CropOffset(x: .pixels(6), y: .zero)
+        },
         Case("adaptive", box: (20, 40), fit: .cover) { $0.adaptive = true },
         Case("fill", box: (40, 40), fit: .fill) { _ in },
         Case("pad", box: (48, 48), fit: .pad) { $0.background = RGBAColour(hex: "00ffff") },

@@ -25,6 +25,11 @@ import Thumbnailing
         Case(width: 400, height: 400, fit: .contain, enlarge: false, expected: (320, 240)),
         Case(width: 400, height: 400, fit: .contain, enlarge: true, expected: (400, 300)),
         Case(width: 640, height: nil, fit: .contain, enlarge: true, expected: (640, 480)),
+        // cover-down: cover, but a box larger than the picture shrinks to the largest of its aspect inside it.
+        Case(width: 100, height: 100, fit: .coverDown, enlarge: false, expected: (100, 100)),
+        Case(width: 400, height: 400, fit: .coverDown, enlarge: false, expected: (240, 240)),
+        Case(width: 1000, height: 300, fit: .coverDown, enlarge: false, expected: (320, 96)),
+        Case(width: 400, height: 400, fit: .coverDown, enlarge: true, expected: (400, 400)),
         // cover: fills the box, the overflow is cropped; never larger than the (unenlarged) source.
         Case(width: 100, height: 100, fit: .cover, enlarge: false, expected: (100, 100)),
         Case(width: 200, height: 50, fit: .cover, enlarge: false, expected: (200, 50)),

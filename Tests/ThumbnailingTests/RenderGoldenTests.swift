@@ -56,6 +56,11 @@ import Thumbnailing
                 left: decimal("0.1"), top: decimal("0.2"), width: decimal("0.5"), height: decimal("0.6"))
         },
         Case("adaptive") { $0.adaptive = true },
+        Case("crop-placed") {
+            $0.crop = .placed(
+                width: .pixels(120), height: .fraction(decimal("0.5")),
+                gravity: .compass(.southEast, x: .pixels(10), y: .fraction(decimal("0.1"))))
+        },
         Case("brightness") { $0.brightness = -40 },
         Case("contrast") { $0.contrast = decimal("1.5") },
         Case("saturation") { $0.saturation = decimal("0.3") },

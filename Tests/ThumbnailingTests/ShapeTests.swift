@@ -61,6 +61,8 @@ import Thumbnailing
         case .outside: enlarge ? nil : (1, length)
         // A tall strip against a square box is contain; a wide one is cover (both "landscape or square").
         case .auto: expected(tall ? .contain : .cover, enlarge: enlarge, box: box, tall: tall, length: length)
+        // Without enlarge the box shrinks, keeping its (square) aspect, to fit inside the strip: one pixel.
+        case .coverDown: enlarge ? (box, box) : (1, 1)
         }
     }
 

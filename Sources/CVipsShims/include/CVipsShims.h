@@ -37,6 +37,8 @@ typedef enum ThumbdVipsFit {
     THUMBD_VIPS_FIT_PAD = 3,      // inside the box like CONTAIN, then extended to exactly the box (background)
     THUMBD_VIPS_FIT_OUTSIDE = 4,  // covers the box, aspect kept, nothing cropped
     THUMBD_VIPS_FIT_AUTO = 5,     // COVER when picture and box are both landscape-or-square or both portrait, else CONTAIN
+    THUMBD_VIPS_FIT_COVER_DOWN = 6,  // COVER; without enlarge, a box larger than the picture first shrinks, keeping its
+                                     // aspect, until it fits inside (imgproxy's fill-down)
 } ThumbdVipsFit;
 
 /// Which part a cover crop keeps.
@@ -60,7 +62,16 @@ typedef enum ThumbdVipsCropUnit {
     THUMBD_VIPS_CROP_NONE = 0,
     THUMBD_VIPS_CROP_PIXELS = 1,     // source pixels, in the picture as oriented (after rotate and flip)
     THUMBD_VIPS_CROP_FRACTIONS = 2,  // fractions 0...1 of the oriented picture's width and height
+    THUMBD_VIPS_CROP_PLACED = 3,     // crop_width x crop_height placed by crop_gravity, once the picture's size is known
 } ThumbdVipsCropUnit;
+
+/// Which of a placed crop's values are fractions (bits of crop_fractions).
+enum {
+    THUMBD_VIPS_CROP_FRACTION_WIDTH = 1,
+    THUMBD_VIPS_CROP_FRACTION_HEIGHT = 2,
+    THUMBD_VIPS_CROP_FRACTION_LEFT = 4,
+    THUMBD_VIPS_CROP_FRACTION_TOP = 8,
+};
 
 /// The step of a job that failed; THUMBD_VIPS_STEP_OK on success. The step, not the error text, decides
 /// how the failure is reported, because libvips's error buffer is shared by all threads.
@@ -120,9 +131,22 @@ typedef struct ThumbdVipsThumbnailParams {
     /// Crop region, before the resize, in the oriented (and trimmed) picture.
     ThumbdVipsCropUnit crop_unit;
     double crop_left, crop_top, crop_width, crop_height;
+    /// THUMBD_VIPS_CROP_PLACED (imgproxy's `c:W:H:gravity:x:y`): crop_width, crop_height are source pixels, or
+    /// fractions of the (trimmed) picture's side where crop_fractions has THUMBD_VIPS_CROP_FRACTION_WIDTH /
+    /// _HEIGHT, each clamped to the picture; the region is placed by crop_gravity (a compass point: crop_left,
+    /// crop_top are offsets inward from the edges it names, or a shift at the centre, pixels or, with _LEFT /
+    /// _TOP, fractions of the picture's side; THUMBD_VIPS_GRAVITY_FOCAL: crop_left, crop_top are the point, as
+    /// fractions, the region centred on it), then kept inside the picture.
+    ThumbdVipsGravity crop_gravity;
+    int crop_fractions;
     /// THUMBD_VIPS_GRAVITY_FOCAL's point, fractions 0...1 of the (cropped) picture.
     double focal_x, focal_y;
     int focal_in_pixels;        // focal_x, focal_y are pixels of the turned picture (crop's frame), not fractions
+    /// The cover crop of a compass gravity moved inward from the edges it names (at the centre: right and down), in
+    /// output pixels, or fractions of the resized picture's side where gravity_offset_fractions has
+    /// THUMBD_VIPS_CROP_FRACTION_LEFT (x) / _TOP (y); kept inside the picture.
+    double gravity_offset_x, gravity_offset_y;
+    int gravity_offset_fractions;
     /// Effects on the resized picture: tone (brightness -255...255 added, contrast and saturation as
     /// multipliers, neutral 1), grey, then blur and sharpen (Gaussian sigma, 0 = none) and pixelate (block
     /// size, 0 or 1 = none).

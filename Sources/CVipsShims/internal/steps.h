@@ -35,7 +35,8 @@ ThumbdVipsStep thumbd_step_uchar(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_cover_crop(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_cover_crop(ThumbdJob *job, VipsImage **image);
 // The same cut for a box of box_width x box_height (an enlarged cover, cut before its resize: jobs/).
-ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box_width, int box_height);
+ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box_width, int box_height,
+                                double scale);
 
 // tone.c: saturation (in LCh), then brightness and contrast.
 int thumbd_wants_saturation(const ThumbdJob *job);

@@ -279,7 +279,7 @@ ThumbdVipsStep thumbd_job_from_intermediate(ThumbdJob *job, const ThumbdVipsInte
         // (thumbd_job_plan sends such jobs here); the crop after the resize then has nothing left to cut.
         int window_width = VIPS_CLIP(1, (int)rint(job->box.width * image->Xsize / scaled_width), image->Xsize);
         int window_height = VIPS_CLIP(1, (int)rint(job->box.height * image->Ysize / scaled_height), image->Ysize);
-        step = thumbd_cover_cut(job, &image, window_width, window_height);
+        step = thumbd_cover_cut(job, &image, window_width, window_height, image->Xsize / scaled_width);
         if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(image, step, result);
         scaled_width = VIPS_MIN(scaled_width, job->box.width);
         scaled_height = VIPS_MIN(scaled_height, job->box.height);

@@ -5,10 +5,15 @@
 int thumbd_wants_cover_crop(const ThumbdJob *job) { return job->box.fit == THUMBD_VIPS_FIT_COVER; }
 
 ThumbdVipsStep thumbd_step_cover_crop(ThumbdJob *job, VipsImage **image) {
-    return thumbd_cover_cut(job, image, job->box.width, job->box.height);
+    return thumbd_cover_cut(job, image, job->box.width, job->box.height, 1.0);
 }
 
-ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box_width, int box_height) {
+// A gravity offset in pixels of `side` (scale: this image's pixels per output pixel), rounded half to even.
+static int gravity_offset(double value, int is_fraction, int side, double scale) {
+    return (int)rint(is_fraction ? side * value : value * scale);
+}
+
+ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box_width, int box_height, double scale) {
     VipsImage *in = *image;
     int crop_width = VIPS_MIN(box_width, in->Xsize);
     int crop_height = VIPS_MIN(box_height, in->Ysize);
@@ -31,6 +36,15 @@ ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box
         ThumbdCompass c = thumbd_compass(g);
         left = thumbd_place(in->Xsize - crop_width, c.west, c.east);
         top = thumbd_place(in->Ysize - crop_height, c.north, c.south);
+        const ThumbdVipsThumbnailParams *p = job->params;
+        if (p->gravity_offset_x != 0 || p->gravity_offset_y != 0) {
+            // Offsets point inward from the edges the gravity names; at the centre they shift right and down.
+            int f = p->gravity_offset_fractions;
+            int dx = gravity_offset(p->gravity_offset_x, f & THUMBD_VIPS_CROP_FRACTION_LEFT, in->Xsize, scale);
+            int dy = gravity_offset(p->gravity_offset_y, f & THUMBD_VIPS_CROP_FRACTION_TOP, in->Ysize, scale);
+            left = VIPS_CLIP(0, c.east ? left - dx : left + dx, in->Xsize - crop_width);
+            top = VIPS_CLIP(0, c.south ? top - dy : top + dy, in->Ysize - crop_height);
+        }
     }
     if (vips_extract_area(in, &t[0], left, top, crop_width, crop_height, NULL)) return thumbd_scope_failed(scope);
     return thumbd_scope_keep(scope, image, t[0]);

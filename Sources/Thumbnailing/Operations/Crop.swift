@@ -7,27 +7,90 @@ extension ThumbnailSpec {
     package enum Crop: Hashable, Sendable {
         case pixels(left: Int, top: Int, width: Int, height: Int)
         case fractions(left: FixedDecimal, top: FixedDecimal, width: FixedDecimal, height: FixedDecimal)
+        /// A region of a size placed by a gravity, resolved once the picture's size is known (imgproxy's
+        /// `c:W:H:gravity:x:y`): each side in pixels (clamped to the picture) or a fraction of the picture's.
+        case placed(width: CropLength, height: CropLength, gravity: CropGravity)
 
         /// Largest pixel coordinate accepted.
         package static let maxPixels = 1_000_000
 
         var isWholePicture: Bool {
             self == .fractions(left: .zero, top: .zero, width: .one, height: .one)
+                || (self == .placed(width: .fraction(.one), height: .fraction(.one), gravity: .centre))
+        }
+    }
+
+    /// A length of a placed crop: source pixels, or a fraction of the picture's side (written with a `.`).
+    package enum CropLength: Hashable, Sendable {
+        case pixels(Int)
+        case fraction(FixedDecimal)
+
+        package static let zero = Self.pixels(0)
+    }
+
+    /// Where a placed crop goes: a compass point with offsets inward from the edges it names (at the centre, a shift
+    /// right and down), or centred on a focal point (fractions of the picture), kept inside the picture.
+    package enum CropGravity: Hashable, Sendable {
+        case compass(Gravity, x: CropLength, y: CropLength)
+        case focalPoint(x: FixedDecimal, y: FixedDecimal)
+
+        package static let centre = Self.compass(.centre, x: .zero, y: .zero)
+    }
+
+    /// `crop_offset`: a placed crop's offsets from its compass gravity.
+    package struct CropOffset: Hashable, Sendable {
+        package var x: CropLength
+        package var y: CropLength
+
+        package init(x: CropLength, y: CropLength) {
+            self.x = x
+            self.y = y
         }
     }
 }
 
 /// `crop=left,top,width,height`: all whole numbers (source pixels) or all written with a decimal point (fractions
 /// 0...1 of the picture). Key ` crop=px:…` or ` crop=fr:…`; the query writes fractions always with a `.`.
+///
+/// `crop=width,height` (two values, each pixels or a fraction) is a placed crop: `crop_gravity` (a compass point or
+/// `fp:x,y`, centre by default) and `crop_offset=x,y` place it once the picture's size is known. Key
+/// ` crop=sz:W,H@gravity[+x,y]`.
 enum CropOperation: OperationDescriptor {
-    static let parameters: [ThumbParameter] = [.crop]
+    static let parameters: [ThumbParameter] = [.crop, .crop_gravity, .crop_offset]
 
     static let pixelReason = "pixels must be whole numbers 0...\(ThumbnailSpec.Crop.maxPixels), sizes ≥ 1"
     static let fractionReason = "fractions must be 0...1, sizes above 0"
 
+    static let lengthReason = "sides must be whole pixels 1...\(ThumbnailSpec.Crop.maxPixels) or fractions above 0...1"
+    static let offsetReason =
+        "offsets must be whole pixels -\(ThumbnailSpec.Crop.maxPixels)...\(ThumbnailSpec.Crop.maxPixels) or fractions above -1 and below 1"
+    static let gravityReason = "must be centre, a compass point or fp:x,y"
+
     static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        switch parameter {
+        case .crop_gravity:
+            values.cropGravity = try gravity(text)
+            return
+        case .crop_offset:
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2, let x = length(parts[0]), let y = length(parts[1]) else {
+                throw SpecError(field: "crop_offset", reason: "must be x,y (\(offsetReason))")
+            }
+            values.cropOffset = ThumbnailSpec.CropOffset(x: x, y: y)
+            return
+        default: break
+        }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { throw SpecError(field: "crop", reason: "must be left,top,width,height") }
+        if parts.count == 2 {
+            guard let width = length(parts[0]), let height = length(parts[1]) else {
+                throw SpecError(field: "crop", reason: lengthReason)
+            }
+            values.crop = .placed(width: width, height: height, gravity: .centre)
+            return
+        }
+        guard parts.count == 4 else {
+            throw SpecError(field: "crop", reason: "must be left,top,width,height or width,height")
+        }
         let fractional = parts.map { $0.contains(".") }
         if fractional.allSatisfy({ !$0 }) {
             let pixels = parts.compactMap { ThumbValue.integer(String($0)) }
@@ -48,14 +111,89 @@ enum CropOperation: OperationDescriptor {
         _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
         operations.crop = values.crop
+        guard case .placed(let width, let height, _)? = values.crop else {
+            if values.cropGravity != nil { throw SpecError(field: "crop_gravity", reason: "needs crop=width,height") }
+            if values.cropOffset != nil { throw SpecError(field: "crop_offset", reason: "needs crop=width,height") }
+            return
+        }
+        var gravity = values.cropGravity ?? .centre
+        if let offset = values.cropOffset, offset.x != .zero || offset.y != .zero {
+            guard case .compass(let point, _, _) = gravity else {
+                throw SpecError(field: "crop_offset", reason: "not with a focal point")
+            }
+            gravity = .compass(point, x: offset.x, y: offset.y)
+        }
+        operations.crop = .placed(width: width, height: height, gravity: gravity)
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
         if let crop = operations.crop { try check(crop) }
     }
 
+    /// A whole number (pixels, signed) or a decimal written with a `.` (a fraction, signed); a fraction 0 is 0 pixels.
+    private static func length(_ text: Substring) -> ThumbnailSpec.CropLength? {
+        let negative = text.hasPrefix("-")
+        let digits = negative ? text.dropFirst() : text
+        if !digits.contains(".") {
+            guard let value = ThumbValue.integer(String(digits)) else { return nil }
+            return .pixels(negative ? -value : value)
+        }
+        guard let value = FixedDecimal(parsing: digits) else { return nil }
+        if value == .zero { return .zero }
+        return .fraction(negative ? FixedDecimal(units: -value.units) : value)
+    }
+
+    /// `crop_gravity`: `centre` (`center`), a compass point, or `fp:x,y`.
+    private static func gravity(_ text: String) throws(SpecError) -> ThumbnailSpec.CropGravity {
+        if text.hasPrefix("fp:") {
+            let parts = text.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2, let x = FixedDecimal(parsing: parts[0]), let y = FixedDecimal(parsing: parts[1])
+            else { throw SpecError(field: "crop_gravity", reason: gravityReason) }
+            return .focalPoint(x: x, y: y)
+        }
+        let name = text == "center" ? "centre" : text
+        guard let point = Gravity(rawValue: name), point != .attention, point != .entropy else {
+            throw SpecError(field: "crop_gravity", reason: gravityReason)
+        }
+        return .compass(point, x: .zero, y: .zero)
+    }
+
     private static func check(_ crop: ThumbnailSpec.Crop) throws(SpecError) {
         switch crop {
+        case .placed(let width, let height, let gravity):
+            for side in [width, height] {
+                switch side {
+                case .pixels(let count):
+                    guard (1...ThumbnailSpec.Crop.maxPixels).contains(count) else {
+                        throw SpecError(field: "crop", reason: lengthReason)
+                    }
+                case .fraction(let value):
+                    guard value > .zero, value <= .one else { throw SpecError(field: "crop", reason: lengthReason) }
+                }
+            }
+            switch gravity {
+            case .compass(let point, let x, let y):
+                guard point != .attention, point != .entropy else {
+                    throw SpecError(field: "crop_gravity", reason: gravityReason)
+                }
+                for offset in [x, y] {
+                    switch offset {
+                    case .pixels(let count):
+                        guard abs(count) <= ThumbnailSpec.Crop.maxPixels else {
+                            throw SpecError(field: "crop_offset", reason: offsetReason)
+                        }
+                    case .fraction(let value):
+                        guard abs(value.units) < FixedDecimal.unitsPerOne else {
+                            throw SpecError(field: "crop_offset", reason: offsetReason)
+                        }
+                    }
+                }
+            case .focalPoint(let x, let y):
+                let unit = FixedDecimal.zero...FixedDecimal.one
+                guard unit.contains(x), unit.contains(y) else {
+                    throw SpecError(field: "crop_gravity", reason: "fp:x,y needs fractions 0...1")
+                }
+            }
         case .pixels(let left, let top, let width, let height):
             let range = 0...ThumbnailSpec.Crop.maxPixels
             guard [left, top, width, height].allSatisfy(range.contains), width >= 1, height >= 1 else {
@@ -81,6 +219,23 @@ enum CropOperation: OperationDescriptor {
             text += " crop=px:\(left),\(top),\(width),\(height)"
         case .fractions(let left, let top, let width, let height)?:
             text += " crop=fr:\(left),\(top),\(width),\(height)"
+        case .placed(let width, let height, let gravity)?:
+            text += " crop=sz:\(lengthText(width)),\(lengthText(height))@"
+            switch gravity {
+            case .compass(let point, let x, let y):
+                text += point.rawValue
+                if x != .zero || y != .zero { text += "+\(lengthText(x)),\(lengthText(y))" }
+            case .focalPoint(let x, let y):
+                text += "fp:\(x),\(y)"
+            }
+        }
+    }
+
+    /// A placed crop's length: pixels as a whole number, a fraction always with a `.`.
+    private static func lengthText(_ length: ThumbnailSpec.CropLength) -> String {
+        switch length {
+        case .pixels(let count): String(count)
+        case .fraction(let value): fraction(value)
         }
     }
 
@@ -91,12 +246,35 @@ enum CropOperation: OperationDescriptor {
             fields.append(CanonicalField(.crop, [left, top, width, height].map(String.init).joined(separator: ",")))
         case .fractions(let left, let top, let width, let height)?:
             fields.append(CanonicalField(.crop, [left, top, width, height].map(fraction).joined(separator: ",")))
+        case .placed(let width, let height, let gravity)?:
+            fields.append(CanonicalField(.crop, "\(lengthText(width)),\(lengthText(height))"))
+            switch gravity {
+            case .compass(let point, let x, let y):
+                if point != .centre { fields.append(CanonicalField(.crop_gravity, point.rawValue)) }
+                if x != .zero || y != .zero {
+                    fields.append(CanonicalField(.crop_offset, "\(lengthText(x)),\(lengthText(y))"))
+                }
+            case .focalPoint(let x, let y):
+                fields.append(CanonicalField(.crop_gravity, "fp:\(x),\(y)"))
+            }
         }
     }
 
     /// A crop fraction with the `.` that tells it from a pixel count (`0.0`, `1.0`, `0.25`).
     private static func fraction(_ value: FixedDecimal) -> String {
         value.isWhole ? "\(value).0" : value.description
+    }
+
+    /// Which of a placed crop's values are fractions (the C side's `crop_fractions` bits).
+    private static func fractionBit(_ length: ThumbnailSpec.CropLength, _ bit: Int32) -> Int32 {
+        if case .fraction = length { bit } else { 0 }
+    }
+
+    private static func number(_ length: ThumbnailSpec.CropLength) -> Double {
+        switch length {
+        case .pixels(let count): Double(count)
+        case .fraction(let value): value.value
+        }
     }
 
     static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
@@ -111,6 +289,22 @@ enum CropOperation: OperationDescriptor {
             params.crop_unit = THUMBD_VIPS_CROP_FRACTIONS
             (params.crop_left, params.crop_top) = (left.value, top.value)
             (params.crop_width, params.crop_height) = (width.value, height.value)
+        case .placed(let width, let height, let gravity)?:
+            params.crop_unit = THUMBD_VIPS_CROP_PLACED
+            (params.crop_width, params.crop_height) = (number(width), number(height))
+            var bits = fractionBit(width, Int32(THUMBD_VIPS_CROP_FRACTION_WIDTH))
+            bits |= fractionBit(height, Int32(THUMBD_VIPS_CROP_FRACTION_HEIGHT))
+            switch gravity {
+            case .compass(let point, let x, let y):
+                params.crop_gravity = point.vipsGravity
+                (params.crop_left, params.crop_top) = (number(x), number(y))
+                bits |= fractionBit(x, Int32(THUMBD_VIPS_CROP_FRACTION_LEFT))
+                bits |= fractionBit(y, Int32(THUMBD_VIPS_CROP_FRACTION_TOP))
+            case .focalPoint(let x, let y):
+                params.crop_gravity = THUMBD_VIPS_GRAVITY_FOCAL
+                (params.crop_left, params.crop_top) = (x.value, y.value)
+            }
+            params.crop_fractions = bits
         }
     }
 }

@@ -24,6 +24,8 @@ extension ThumbnailSpec {
         package var trim: Trim?
         /// The region of the (oriented, trimmed) picture that is resized.
         package var crop: Crop?
+        /// Moves the cover crop of a compass gravity (output pixels, or fractions of the resized picture's side).
+        package var gravityOffset: CropOffset?
         /// The box's sides trade places when its orientation (landscape or portrait) is not the picture's (after
         /// crop): thumbor's `adaptive-fit-in`. Nothing with a one-sided or square box.
         package var adaptive = false
@@ -95,7 +97,8 @@ enum OperationRegistry {
     /// The order the steps run in, which is the variant key's order (persisted: never reorder).
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
-        TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
+        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
+        GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self,
@@ -111,7 +114,8 @@ enum OperationRegistry {
     /// before the watermark here and after it in the key, and the metadata options come last.
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
-        TrimOperation.self, CropOperation.self, ToneOperation.self, GreyscaleOperation.self, BlurOperation.self,
+        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
+        GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self,
@@ -132,8 +136,9 @@ enum OperationRegistry {
 package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
-    case animated, autorotate, rotate, flip, adaptive, trim, crop, brightness, contrast, saturation, grayscale,
-        blur, sharpen
+    case animated, autorotate, rotate, flip, adaptive, trim, crop
+    case crop_gravity, crop_offset, gravity_offset
+    case brightness, contrast, saturation, grayscale, blur, sharpen
     case pixelate
     case rgb, colorize, curve, equalize
     case convolution, noise
@@ -248,6 +253,11 @@ package struct PlanValues: Hashable, Sendable {
     package var adaptive: Bool?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
+    /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
+    package var cropGravity: ThumbnailSpec.CropGravity?
+    package var cropOffset: ThumbnailSpec.CropOffset?
+    /// In CSS pixels (or fractions).
+    package var gravityOffset: ThumbnailSpec.CropOffset?
     package var brightness: Int?
     package var contrast: FixedDecimal?
     package var saturation: FixedDecimal?
@@ -307,6 +317,9 @@ package struct PlanValues: Hashable, Sendable {
         adaptive = upper.adaptive ?? adaptive
         trim = upper.trim ?? trim
         crop = upper.crop ?? crop
+        cropGravity = upper.cropGravity ?? cropGravity
+        cropOffset = upper.cropOffset ?? cropOffset
+        gravityOffset = upper.gravityOffset ?? gravityOffset
         brightness = upper.brightness ?? brightness
         contrast = upper.contrast ?? contrast
         saturation = upper.saturation ?? saturation
@@ -439,6 +452,15 @@ extension PlanField where Value == ThumbnailSpec.Trim {
 
 extension PlanField where Value == ThumbnailSpec.Crop {
     package static var crop: Self { Self(parameter: .crop, keyPath: \.crop) }
+}
+
+extension PlanField where Value == ThumbnailSpec.CropGravity {
+    package static var crop_gravity: Self { Self(parameter: .crop_gravity, keyPath: \.cropGravity) }
+}
+
+extension PlanField where Value == ThumbnailSpec.CropOffset {
+    package static var crop_offset: Self { Self(parameter: .crop_offset, keyPath: \.cropOffset) }
+    package static var gravity_offset: Self { Self(parameter: .gravity_offset, keyPath: \.gravityOffset) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Padding {

@@ -5,8 +5,8 @@ import Thumbnailing
 ///
 /// Where thumbd's plan means exactly what imgproxy does, the option becomes the parameter; where the result would
 /// depend on the source in a way the plan cannot say (its size), the option is refused by name rather than
-/// approximated: `fill-down` or `ex:1` on a `fill` without `el:1`, a pixel `crop` placed anywhere but from the
-/// top-left corner, `mw`/`mh`. (`rt:auto`, which depends on the source's orientation, is the plan's `fit=auto`.)
+/// approximated: `ex:1` on a `fill` without `el:1`, `mw`/`mh`. A `crop` the plan cannot place
+/// without the picture's size is a placed crop, which the render resolves once it has read the header. (`rt:auto`, which depends on the source's orientation, is the plan's `fit=auto`.)
 extension ImgproxyOptions {
     /// The plan of a parsed path.
     /// - Parameter rules: `/thumb`'s presets (what a named preset sets decides whether the URL needs a box of its
@@ -80,14 +80,21 @@ extension ImgproxyOptions {
             try compileNoBox(into: &plan, enlarges: enlarges)
             return
         }
+        let type = resizingType?.value ?? .fit
+        let extending = extend.flatMap { $0.value.isEnabled ? $0 : nil }
+        if !enlarges && extending == nil && (type == .fit || (!(hasWidth && hasHeight) && type != .force)) {
+            // Inside the box, never enlarged: at most the picture's own size, so a box beyond thumbd's largest side
+            // (times dpr) is that side: the result is bounded there, not the box refused (`rs:fit:5000:5000`).
+            let limit = Int(Double(ThumbnailSpec.maxDimension) / (dpr?.value.value ?? 1))
+            boxWidth = min(boxWidth, max(limit, 1))
+            boxHeight = min(boxHeight, max(limit, 1))
+        }
         if boxWidth > 0 { plan.set(.w, boxWidth, option: width?.option ?? "w") }
         if boxHeight > 0 { plan.set(.h, boxHeight, option: height?.option ?? "h") }
         if let dpr { plan.set(.dpr, dpr.value, option: dpr.option) }
         if let enlarge { plan.set(.enlarge, enlarge.value, option: enlarge.option) }
 
-        let type = resizingType?.value ?? .fit
         let typeOption = resizingType?.option ?? "rt"
-        let extending = extend.flatMap { $0.value.isEnabled ? $0 : nil }
         let toAspect = extendAspectRatio.flatMap { $0.value.isEnabled ? $0 : nil }
         // Extending to the box or its aspect ratio changes nothing when the picture always reaches the box.
         func refuseExtensionUnlessEnlarged() throws(RequestError) {
@@ -116,9 +123,10 @@ extension ImgproxyOptions {
             try refuseExtensionUnlessEnlarged()
             plan.set(.fit, Fit.cover, option: typeOption)
         case .fillDown:
-            // fill-down differs from fill only when the picture is smaller than the box and not enlarged.
-            guard enlarges else { throw .unsupportedOption("\(typeOption):fill-down") }
-            plan.set(.fit, Fit.cover, option: typeOption)
+            // fill-down differs from fill only when the picture is smaller than the box and not enlarged: then
+            // `fit=cover-down` shrinks the box, keeping its aspect, once the render knows the picture's size.
+            try refuseExtensionUnlessEnlarged()
+            plan.set(.fit, enlarges ? Fit.cover : Fit.coverDown, option: typeOption)
         case .force:
             try refuseExtensionUnlessEnlarged()
             plan.set(.fit, Fit.fill, option: typeOption)
@@ -159,14 +167,21 @@ extension ImgproxyOptions {
             case .focalPoint(let x, let y): .focalPoint(x: x, y: y)
             }
         plan.set(.gravity, value, option: gravity.option)
+        if case .compass = gravity.value, gravityOffset.x != .zero || gravityOffset.y != .zero {
+            let offset = ThumbnailSpec.CropOffset(x: Self.offset(gravityOffset.x), y: Self.offset(gravityOffset.y))
+            plan.set(.gravity_offset, offset, option: gravity.option)
+        }
     }
 
     // MARK: - Crop
 
-    /// `crop` → the plan's crop region (left, top, width, height), placed by the crop's gravity or `gravity`.
+    /// `crop` → the plan's crop region, placed by the crop's gravity or `gravity`.
     ///
-    /// Fractions (and whole sides) are placed exactly for any compass point or focal point. Pixel sizes need the
-    /// picture's size to be placed, except from the left (west) or top (north) edge, or over a whole side.
+    /// Fractions (and whole sides) without offsets are placed exactly for any compass point or focal point, and
+    /// pixel sizes from the left (west) or top (north) edge are a region from the corner: both keep the regions
+    /// they had before placed crops existed (their keys). Everything else (pixels from any other gravity, pixels
+    /// with fractions, offsets) is a placed crop (`crop=W,H&crop_gravity=…&crop_offset=x,y`), resolved by the
+    /// render once the picture's size is known, as imgproxy places it. `sm` is refused.
     private func compileCrop(into plan: inout ThumbnailPlan) throws(RequestError) {
         guard let crop else { return }
         let (width, height) = (crop.value.width, crop.value.height)
@@ -176,8 +191,11 @@ extension ImgproxyOptions {
         let sides = [width, height]
         let hasFraction = sides.contains { if case .fraction = $0 { true } else { false } }
         let hasPixels = sides.contains { if case .pixels = $0 { true } else { false } }
-        if hasFraction && hasPixels { throw .unsupportedOption("\(crop.option):pixels and fractions") }
-        if hasFraction {
+        // Without a gravity of its own the crop takes `gravity`'s, offsets included (imgproxy copies both).
+        let offsets =
+            crop.value.gravity != nil ? (x: crop.value.offsetX, y: crop.value.offsetY) : gravityOffset
+        let hasOffsets = offsets.x != .zero || offsets.y != .zero
+        if hasFraction && !hasPixels && !hasOffsets {
             let whole = FixedDecimal.unitsPerOne
             func length(_ side: CropSide) -> Int { if case .fraction(let value) = side { value.units } else { whole } }
             let (x, y) = Self.origin(placement, free: (whole - length(width), whole - length(height)))
@@ -187,13 +205,6 @@ extension ImgproxyOptions {
             plan.set(.crop, region, option: crop.option)
             return
         }
-        // From the far edge or the middle, the offset depends on the picture's size: only a region that starts at
-        // the left and top edges (or spans a whole side) can be written in pixels.
-        func pixels(_ side: CropSide, startsAtEdge: Bool) throws(RequestError) -> Int {
-            guard case .pixels(let count) = side else { return ThumbnailSpec.Crop.maxPixels }
-            guard startsAtEdge else { throw .unsupportedOption("\(crop.option):gravity") }
-            return count
-        }
         let atEdge: (x: Bool, y: Bool) =
             switch placement {
             case .compass(let point):
@@ -201,10 +212,48 @@ extension ImgproxyOptions {
             case .focalPoint(let x, let y): (x == .zero, y == .zero)
             case .smart: (false, false)
             }
-        let region = ThumbnailSpec.Crop.pixels(
-            left: 0, top: 0, width: try pixels(width, startsAtEdge: atEdge.x),
-            height: try pixels(height, startsAtEdge: atEdge.y))
-        plan.set(.crop, region, option: crop.option)
+        // From the left and top edges (or over a whole side) a pixel region is a region from the corner.
+        if !hasFraction && !hasOffsets && (width == .whole || atEdge.x) && (height == .whole || atEdge.y) {
+            func pixels(_ side: CropSide) -> Int {
+                if case .pixels(let count) = side { count } else { ThumbnailSpec.Crop.maxPixels }
+            }
+            let region = ThumbnailSpec.Crop.pixels(left: 0, top: 0, width: pixels(width), height: pixels(height))
+            plan.set(.crop, region, option: crop.option)
+            return
+        }
+        func length(_ side: CropSide) -> ThumbnailSpec.CropLength {
+            switch side {
+            case .whole: .fraction(.one)
+            case .fraction(let value): .fraction(value)
+            case .pixels(let count): .pixels(count)
+            }
+        }
+        plan.set(
+            .crop, ThumbnailSpec.Crop.placed(width: length(width), height: length(height), gravity: .centre),
+            option: crop.option)
+        switch placement {
+        case .compass(let point):
+            if point != .centre {
+                plan.set(
+                    .crop_gravity, ThumbnailSpec.CropGravity.compass(point, x: .zero, y: .zero), option: crop.option)
+            }
+            if hasOffsets {
+                let offset = ThumbnailSpec.CropOffset(x: Self.offset(offsets.x), y: Self.offset(offsets.y))
+                plan.set(.crop_offset, offset, option: crop.option)
+            }
+        case .focalPoint(let x, let y):
+            plan.set(.crop_gravity, ThumbnailSpec.CropGravity.focalPoint(x: x, y: y), option: crop.option)
+        case .smart:
+            break  // refused above
+        }
+    }
+
+    /// A gravity offset as imgproxy reads it: pixels when |v| ≥ 1 (rounded half to even), else a fraction of the
+    /// picture's side.
+    static func offset(_ value: FixedDecimal) -> ThumbnailSpec.CropLength {
+        if value == .zero { return .zero }
+        if abs(value.units) >= FixedDecimal.unitsPerOne { return .pixels(Int(value.value.rounded(.toNearestOrEven))) }
+        return .fraction(value)
     }
 
     /// Where a region with `free` units left over on each axis starts, in those units: 0 at the west/north edge,

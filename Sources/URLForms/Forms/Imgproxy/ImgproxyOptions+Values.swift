@@ -123,6 +123,7 @@ extension ImgproxyOptions {
                 option, reason: "the gravity must be ce, a compass point (no, soea, …)\(smart ? ", sm" : "") or fp")
         }
         guard arguments.count <= 3 else { throw .invalidValue(option, reason: "the gravity takes at most 2 offsets") }
+        // Offsets are read by the options that honour them (`g`, `c`: compassOffsets); here they must be 0.
         for offset in arguments.dropFirst() where !offset.isEmpty {
             if try decimal(offset, option, "offset") != .zero { throw .unsupportedOption("\(option):offset") }
         }

@@ -49,6 +49,9 @@ package struct ImgproxyOptions: Sendable {
         package var height: CropSide
         /// The crop's own gravity; `nil` uses `gravity`'s.
         package var gravity: Gravity?
+        /// The crop gravity's offsets (a compass point's): pixels (|v| ≥ 1) or fractions of the picture's side.
+        package var offsetX = FixedDecimal.zero
+        package var offsetY = FixedDecimal.zero
     }
 
     package struct Watermark: Sendable {
@@ -68,6 +71,8 @@ package struct ImgproxyOptions: Sendable {
     package var extend: Given<Extend>?
     package var extendAspectRatio: Given<Extend>?
     package var gravity: Given<Gravity>?
+    /// `gravity`'s offsets (a compass point's): pixels (|v| ≥ 1) or fractions of the picture's side.
+    package var gravityOffset = (x: FixedDecimal.zero, y: FixedDecimal.zero)
     package var crop: Given<Crop>?
     package var minWidth: Given<Int>?
     package var minHeight: Given<Int>?
@@ -141,7 +146,9 @@ package struct ImgproxyOptions: Sendable {
         case "extend_aspect_ratio", "extend_ar", "exar":
             extendAspectRatio = Given(value: try Self.extend(arguments, name), option: name)
         case "gravity", "g":
-            gravity = Given(value: try Self.gravity(arguments, name, smart: true), option: name)
+            let (placement, offsets) = try Self.compassOffsets(arguments, name)
+            gravity = Given(value: try Self.gravity(placement, name, smart: true), option: name)
+            gravityOffset = offsets
         case "crop", "c":
             try applyCrop(arguments, name)
         case "trim", "t":
@@ -266,9 +273,26 @@ package struct ImgproxyOptions: Sendable {
         }
         let width = try side(arguments[0])
         let height = arguments.count > 1 ? try side(arguments[1]) : .whole
-        let gravity =
-            arguments.count > 2 ? try Self.gravity(Array(arguments.dropFirst(2)), option, smart: true) : nil
-        crop = Given(value: Crop(width: width, height: height, gravity: gravity), option: option)
+        let (placement, offsets) = try Self.compassOffsets(Array(arguments.dropFirst(2)), option)
+        let gravity = placement.isEmpty ? nil : try Self.gravity(placement, option, smart: true)
+        crop = Given(
+            value: Crop(width: width, height: height, gravity: gravity, offsetX: offsets.x, offsetY: offsets.y),
+            option: option)
+    }
+
+    /// A gravity's arguments without a compass point's offsets, and the offsets (zero when not written; other types
+    /// keep their arguments: `fp:x:y`, and `sm` refuses any).
+    static func compassOffsets(_ arguments: [String], _ option: String) throws(RequestError) -> (
+        [String], (x: FixedDecimal, y: FixedDecimal)
+    ) {
+        guard let type = arguments.first, compassPoints[type] != nil, arguments.count > 1 else {
+            return (arguments, (.zero, .zero))
+        }
+        guard arguments.count <= 3 else { throw .invalidValue(option, reason: "the gravity takes at most 2 offsets") }
+        var offsets = (x: FixedDecimal.zero, y: FixedDecimal.zero)
+        if !arguments[1].isEmpty { offsets.x = try decimal(arguments[1], option, "offset") }
+        if arguments.count > 2 && !arguments[2].isEmpty { offsets.y = try decimal(arguments[2], option, "offset") }
+        return ([type], offsets)
     }
 
     /// `threshold:colour:equal_hor:equal_ver`; an empty threshold turns trimming off (as in imgproxy).

@@ -26,6 +26,8 @@ package struct ThumborFilters {
     private var plan = ThumbnailPlan()
     /// `fill(colour[, fill_transparent])`: the colour (nil: transparent) and whether transparency is filled.
     private var fill: (colour: RGBAColour?, transparent: Bool)?
+    /// Whether `fill()` was given (with fit-in it pads to the box, so the box is the output).
+    package var fills: Bool { fill != nil }
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [

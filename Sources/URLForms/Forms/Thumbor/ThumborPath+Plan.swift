@@ -65,6 +65,12 @@ extension ThumborPath {
         }
         if self.width == .original || self.height == .original { throw .unsupportedOption("orig with a size") }
         if turn.swapsSides { (width, height) = (height, width) }
+        if fitIn == .fitIn || fitIn == .adaptiveFitIn, !filters.upscale, !filters.stretch, !filters.fills {
+            // Inside the box, never enlarged: the picture's own size at most, so a box beyond thumbd's largest side
+            // is that side (the result is bounded there, not the box refused).
+            width = width.map { min($0, ThumbnailSpec.maxDimension) }
+            height = height.map { min($0, ThumbnailSpec.maxDimension) }
+        }
         if let width { plan.set(.w, width, option: "width") }
         if let height { plan.set(.h, height, option: "height") }
 
@@ -105,7 +111,7 @@ extension ThumborPath {
     /// The manual crop and the trim.
     private func setRegion(into plan: inout ThumbnailPlan, turn: ThumbnailSpec.Orientation) throws(RequestError) {
         if let trim {
-            guard crop == nil || isEmptyCrop else { throw .unsupportedOption("trim with a manual crop") }
+            // thumbor 7.8 trims, then crops the trimmed picture: thumbd's order too (the crop is inside the trim).
             // thumbd trims the turned picture: thumbor's corner, wherever the turn puts it.
             let corner = DialectGeometry.map(trim.corner == .topLeft ? .northWest : .southEast, through: turn)
             let corners: [Gravity: ThumbnailSpec.Trim.Corner] = [
@@ -133,9 +139,25 @@ extension ThumborPath {
         guard let left = Int(crop.left), let top = Int(crop.top), let right = Int(crop.right),
             let bottom = Int(crop.bottom), right > left, bottom > top
         else { throw .invalidValue("crop", reason: "needs left < right and top < bottom") }
-        guard turn == .none else { throw .unsupportedOption("crop in pixels with a flip or rotate") }
-        let region = ThumbnailSpec.Crop.pixels(left: left, top: top, width: right - left, height: bottom - top)
-        plan.set(.crop, region, option: "crop")
+        guard turn != .none else {
+            let region = ThumbnailSpec.Crop.pixels(left: left, top: top, width: right - left, height: bottom - top)
+            plan.set(.crop, region, option: "crop")
+            return
+        }
+        // thumbor crops before it turns; thumbd after. Its region, measured from the picture's top-left corner, is
+        // measured in the turned picture from the corner the turn takes that one to: a placed crop, which the
+        // render resolves once it knows the picture's size.
+        let corner = DialectGeometry.map(.northWest, through: turn)
+        let swaps = turn.swapsSides
+        let size = swaps ? (bottom - top, right - left) : (right - left, bottom - top)
+        let offset = swaps ? (top, left) : (left, top)
+        plan.set(
+            .crop, ThumbnailSpec.Crop.placed(width: .pixels(size.0), height: .pixels(size.1), gravity: .centre),
+            option: "crop")
+        plan.set(.crop_gravity, ThumbnailSpec.CropGravity.compass(corner, x: .zero, y: .zero), option: "crop")
+        if offset != (0, 0) {
+            plan.set(.crop_offset, ThumbnailSpec.CropOffset(x: .pixels(offset.0), y: .pixels(offset.1)), option: "crop")
+        }
     }
 
     /// The fit-in segments as written, for errors.
