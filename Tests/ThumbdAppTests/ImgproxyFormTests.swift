@@ -353,9 +353,6 @@ import Thumbnailing
         ("w:300/g:sm/c:0.5:0.5", .unsupportedOption("c:sm")),
         ("w:300/g:no:10:0", .unsupportedOption("g:offset")),
         ("w:300/sm:0", .unsupportedOption("sm:0")),
-        ("w:300/exp:1700000000", .unsupportedOption("exp")),
-        ("w:300/fn:cat.jpg", .unsupportedOption("fn")),
-        ("w:300/att:1", .unsupportedOption("att:1")),
         ("w:300/raw:1", .unsupportedOption("raw:1")),
         ("w:300/skp:jpg", .unsupportedOption("skp")),
         ("w:300/msr:100", .unsupportedOption("msr")),
@@ -388,6 +385,28 @@ import Thumbnailing
         ("w:300/mb:10", .invalidValue("mb", reason: "must be an integer 1024...100000000")),
         ("w:300/f:png/mb:2048", .invalidValue("mb", reason: "png output has no quality to lower")),
     ]
+
+    /// `expires`, `filename` and `return_attachment` ask the answer's headers, not the picture: the request carries
+    /// them and its variant key is the one without them.
+    @Test func answerOptionsAreCarriedOutsideTheKey() throws {
+        let plain = try Self.request("rs:fit:300:200/plain/\(Self.source)@png")
+        let asked = try Self.request(
+            "rs:fit:300:200/exp:1900000000/fn:U2Now7Zu:1/att:1/plain/\(Self.source)@png")
+        #expect(asked.answer.expiresAt == 1_900_000_000)
+        #expect(asked.answer.filename == "Schön")
+        #expect(asked.answer.attachment == true)
+        #expect(plain.answer.isEmpty)
+        #expect(
+            VariantKeyText.description(source: asked.source, spec: asked.spec)
+                == VariantKeyText.description(source: plain.source, spec: plain.spec))
+        // A name as written is percent-decoded as imgproxy's Go path is; `exp:0` is no deadline
+        let named = try Self.request("rs:fit:300:200/fn:a%20b/exp:0/plain/\(Self.source)")
+        #expect(named.answer.filename == "a b" && named.answer.expiresAt == nil && named.answer.attachment == nil)
+        #expect(
+            try Self.error("/insecure/w:300/exp:soon/plain/\(Self.source)")
+                == .invalidValue("exp", reason: "must be a unix timestamp"))
+        #expect(try Self.error("/insecure/w:300/att:maybe/plain/\(Self.source)") != nil)
+    }
 
     @Test(arguments: refused)
     func anOptionThumbdCannotHonourIsRefusedByName(path: String, expected: RequestError) throws {

@@ -24,20 +24,34 @@ extension ThumbnailCache {
         return entry.key
     }
 
-    /// ``aliasHit(_:keyGeneration:)`` with the client hints the parse consulted (requests read with their hints).
+    /// ``aliasHit(_:keyGeneration:)`` with what the request asked of its answer's headers (nil: nothing), which the
+    /// answer must carry as the parse's would.
+    @inline(__always)
+    func aliasHitWithAnswer(_ alias: CacheKey, keyGeneration: UInt64) -> (key: VariantKey, answer: AnswerOptions?)? {
+        guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
+        return (entry.key, entry.answer)
+    }
+
+    /// ``aliasHit(_:keyGeneration:)`` with the client hints the parse consulted (requests read with their hints) and
+    /// what it asked of its answer's headers.
     func aliasHitWithHints(
         _ alias: CacheKey, keyGeneration: UInt64
-    ) -> (key: VariantKey, hintsUsed: ClientHints.Used)? {
+    ) -> (key: VariantKey, hintsUsed: ClientHints.Used, answer: AnswerOptions?)? {
         guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
-        return (entry.key, entry.hintsUsed)
+        return (entry.key, entry.hintsUsed, entry.answer)
     }
 
     /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
-    /// signing keys (and rules) of `keyGeneration`, with the client hints its parse consulted.
-    func rememberAlias(_ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = []) {
+    /// signing keys (and rules) of `keyGeneration`, with the client hints its parse consulted and what it asked of
+    /// its answer's headers (nil: nothing).
+    func rememberAlias(
+        _ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = [],
+        answer: AnswerOptions? = nil
+    ) {
         aliases.insert(
-            Alias(key: key, keyGeneration: keyGeneration, hintsUsed: hintsUsed), forKey: alias,
-            cost: 104 + alias.variant.utf8.count, group: key.group)
+            Alias(key: key, keyGeneration: keyGeneration, hintsUsed: hintsUsed, answer: answer), forKey: alias,
+            cost: 104 + alias.variant.utf8.count + (answer == nil ? 0 : 64 + (answer?.filename?.utf8.count ?? 0)),
+            group: key.group)
     }
 
     /// Forgets every alias (the signing keys or `/thumb`'s rules changed: their entries can no longer hit, this

@@ -115,6 +115,24 @@ extension ThumbnailRequest {
             case "0", "false": values.enlarge = false
             default: throw .invalidValue("enlarge", reason: "must be 0, 1, true or false")
             }
+        case .expires:
+            guard let deadline = AnswerOptions.deadline(text) else {
+                throw .invalidValue("expires", reason: "must be a unix time in seconds")
+            }
+            values.expires = deadline
+        case .max_age:
+            guard let seconds = integer(text) else {
+                throw .invalidValue("max_age", reason: "must be a whole number of seconds 0...31536000")
+            }
+            values.maxAge = seconds
+        case .filename:
+            values.filename = text
+        case .attachment:
+            switch text {
+            case "1", "true": values.attachment = true
+            case "0", "false": values.attachment = false
+            default: throw .invalidValue("attachment", reason: "must be 0, 1, true or false")
+            }
         default:
             do {
                 try values.parseOperation(parameter, text)
@@ -217,6 +235,7 @@ extension ThumbnailRequest {
         }
         self.signature = signature
         self.hintsUsed = hintsUsed
+        answer = try Self.answerOptions(values, source: source.string)
     }
 
     /// The parameters `/thumb` knows, besides `sig` and `preset`: they live beside the operations' descriptors in

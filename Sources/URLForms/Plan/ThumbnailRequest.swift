@@ -17,6 +17,9 @@ package struct ThumbnailRequest: Sendable {
     /// The client hints the plan consulted because it lacked `dpr` or a size (empty when hints are off): the
     /// answer's `Vary` names them.
     package var hintsUsed: ClientHints.Used = []
+    /// What the request asks of its answer's headers (a deadline, `Cache-Control`, `Content-Disposition`): not part
+    /// of the variant key.
+    package var answer = AnswerOptions()
     /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`).
     package var variesOnAccept: Bool { spec.format.isAuto }
 }

@@ -25,7 +25,7 @@ package struct ThumborFilters {
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
         "round_corner", "rgb", "noise", "equalize", "convolution", "curve", "red_eye", "colorize", "extract_focal",
-        "frame", "max_age", "cover", "distributed_collage", "gifv",
+        "frame", "cover", "distributed_collage", "gifv",
     ]
 
     package init(_ filters: [(name: String, arguments: String)]) throws(RequestError) {
@@ -116,6 +116,13 @@ package struct ThumborFilters {
             let value = try number(0, 0...1)
             guard value > 0 else { throw .invalidValue(name, reason: "must be above 0") }
             proportion = value
+        case "max_age":
+            // The answer's `Cache-Control` lifetime in seconds (thumbor's `max-age=N,public`; 0: see api.md).
+            try count(1...1)
+            guard let seconds = ThumbnailRequest.integer(arguments[0]) else {
+                throw .invalidValue(name, reason: "argument 1 must be a whole number of seconds")
+            }
+            plan.set(.max_age, seconds, option: name)
         case "max_bytes":
             try count(1...1)
             plan.set(.max_bytes, Int(try number(0, 0...100_000_000)), option: name)
