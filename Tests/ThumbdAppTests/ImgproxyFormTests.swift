@@ -365,7 +365,6 @@ import Thumbnailing
         ("w:300/wm:0.5:ce:0.5", .unsupportedOption("wm:relative offset")),
         ("w:300/wm:0.5:re:10:0", .unsupportedOption("wm:re offsets")),
         ("w:300/watermark:1:re:0:4", .unsupportedOption("watermark:re offsets")),
-        ("w:300/fq:webp:50", .unsupportedOption("fq")),
         ("w:300/mc:1", .unsupportedOption("mc")),
         ("w:300/rss:1", .unknownParameter("rss")),
         ("w:300/f:bmpx", .invalidValue("f", reason: "the format must be jpg, png, webp, avif or gif")),

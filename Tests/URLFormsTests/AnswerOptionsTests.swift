@@ -49,3 +49,25 @@ import Testing
         #expect(AnswerOptions.stem(ofURL: "https://example.com") == "")
     }
 }
+
+/// `/thumb`'s `fq`: quality by output format, kept in the spec until the format is negotiated, written back by the
+/// canonical query; `q` wins over it.
+@Suite struct FormatQualityTests {
+    static let source = "url=https%3A%2F%2Fexample.com%2Fa.jpg&w=200"
+
+    @Test func fqIsReadCheckedAndWrittenBack() throws {
+        let request = try ThumbnailRequest(rawQuery: Self.source + "&fq=webp:70,jpg:85", accept: "image/webp")
+        #expect(request.spec.formatQuality == [.webp: 70, .jpeg: 85])
+        let canonical = ThumbnailRequest.canonicalQuery(source: request.source, spec: request.spec)
+        #expect(canonical.hasSuffix("&fq=jpeg:85,webp:70"))
+        let again = try ThumbnailRequest(rawQuery: canonical, accept: "image/webp")
+        #expect(again.spec == request.spec)
+        let withQ = try ThumbnailRequest(rawQuery: Self.source + "&fq=webp:70&q=50", accept: nil)
+        #expect(withQ.spec.formatQuality.isEmpty && withQ.spec.quality == 50)
+    }
+
+    @Test(arguments: ["webp", "webp:70,webp:60", "bmp:50", "webp:0", "webp:101", "auto:50", "webp:70,"])
+    func aBadListIsRefused(text: String) {
+        #expect(throws: RequestError.self) { try ThumbnailRequest(rawQuery: Self.source + "&fq=" + text, accept: nil) }
+    }
+}

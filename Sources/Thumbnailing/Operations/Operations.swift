@@ -117,6 +117,8 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
     case expires, max_age, filename, attachment
+    // The quality by output format, folded into `q` once the format is negotiated (Thumbnailer.normalized).
+    case fq
 }
 
 /// What parsing an operation needs besides its parameters' text.
@@ -258,6 +260,8 @@ package struct PlanValues: Hashable, Sendable {
     package var maxAge: Int?
     package var filename: String?
     package var attachment: Bool?
+    /// The quality by output format (imgproxy's `format_quality`), not yet checked.
+    package var formatQuality: [ImageFormat: Int]?
 
     /// Nothing set.
     package init() {}
@@ -308,6 +312,7 @@ package struct PlanValues: Hashable, Sendable {
         maxAge = upper.maxAge ?? maxAge
         filename = upper.filename ?? filename
         attachment = upper.attachment ?? attachment
+        formatQuality = upper.formatQuality ?? formatQuality
     }
 
     /// Reads the text of an operation's parameter into its field (the descriptor that owns it reads it).
@@ -377,6 +382,10 @@ extension PlanField where Value == Bool {
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
+}
+
+extension PlanField where Value == [ImageFormat: Int] {
+    package static var fq: Self { Self(parameter: .fq, keyPath: \.formatQuality) }
 }
 
 extension PlanField where Value == Int64 {
