@@ -33,6 +33,10 @@ package struct ThumbnailSpec: Hashable, Sendable {
     package let enlarge: Bool
     /// The output format, or `auto` negotiation.
     package let format: FormatRequest
+    /// The quality by output format (`/thumb`'s `fq`), for a spec whose `quality` is not set: ``Thumbnailer``'s
+    /// normalisation folds the entry of the format the request negotiates into `quality` and empties this, so the
+    /// variant key holds one quality, as for `q`.
+    package var formatQuality: [ImageFormat: Int] = [:]
     /// Where `cover` centres its crop, instead of `gravity` (which is then `.centre`).
     package let focalPoint: FocalPoint?
     /// The steps around the resize (orientation, trim, crop, effects, padding, background).

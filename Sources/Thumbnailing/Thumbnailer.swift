@@ -149,13 +149,23 @@ package struct Thumbnailer: Sendable {
             if !writableFormats.contains(.webp) { accepted.remove(.webp) }
             format = .auto(accepting: accepted)
         }
+        var quality = spec.quality
+        if quality == nil, !spec.formatQuality.isEmpty {
+            // The format a still renders into: AVIF, else WebP, else JPEG (PNG and GIF have no quality).
+            let output: ImageFormat =
+                switch format {
+                case .exactly(let format): format
+                case .auto(let accepted): accepted.contains(.avif) ? .avif : accepted.contains(.webp) ? .webp : .jpeg
+                }
+            quality = spec.formatQuality[output]
+        }
         return ThumbnailSpec(
             validatedWidth: spec.width,
             height: spec.height,
             fit: fit,
             gravity: placesByGravity ? spec.gravity : .centre,
             quality: format == .exactly(.png) || format == .exactly(.gif)
-                ? configuration.defaultQuality : (spec.quality ?? configuration.defaultQuality),
+                ? configuration.defaultQuality : (quality ?? configuration.defaultQuality),
             enlarge: spec.enlarge,
             format: format,
             focalPoint: focalPoint,

@@ -521,10 +521,20 @@ extension Integration {
                 ),
                 ("sm:0", rs("fit", 32, 24, "sm:0"), "q.png", refused("unsupported option: sm:0")),
                 ("wm:…:ch", rs("fit", 150, 150, "wm:1:ch"), "g.png", refused("unsupported option: wm:ch")),
-                ("fq without a format", rs("fit", 32, 24, "fq:jpg:10"), "q.png", refused("unsupported option: fq")),
+                (
+                    "fq without a format: the negotiated format's quality", rs("fit", 32, 24, "fq:jpg:10"), "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
+                ),
                 ("g:obj", rs("fill", 32, 32, g: "obj"), "q.png", refused("unsupported option: obj")),
                 ("mw", rs("fit", 32, 24, "mw:100"), "q.png", refused("unsupported option: mw")),
-                ("exp in the future", rs("fit", 32, 24, "exp:4102444800"), "q.png", refused("unsupported option: exp")),
+                (
+                    "exp in the future", rs("fit", 32, 24, "exp:4102444800"), "q.png",
+                    .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
+                ),
+                (
+                    "exp in the past: 404", rs("fit", 32, 24, "exp:1000000000"), "q.png",
+                    Expected(status: 404, error: "expired URL")
+                ),
                 ("an unknown option", rs("fit", 32, 24, "nope:1"), "q.png", refused("unknown parameter: nope")),
                 ("rot:45", rs("fit", 32, 24, "rot:45"), "q.png", refused("rot")),
                 ("wmu without wm", rs("fit", 32, 24, wmu), "q.png", refused("wmu")),

@@ -70,7 +70,7 @@ import Thumbnailing
         fetchErrors.map { (.fetch($0.error), $0.status) }
         + thumbnailErrors.map { (.thumbnail($0.error), $0.status) }
         + requestErrors.map { (.request($0.error), $0.status) }
-        + [(.renderQueueFull, 503), (.shuttingDown, 503)]
+        + [(.renderQueueFull, 503), (.shuttingDown, 503), (.expired, 404)]
         // A watermark URL's failures are the watermark's: refused 403, too large 413, cancelled 503, else 502.
         + [
             (.watermark(.addressForbidden(address: secret, range: .loopback)), 403),

@@ -363,9 +363,6 @@ import Thumbnailing
         ("w:300/c:0.5:0.5:sm", .unsupportedOption("c:sm")),
         ("w:300/g:sm/c:0.5:0.5", .unsupportedOption("c:sm")),
         ("w:300/sm:0", .unsupportedOption("sm:0")),
-        ("w:300/exp:1700000000", .unsupportedOption("exp")),
-        ("w:300/fn:cat.jpg", .unsupportedOption("fn")),
-        ("w:300/att:1", .unsupportedOption("att:1")),
         ("w:300/raw:1", .unsupportedOption("raw:1")),
         ("w:300/skp:jpg", .unsupportedOption("skp")),
         ("w:300/msr:100", .unsupportedOption("msr")),
@@ -378,7 +375,6 @@ import Thumbnailing
         ("w:300/wm:0.5:ce:0.5", .unsupportedOption("wm:relative offset")),
         ("w:300/wm:0.5:re:10:0", .unsupportedOption("wm:re offsets")),
         ("w:300/watermark:1:re:0:4", .unsupportedOption("watermark:re offsets")),
-        ("w:300/fq:webp:50", .unsupportedOption("fq")),
         ("w:300/mc:1", .unsupportedOption("mc")),
         ("w:300/rss:1", .unknownParameter("rss")),
         ("w:300/f:bmpx", .invalidValue("f", reason: "the format must be jpg, png, webp, avif or gif")),
@@ -398,6 +394,28 @@ import Thumbnailing
         ("w:300/mb:10", .invalidValue("mb", reason: "must be an integer 1024...100000000")),
         ("w:300/f:png/mb:2048", .invalidValue("mb", reason: "png output has no quality to lower")),
     ]
+
+    /// `expires`, `filename` and `return_attachment` ask the answer's headers, not the picture: the request carries
+    /// them and its variant key is the one without them.
+    @Test func answerOptionsAreCarriedOutsideTheKey() throws {
+        let plain = try Self.request("rs:fit:300:200/plain/\(Self.source)@png")
+        let asked = try Self.request(
+            "rs:fit:300:200/exp:1900000000/fn:U2Now7Zu:1/att:1/plain/\(Self.source)@png")
+        #expect(asked.answer.expiresAt == 1_900_000_000)
+        #expect(asked.answer.filename == "Schön")
+        #expect(asked.answer.attachment == true)
+        #expect(plain.answer.isEmpty)
+        #expect(
+            VariantKeyText.description(source: asked.source, spec: asked.spec)
+                == VariantKeyText.description(source: plain.source, spec: plain.spec))
+        // A name as written is percent-decoded as imgproxy's Go path is; `exp:0` is no deadline
+        let named = try Self.request("rs:fit:300:200/fn:a%20b/exp:0/plain/\(Self.source)")
+        #expect(named.answer.filename == "a b" && named.answer.expiresAt == nil && named.answer.attachment == nil)
+        #expect(
+            try Self.error("/insecure/w:300/exp:soon/plain/\(Self.source)")
+                == .invalidValue("exp", reason: "must be a unix timestamp"))
+        #expect(try Self.error("/insecure/w:300/att:maybe/plain/\(Self.source)") != nil)
+    }
 
     @Test(arguments: refused)
     func anOptionThumbdCannotHonourIsRefusedByName(path: String, expected: RequestError) throws {

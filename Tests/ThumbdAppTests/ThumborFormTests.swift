@@ -37,6 +37,29 @@ import Thumbnailing
         }
     }
 
+    /// `max_age(n)` sets the answer's `Cache-Control`, not the picture: the same key as `/thumb` with and without it.
+    @Test func maxAgeIsTheAnswersAndLeavesTheKey() throws {
+        let path = try ThumborPath(afterPrefix: Substring("unsafe/300x200/filters:max_age(60)/example.com/a.jpg"))
+        let request = try path.plan().request(accept: nil, rules: .none, hints: nil, watermarks: .none)
+        #expect(request.answer.maxAge == 60)
+        let thumb = try ThumbnailRequest(
+            rawQuery: "url=http%3A%2F%2Fexample.com%2Fa.jpg&w=300&h=200&fit=cover&max_age=60", accept: nil)
+        #expect(thumb.answer.maxAge == 60)
+        #expect(
+            try Self.key(thumbor: "300x200/filters:max_age(60)/example.com/a.jpg")
+                == Self.key(thumbor: "300x200/example.com/a.jpg"))
+        #expect(
+            try Self.key(thumbor: "300x200/filters:max_age(0)/example.com/a.jpg")
+                == Self.key(thumbor: "300x200/example.com/a.jpg"))
+        // max_age(-1) does not match thumbor's pattern (a PositiveNumber): skipped, as thumbor skips it
+        #expect(
+            try Self.key(thumbor: "300x200/filters:max_age(-1)/example.com/a.jpg")
+                == Self.key(thumbor: "300x200/example.com/a.jpg"))
+        #expect(
+            Self.error("300x200/filters:max_age(40000000)/example.com/a.jpg")
+                == .invalidValue("max_age", reason: "must be a whole number of seconds 0...31536000"))
+    }
+
     // MARK: - Signatures
 
     @Test func libthumborsPublishedExampleSignsByteForByte() {

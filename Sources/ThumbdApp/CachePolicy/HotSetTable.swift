@@ -126,7 +126,7 @@ final class HotSetTable: @unchecked Sendable {
     func insert(
         _ requestKey: HotSetKey, alias: CacheKey, key: VariantKey, keyGeneration: UInt64, variant: RenderedVariant,
         freshness: DiskCache.Freshness, cacheControl: String, variesOnAccept: Bool,
-        clientHints: ClientHints.Used? = nil, skippedFilters: String? = nil, now: Timestamp
+        clientHints: ClientHints.Used? = nil, extraFields: [HTTPField] = [], now: Timestamp
     ) {
         // (The entry's own `size` adds a few dozen bytes of lines to this estimate.)
         let estimate = variant.bytes.count + variant.preparedFields.bytes.count + 160
@@ -136,9 +136,7 @@ final class HotSetTable: @unchecked Sendable {
             HTTPField(name: "X-Cache", value: CacheOutcome.hitMemory.rawValue),
         ]
         lines += ClientHints.responseFields(variesOnAccept: variesOnAccept, used: clientHints)
-        if let skippedFilters {
-            lines.append(HTTPField(name: ThumbnailService.skippedFiltersField, value: skippedFilters))
-        }
+        lines += extraFields
         let entry = Entry(
             requestKey: requestKey, alias: alias, key: key, keyGeneration: keyGeneration,
             fields: PreparedFields(variant.preparedFields, then: lines), body: Self.copy(variant.bytes),

@@ -24,31 +24,35 @@ extension ThumbnailCache {
         return entry.key
     }
 
-    /// ``aliasHit(_:keyGeneration:)`` with the thumbor filters the parse skipped (nil for every other URL).
+    /// ``aliasHit(_:keyGeneration:)`` with what the request asked of its answer's headers (nil: nothing), which the
+    /// answer must carry as the parse's would.
     @inline(__always)
-    func aliasHitNotingSkips(_ alias: CacheKey, keyGeneration: UInt64) -> (key: VariantKey, skipped: String?)? {
+    func aliasHitWithAnswer(_ alias: CacheKey, keyGeneration: UInt64) -> (key: VariantKey, answer: AnswerOptions?)? {
         guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
-        return (entry.key, entry.skippedFilters)
+        return (entry.key, entry.answer)
     }
 
-    /// ``aliasHit(_:keyGeneration:)`` with the client hints the parse consulted (requests read with their hints).
+    /// ``aliasHit(_:keyGeneration:)`` with the client hints the parse consulted (requests read with their hints) and
+    /// what it asked of its answer's headers.
     func aliasHitWithHints(
         _ alias: CacheKey, keyGeneration: UInt64
-    ) -> (key: VariantKey, hintsUsed: ClientHints.Used, skipped: String?)? {
+    ) -> (key: VariantKey, hintsUsed: ClientHints.Used, answer: AnswerOptions?)? {
         guard let entry = aliases.value(forKey: alias), entry.keyGeneration == keyGeneration else { return nil }
-        return (entry.key, entry.hintsUsed, entry.skippedFilters)
+        return (entry.key, entry.hintsUsed, entry.answer)
     }
 
     /// Remembers what `alias` parses to (after a hit or a render of `key`), for a request verified under the
-    /// signing keys (and rules) of `keyGeneration`, with the client hints its parse consulted.
-    /// `skippedFilters`: the thumbor filters the parse skipped, named in every answer to `alias`.
+    /// signing keys (and rules) of `keyGeneration`, with the client hints its parse consulted and what it asked of
+    /// its answer's headers (nil: nothing).
     func rememberAlias(
         _ alias: CacheKey, _ key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = [],
-        skippedFilters: String? = nil
+        answer: AnswerOptions? = nil
     ) {
         aliases.insert(
-            Alias(key: key, keyGeneration: keyGeneration, hintsUsed: hintsUsed, skippedFilters: skippedFilters),
-            forKey: alias, cost: 104 + alias.variant.utf8.count + (skippedFilters?.utf8.count ?? 0),
+            Alias(key: key, keyGeneration: keyGeneration, hintsUsed: hintsUsed, answer: answer), forKey: alias,
+            cost: 104 + alias.variant.utf8.count
+                + (answer == nil
+                    ? 0 : 64 + (answer?.filename?.utf8.count ?? 0) + (answer?.skippedFilters?.utf8.count ?? 0)),
             group: key.group)
     }
 

@@ -24,16 +24,17 @@ extension ThumbnailCache {
         let keyGeneration: UInt64
         /// The client hints the parse consulted (the answer's `Vary`); empty when hints are off.
         let hintsUsed: ClientHints.Used
-        /// The filters its thumbor URL carries that thumbor skips (the answer's `X-Thumbd-Skipped-Filters`), or nil.
-        let skippedFilters: String?
+        /// What the request asked of its answer's headers (its deadline above all), nil when nothing: a repeated
+        /// request answered without parsing must carry them too.
+        let answer: AnswerOptions?
 
         init(
-            key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = [], skippedFilters: String? = nil
+            key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used = [], answer: AnswerOptions? = nil
         ) {
             self.key = key
             self.keyGeneration = keyGeneration
             self.hintsUsed = hintsUsed
-            self.skippedFilters = skippedFilters
+            self.answer = answer
         }
     }
 

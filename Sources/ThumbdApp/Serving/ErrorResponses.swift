@@ -133,6 +133,8 @@ extension ErrorResponse {
             self.init(
                 status: Self.unavailable, publicMessage: "too busy, retry shortly", logLevel: .warning,
                 retryAfterSeconds: 1)
+        case .expired:
+            self.init(status: Self.notFound, publicMessage: "expired URL", logLevel: .debug)
         }
     }
 }

@@ -114,6 +114,8 @@ struct FallbackImage: Sendable, Equatable {
         // The watermark's fault, not the source's: the fallback would hide what the request got wrong.
         case .watermark: false
         case .renderQueueFull, .shuttingDown, .cacheQueueFull: false
+        // The URL's own deadline: it names nothing any longer.
+        case .expired: false
         }
     }
 }

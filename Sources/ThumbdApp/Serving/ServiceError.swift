@@ -17,4 +17,6 @@ enum ServiceError: Error, Sendable {
     /// The disk-tier lookup queue is full (the disk is slower than the request rate): 503, rather than
     /// render again what is on disk.
     case cacheQueueFull
+    /// The URL's deadline (imgproxy's `expires`, `/thumb`'s `expires`) has passed: 404, as imgproxy answers.
+    case expired
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Caching
 import HTTP1
 import Thumbnailing
 import URLForms
@@ -12,12 +13,12 @@ extension ThumbnailService {
         let variesOnAccept: Bool
         /// The client hints the plan consulted (named in `Vary`, with `Accept-CH` sent); nil when hints are not read.
         var clientHints: ClientHints.Used? = nil
-        /// The thumbor filters the request's parse skipped, named in every answer (`X-Thumbd-Skipped-Filters`).
-        var skippedFilters: String? = nil
+        /// What the request asked of the answer's headers (``AnswerOptions``); nil when nothing.
+        var answer: AnswerOptions? = nil
 
         /// The `X-Thumbd-Skipped-Filters` field when the request's parse skipped filters (docs/compatibility.md).
         var skippedFiltersField: HTTPField? {
-            skippedFilters.map { HTTPField(name: ThumbnailService.skippedFiltersField, value: $0) }
+            answer?.skippedFilters.map { HTTPField(name: ThumbnailService.skippedFiltersField, value: $0) }
         }
     }
 
@@ -27,11 +28,11 @@ extension ThumbnailService {
     /// What the request asks of the answer beyond the thumbnail (its answer varies on `Accept` when the format
     /// is negotiated, and on the client hints its plan consulted).
     static func conditions(
-        _ request: HTTPRequest, _ key: VariantKey, hints: ClientHints.Used? = nil, skipped: String? = nil
+        _ request: HTTPRequest, _ key: VariantKey, hints: ClientHints.Used? = nil, answer: AnswerOptions? = nil
     ) -> ResponseConditions {
         ResponseConditions(
             ifNoneMatch: request.listValue(of: "if-none-match"), variesOnAccept: key.spec.format.isAuto,
-            clientHints: hints, skippedFilters: skipped)
+            clientHints: hints, answer: answer)
     }
 
     /// 200 with the thumbnail, or 304 when `If-None-Match` names its ETag.
@@ -39,8 +40,11 @@ extension ThumbnailService {
         _ variant: RenderedVariant, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int,
         _ conditions: ResponseConditions
     ) -> HTTPResponse {
+        if let answer = conditions.answer {
+            return answerResponse(variant, body: body, outcome: outcome, age: age, answer: answer, conditions)
+        }
         let cacheControl = variant.isStorable ? cacheControl.withLock { $0 } : "no-store"
-        guard conditions.ifNoneMatch == nil, conditions.clientHints == nil, conditions.skippedFilters == nil else {
+        guard conditions.ifNoneMatch == nil, conditions.clientHints == nil else {
             return Self.thumbnailResponse(
                 etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
                 cacheControl: cacheControl, conditions: conditions)
@@ -68,7 +72,7 @@ extension ThumbnailService {
     /// sent with `Cache-Control: no-store`, so browsers and CDNs do not keep it either.
     static func thumbnailResponse(
         etag: String, format: ImageFormat, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int,
-        cacheControl: String, conditions: ResponseConditions
+        cacheControl: String, conditions: ResponseConditions, extraFields: [HTTPField] = []
     ) -> HTTPResponse {
         var headers = [
             HTTPField(name: "ETag", value: etag),
@@ -77,12 +81,26 @@ extension ThumbnailService {
             HTTPField(name: "Age", value: String(age)),
         ]
         headers += ClientHints.responseFields(variesOnAccept: conditions.variesOnAccept, used: conditions.clientHints)
-        if let skipped = conditions.skippedFiltersField { headers.append(skipped) }
         if let ifNoneMatch = conditions.ifNoneMatch, EntityTag.matches(ifNoneMatch, etag: etag) {
             return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
         }
         headers.insert(HTTPField(name: "Content-Type", value: format.mimeType), at: 0)
+        headers += extraFields
         return HTTPResponse(status: .ok, headers: headers, body: body, accessLogNote: outcome.rawValue)
+    }
+
+    /// ``thumbnailResponse(_:body:outcome:age:_:)`` for a request that asked something of its answer's headers
+    /// (``AnswerOptions``): its `Cache-Control` and `Content-Disposition`.
+    @inline(never)
+    private func answerResponse(
+        _ variant: RenderedVariant, body: HTTPResponse.Body, outcome: CacheOutcome, age: Int, answer: AnswerOptions,
+        _ conditions: ResponseConditions
+    ) -> HTTPResponse {
+        Self.thumbnailResponse(
+            etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
+            cacheControl: cacheControl(for: answer, isStorable: variant.isStorable, now: Timestamp.now()),
+            conditions: conditions,
+            extraFields: Self.answerFields(answer, format: variant.format))
     }
 
     static func addCacheHeaders(_ response: inout HTTPResponse, _ outcome: CacheOutcome, age: Int) {

@@ -28,6 +28,8 @@ final class ThumbnailService: Sendable {
     let revalidator: Revalidator?
     /// `Cache-Control` of cacheable answers, from `cache.client_max_age` (replaced by ``update(clientMaxAge:)``).
     let cacheControl: Mutex<String>
+    /// `cache.client_max_age` in seconds, for the answers whose request asks a deadline (``AnswerOptions``).
+    let clientMaxAgeSeconds: Atomic<Int>
     let logger: Logger
     /// Counts sampled sources for /status (nil: not counted).
     private let activity: ActivityRecorder?
@@ -50,6 +52,7 @@ final class ThumbnailService: Sendable {
         hotSet = cache?.hotSet.map { Unmanaged.passUnretained($0) }
         self.revalidator = revalidator
         cacheControl = Mutex(Self.cacheControlValue(clientMaxAge))
+        clientMaxAgeSeconds = Atomic(Int(clientMaxAge.components.seconds))
         self.logger = logger
     }
 
@@ -57,6 +60,7 @@ final class ThumbnailService: Sendable {
     func update(clientMaxAge: Duration) {
         let value = Self.cacheControlValue(clientMaxAge)
         cacheControl.withLock { $0 = value }
+        clientMaxAgeSeconds.store(Int(clientMaxAge.components.seconds), ordering: .relaxed)
         cache?.hotSet?.invalidate()  // their copies carry the old value
     }
 
@@ -72,9 +76,9 @@ final class ThumbnailService: Sendable {
     // MARK: - The steps
 
     /// What the parse step made of a request: its variant, the generation of the keys and rules it was parsed under,
-    /// and the client hints its plan consulted.
+    /// the client hints its plan consulted, and what it asked of its answer's headers (nil: nothing).
     typealias ParsedRequest = (
-        key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used, skippedFilters: String?
+        key: VariantKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used, answer: AnswerOptions?
     )
 
     /// Answers one request of `form`, on its event loop: the first step that can answer does.
@@ -97,12 +101,14 @@ final class ThumbnailService: Sendable {
         let identity = RequestIdentity(request)
         // (`cache.map` would retain the cache, shared by the loops.)
         let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.accept)
-        let known = alias.flatMap { cache?.aliasHitNotingSkips($0, keyGeneration: keyGeneration) }
+        let known = alias.flatMap { cache?.aliasHitWithAnswer($0, keyGeneration: keyGeneration) }
         if let known, let alias {
+            // (A URL past its deadline is answered 404, as its parse would be.)
+            if answerIfExpired(known.answer, now: now, responder) { return }
             activity?.noteSource(known.key.source)
             let hotTable = isConditional ? nil : hotTable
             if answerKnownRequest(
-                known.key, alias: alias, request, nil, hintsUsed: nil, skipped: known.skipped, hotTable: hotTable,
+                known.key, alias: alias, request, nil, hintsUsed: nil, answer: known.answer, hotTable: hotTable,
                 keyGeneration: keyGeneration, now: now, responder)
             {
                 return
@@ -110,6 +116,7 @@ final class ThumbnailService: Sendable {
         }
         // 3. The form's parse and verify, then 4-6.
         guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
+        if answerIfExpired(parsed.answer, now: now, responder) { return }
         if known == nil { activity?.noteSource(parsed.key.source) }
         answerParsed(parsed, alias: alias, request, hintsUsed: nil, responder)
     }
@@ -135,9 +142,10 @@ final class ThumbnailService: Sendable {
         let alias = cache == nil ? nil : ThumbnailCache.aliasKey(target: identity.target, accept: identity.variation)
         let known = alias.flatMap { cache?.aliasHitWithHints($0, keyGeneration: keyGeneration) }
         if let known, let alias {
+            if answerIfExpired(known.answer, now: now, responder) { return }
             activity?.noteSource(known.key.source)
             if answerKnownRequest(
-                known.key, alias: alias, request, identity, hintsUsed: known.hintsUsed, skipped: known.skipped,
+                known.key, alias: alias, request, identity, hintsUsed: known.hintsUsed, answer: known.answer,
                 hotTable: isConditional ? nil : hotTable, keyGeneration: keyGeneration, now: now, responder)
             {
                 return
@@ -145,6 +153,7 @@ final class ThumbnailService: Sendable {
         }
         // 3. The form's parse and verify, then 4-6.
         guard let parsed = parseAndVerify(identity, form: form, responder) else { return }
+        if answerIfExpired(parsed.answer, now: now, responder) { return }
         if known == nil { activity?.noteSource(parsed.key.source) }
         answerParsed(parsed, alias: alias, request, hintsUsed: parsed.hintsUsed, responder)
     }
@@ -157,12 +166,12 @@ final class ThumbnailService: Sendable {
         _ responder: HTTPResponder
     ) {
         let key = parsed.key
-        let conditions = Self.conditions(request, key, hints: hintsUsed, skipped: parsed.skippedFilters)
+        let conditions = Self.conditions(request, key, hints: hintsUsed, answer: parsed.answer)
         // 4. Memory (or a held-open blob), or a remembered origin 404; the alias is remembered first.
         if let alias,
             answerFromMemory(
                 key, remembering: alias, keyGeneration: parsed.keyGeneration, hintsUsed: hintsUsed ?? [],
-                skippedFilters: parsed.skippedFilters, conditions, responder)
+                answer: parsed.answer, conditions, responder)
         {
             return
         }
@@ -212,19 +221,30 @@ final class ThumbnailService: Sendable {
     /// verifying. Returns false when neither has it: the request is then parsed like a new one.
     private func answerKnownRequest(
         _ key: VariantKey, alias: CacheKey, _ request: HTTPRequest, _ hintedIdentity: RequestIdentity?,
-        hintsUsed: ClientHints.Used?, skipped: String?, hotTable: HotSetTable?, keyGeneration: UInt64, now: Timestamp,
-        _ responder: HTTPResponder
+        hintsUsed: ClientHints.Used?, answer: AnswerOptions?, hotTable: HotSetTable?, keyGeneration: UInt64,
+        now: Timestamp, _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        let conditions = Self.conditions(request, key, hints: hintsUsed, skipped: skipped)
+        let conditions = Self.conditions(request, key, hints: hintsUsed, answer: answer)
         if let variant = cache.memoryHit(key) {
             if let hotTable, let freshness = variant.freshness, freshness.state(at: now) == .fresh {
                 let insert = { (target: UnsafeRawBufferPointer, accept: UnsafeRawBufferPointer?) in
+                    guard let answer else {
+                        return hotTable.insert(
+                            HotSetKey(target: target, accept: accept), alias: alias, key: key,
+                            keyGeneration: keyGeneration, variant: variant, freshness: freshness,
+                            cacheControl: self.cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
+                            clientHints: conditions.clientHints, now: now)
+                    }
+                    // The copy carries the answer's own lines, and stops at the deadline (and at each second
+                    // before it, when its `max-age` would be a second too long).
                     hotTable.insert(
                         HotSetKey(target: target, accept: accept), alias: alias, key: key,
-                        keyGeneration: keyGeneration, variant: variant, freshness: freshness,
-                        cacheControl: self.cacheControl.withLock { $0 }, variesOnAccept: conditions.variesOnAccept,
-                        clientHints: conditions.clientHints, skippedFilters: skipped, now: now)
+                        keyGeneration: keyGeneration, variant: variant,
+                        freshness: Self.hotFreshness(freshness, deadline: answer.expiresAt, now: now),
+                        cacheControl: self.cacheControl(for: answer, isStorable: true, now: now),
+                        variesOnAccept: conditions.variesOnAccept, clientHints: conditions.clientHints,
+                        extraFields: Self.answerFields(answer, format: variant.format), now: now)
                 }
                 if let hintedIdentity {
                     hintedIdentity.withHotSetKeyBytes(insert)
@@ -253,14 +273,14 @@ final class ThumbnailService: Sendable {
         do {
             let verified = try form.thumbnailRequest(for: identity)
             let request = verified.request
-            if let skipped = request.skippedFilters {
+            if let skipped = request.answer.skippedFilters {
                 // One per filter named (the names are `, `-separated).
                 let count = 1 + skipped.utf8.count(where: { $0 == UInt8(ascii: ",") })
                 coordinator.counts.thumborFiltersSkipped.add(count, ordering: .relaxed)
             }
             return (
                 VariantKey(source: request.source, spec: thumbnailer.normalized(request.spec)), verified.keyGeneration,
-                request.hintsUsed, request.skippedFilters
+                request.hintsUsed, request.answer.isEmpty ? nil : request.answer
             )
         } catch {
             var response = ErrorResponse(error).response
@@ -275,11 +295,10 @@ final class ThumbnailService: Sendable {
     /// or a remembered origin 404.
     private func answerFromMemory(
         _ key: VariantKey, remembering alias: CacheKey, keyGeneration: UInt64, hintsUsed: ClientHints.Used,
-        skippedFilters: String?, _ conditions: ResponseConditions, _ responder: HTTPResponder
+        answer: AnswerOptions?, _ conditions: ResponseConditions, _ responder: HTTPResponder
     ) -> Bool {
         guard let cache else { return false }
-        cache.rememberAlias(
-            alias, key, keyGeneration: keyGeneration, hintsUsed: hintsUsed, skippedFilters: skippedFilters)
+        cache.rememberAlias(alias, key, keyGeneration: keyGeneration, hintsUsed: hintsUsed, answer: answer)
         let now = Timestamp.now()
         return serveFromLoop(key, cache, conditions, now: now, responder)
             || answerRememberedNotFound(key, cache, now: now, conditions, responder)

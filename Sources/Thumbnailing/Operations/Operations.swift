@@ -146,6 +146,10 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
+    // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
+    case expires, max_age, filename, attachment
+    // The quality by output format, folded into `q` once the format is negotiated (Thumbnailer.normalized).
+    case fq
 }
 
 /// What parsing an operation needs besides its parameters' text.
@@ -294,6 +298,15 @@ package struct PlanValues: Hashable, Sendable {
     package var maxBytes: Int?
     package var keepCopyright: Bool?
     package var keepColourProfile: Bool?
+    // The answer's (URLForms' AnswerOptions), read and checked by URLForms; not the picture's.
+    /// Seconds since the epoch.
+    package var expires: Int64?
+    /// Seconds.
+    package var maxAge: Int?
+    package var filename: String?
+    package var attachment: Bool?
+    /// The quality by output format (imgproxy's `format_quality`), not yet checked.
+    package var formatQuality: [ImageFormat: Int]?
 
     /// Nothing set.
     package init() {}
@@ -351,6 +364,11 @@ package struct PlanValues: Hashable, Sendable {
         maxBytes = upper.maxBytes ?? maxBytes
         keepCopyright = upper.keepCopyright ?? keepCopyright
         keepColourProfile = upper.keepColourProfile ?? keepColourProfile
+        expires = upper.expires ?? expires
+        maxAge = upper.maxAge ?? maxAge
+        filename = upper.filename ?? filename
+        attachment = upper.attachment ?? attachment
+        formatQuality = upper.formatQuality ?? formatQuality
     }
 
     /// Reads the text of an operation's parameter into its field (the descriptor that owns it reads it).
@@ -391,6 +409,7 @@ extension PlanField where Value == String {
     package static var url: Self { Self(parameter: .url, keyPath: \.url) }
     package static var wm: Self { Self(parameter: .wm, keyPath: \.watermarkName) }
     package static var wm_url: Self { Self(parameter: .wm_url, keyPath: \.watermarkURL) }
+    package static var filename: Self { Self(parameter: .filename, keyPath: \.filename) }
 }
 
 extension PlanField where Value == Int {
@@ -404,6 +423,7 @@ extension PlanField where Value == Int {
     package static var wm_y: Self { Self(parameter: .wm_y, keyPath: \.watermarkY) }
     package static var avif_effort: Self { Self(parameter: .avif_effort, keyPath: \.avifEffort) }
     package static var max_bytes: Self { Self(parameter: .max_bytes, keyPath: \.maxBytes) }
+    package static var max_age: Self { Self(parameter: .max_age, keyPath: \.maxAge) }
 }
 
 extension PlanField where Value == Bool {
@@ -418,6 +438,15 @@ extension PlanField where Value == Bool {
     package static var equalize: Self { Self(parameter: .equalize, keyPath: \.equalize) }
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
+    package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
+}
+
+extension PlanField where Value == [ImageFormat: Int] {
+    package static var fq: Self { Self(parameter: .fq, keyPath: \.formatQuality) }
+}
+
+extension PlanField where Value == Int64 {
+    package static var expires: Self { Self(parameter: .expires, keyPath: \.expires) }
 }
 
 extension PlanField where Value == FixedDecimal {

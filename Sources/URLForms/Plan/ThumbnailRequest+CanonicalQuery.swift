@@ -35,6 +35,10 @@ extension ThumbnailRequest {
         }
         if case .exactly(let format) = spec.format { fields.append((.format, format.description)) }
         if let quality = spec.quality { fields.append((.q, String(quality))) }
+        if !spec.formatQuality.isEmpty {
+            let pairs = spec.formatQuality.sorted { $0.key.description < $1.key.description }
+            fields.append((.fq, pairs.map { "\($0.key.description):\($0.value)" }.joined(separator: ",")))
+        }
         if spec.enlarge { fields.append((.enlarge, "1")) }
         // As in the variant key, a plain resize skips the descriptors' loop: most plans have no operation.
         if spec.operations != ThumbnailSpec.Operations() {

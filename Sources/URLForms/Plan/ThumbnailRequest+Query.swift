@@ -115,6 +115,26 @@ extension ThumbnailRequest {
             case "0", "false": values.enlarge = false
             default: throw .invalidValue("enlarge", reason: "must be 0, 1, true or false")
             }
+        case .expires:
+            guard let deadline = AnswerOptions.deadline(text) else {
+                throw .invalidValue("expires", reason: "must be a unix time in seconds")
+            }
+            values.expires = deadline
+        case .max_age:
+            guard let seconds = integer(text) else {
+                throw .invalidValue("max_age", reason: "must be a whole number of seconds 0...31536000")
+            }
+            values.maxAge = seconds
+        case .fq:
+            values.formatQuality = try formatQualities(text)
+        case .filename:
+            values.filename = text
+        case .attachment:
+            switch text {
+            case "1", "true": values.attachment = true
+            case "0", "false": values.attachment = false
+            default: throw .invalidValue("attachment", reason: "must be 0, 1, true or false")
+            }
         default:
             do {
                 try values.parseOperation(parameter, text)
@@ -208,15 +228,25 @@ extension ThumbnailRequest {
             }
         let operations = try Self.operations(values, dpr: dpr, format: format, watermarks: watermarks)
 
+        var built: ThumbnailSpec
         do {
-            spec = try ThumbnailSpec(
+            built = try ThumbnailSpec(
                 width: width, height: height, fit: fit, gravity: gravity, quality: quality, enlarge: enlarge,
                 format: format, focalPoint: focalPoint, operations: operations)
         } catch {
             throw .invalidValue(Self.parameterName(forSpecField: error.field), reason: error.reason)
         }
+        if let formatQuality = values.formatQuality {
+            guard formatQuality.values.allSatisfy(ThumbnailSpec.qualityRange.contains) else {
+                throw .invalidValue("fq", reason: Self.formatQualityReason)
+            }
+            // `q` wins over it (imgproxy's rule), so it is kept only without one.
+            if quality == nil { built.formatQuality = formatQuality }
+        }
+        spec = built
         self.signature = signature
         self.hintsUsed = hintsUsed
+        answer = try Self.answerOptions(values, source: source.string)
     }
 
     /// The parameters `/thumb` knows, besides `sig` and `preset`: they live beside the operations' descriptors in
@@ -293,6 +323,20 @@ extension ThumbnailRequest {
                 "gravity", reason: "must be centre, a compass point, attention, entropy, fp:x,y or fpx:x,y")
         }
         return .gravity(gravity)
+    }
+
+    private static let formatQualityReason = "must be format:quality pairs (jpeg, png, webp, avif, gif; 1...100)"
+
+    /// `format:quality[,format:quality…]`, each format once (its range is checked when the plan is built).
+    private static func formatQualities(_ text: String) throws(RequestError) -> [ImageFormat: Int] {
+        var qualities: [ImageFormat: Int] = [:]
+        for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let parts = pair.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, case .exactly(let format)? = try? formatChoice(String(parts[0])),
+                let quality = integer(String(parts[1])), qualities.updateValue(quality, forKey: format) == nil
+            else { throw .invalidValue("fq", reason: formatQualityReason) }
+        }
+        return qualities
     }
 
     private static func formatChoice(_ text: String) throws(RequestError) -> FormatChoice {

@@ -17,8 +17,9 @@ package struct ThumbnailRequest: Sendable {
     /// The client hints the plan consulted because it lacked `dpr` or a size (empty when hints are off): the
     /// answer's `Vary` names them.
     package var hintsUsed: ClientHints.Used = []
-    /// thumbor's form: the filters thumbor itself would skip, by name (`X-Thumbd-Skipped-Filters`); nil when none.
-    package var skippedFilters: String?
+    /// What the request asks of its answer's headers (a deadline, `Cache-Control`, `Content-Disposition`): not part
+    /// of the variant key.
+    package var answer = AnswerOptions()
     /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`).
     package var variesOnAccept: Bool { spec.format.isAuto }
 }

@@ -312,10 +312,14 @@ extension ImgproxyOptions {
         if let quality, quality.value > 0 {
             plan.set(.q, quality.value, option: quality.option)
         } else if let formatQualityOption {
-            // Per-format qualities need the format known before the render; a negotiated one is not.
-            guard let format else { throw .unsupportedOption(formatQualityOption) }
-            if let value = formatQuality[format.value], value > 0 {
-                plan.set(.q, value, option: formatQualityOption)
+            if let format {
+                if let value = formatQuality[format.value], value > 0 {
+                    plan.set(.q, value, option: formatQualityOption)
+                }
+            } else {
+                // A negotiated format: the quality is chosen once it is (`/thumb`'s `fq`; 0 is the default's).
+                let qualities = formatQuality.filter { $0.value > 0 }
+                if !qualities.isEmpty { plan.set(.fq, qualities, option: formatQualityOption) }
             }
         }
     }

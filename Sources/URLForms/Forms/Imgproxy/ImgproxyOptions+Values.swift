@@ -157,7 +157,7 @@ extension ImgproxyOptions {
 
     /// imgproxy's options (open-source and Pro) that thumbd does not honour at all.
     package static let unsupported: Set<String> = [
-        "skip_processing", "skp", "filename", "fn", "max_src_resolution", "msr", "max_src_file_size", "msfs",
+        "skip_processing", "skp", "max_src_resolution", "msr", "max_src_file_size", "msfs",
         "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd",
         "objects_position", "obj_pos", "op", "crop_aspect_ratio", "crop_ar", "car", "background_alpha", "bga",
         "monochrome", "mc", "duotone", "dt", "unsharp_masking", "ush", "blur_areas", "ba", "progressive_blur", "pbl",

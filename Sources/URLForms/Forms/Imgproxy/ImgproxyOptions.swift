@@ -220,17 +220,31 @@ package struct ImgproxyOptions: Sendable {
         case "cachebuster", "cb":
             // Changes only the URL (so the caches in front); thumbd's own caches key on the plan.
             try Self.count(arguments, name, 1...1)
-        case "raw", "return_attachment", "att", "enforce_thumbnail", "eth", "preserve_hdr", "ph":
+        case "raw", "enforce_thumbnail", "eth", "preserve_hdr", "ph":
             // Off is thumbd's behaviour; on asks for something thumbd does not do.
             try Self.count(arguments, name, 1...1)
             if try Self.boolean(arguments[0], name) { throw .unsupportedOption("\(name):\(arguments[0])") }
+        case "return_attachment", "att":
+            try Self.count(arguments, name, 1...1)
+            direct.set(.attachment, try Self.boolean(arguments[0], name), option: name)
+        case "filename", "fn":
+            // `name[:encoded]`: the name as written (percent-decoded by the path's reader) or URL-safe base64.
+            try Self.count(arguments, name, 1...2)
+            let isEncoded = arguments.count > 1 && !arguments[1].isEmpty ? try Self.boolean(arguments[1], name) : false
+            // (imgproxy reads Go's decoded path: `%20` is a space there too.)
+            let filename =
+                isEncoded
+                ? try Self.base64Text(arguments[0], name)
+                : QueryParameters.percentDecode(arguments[0].utf8) ?? arguments[0]
+            if filename.isEmpty { direct.remove(.filename) } else { direct.set(.filename, filename, option: name) }
         case "expires", "exp":
-            // A deadline would need every remembered answer for the URL (hot set, aliases) to expire with it.
+            // A deadline (imgproxy's `0 < ts`; 0 or below: none): past it the URL is answered 404, checked by the app
+            // on every answer, the hot set's and the alias table's included.
             try Self.count(arguments, name, 1...1)
             guard let timestamp = Int64(arguments[0]) else {
                 throw .invalidValue(name, reason: "must be a unix timestamp")
             }
-            if timestamp > 0 { throw .unsupportedOption(name) }
+            if timestamp > 0 { direct.set(.expires, timestamp, option: name) } else { direct.remove(.expires) }
         case "resizing_algorithm", "ra":
             try Self.count(arguments, name, 1...1)
             // libvips's thumbnail resamples with lanczos3, imgproxy's default.

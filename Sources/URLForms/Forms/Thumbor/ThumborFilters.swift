@@ -31,7 +31,7 @@ package struct ThumborFilters {
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
-        "frame", "max_age",
+        "frame"
     ]
 
     /// The filters thumbor itself would skip (``ThumborFilterPatterns``), by name, in URL order: the answer names them
@@ -158,6 +158,13 @@ package struct ThumborFilters {
             let value = try number(0, 0...1)
             guard value > 0 else { throw .invalidValue(name, reason: "must be above 0") }
             proportion = value
+        case "max_age":
+            // The answer's `Cache-Control` lifetime in seconds (thumbor's `max-age=N,public`; 0: see api.md).
+            try count(1...1)
+            guard let seconds = ThumbnailRequest.integer(arguments[0]) else {
+                throw .invalidValue(name, reason: "argument 1 must be a whole number of seconds")
+            }
+            plan.set(.max_age, seconds, option: name)
         case "max_bytes":
             try count(1...1)
             // thumbor: 0 is no limit; a limit it cannot reach leaves its lowest quality, as thumbd's floor does.

@@ -66,7 +66,7 @@ package struct ThumborForm: RulesReadingForm {
         let hints = rules.readsClientHints ? identity.hints ?? ClientHints.none : nil
         let (plan, skipped) = try path.plan(refusingSkipped: values.refusesSkippedFilters)
         var request = try plan.request(accept: identity.accept, rules: rules, hints: hints, watermarks: watermarks)
-        if !skipped.isEmpty { request.skippedFilters = skipped.joined(separator: ", ") }
+        if !skipped.isEmpty { request.answer.skippedFilters = skipped.joined(separator: ", ") }
         return (request, path, keyGeneration &+ rulesGeneration)
     }
 
