@@ -209,6 +209,13 @@ int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, doubl
     } else if (p->crop_unit == THUMBD_VIPS_CROP_PIXELS) {
         r = (ThumbdRect){frame.left + p->crop_left * kx, frame.top + p->crop_top * ky, p->crop_width * kx,
                          p->crop_height * ky};
+    } else if (p->crop_unit == THUMBD_VIPS_CROP_UNTRIMMED) {
+        // thumbor 7.8 trims, then moves the crop by the trimmed frame's corner and clamps it to the frame: the
+        // region in the untrimmed picture, inside the frame; a region outside it is dropped (the frame is kept).
+        r = (ThumbdRect){p->crop_left * kx, p->crop_top * ky, p->crop_width * kx, p->crop_height * ky};
+        double right = THUMBD_MIN(r.left + r.width, frame.left + frame.width);
+        double bottom = THUMBD_MIN(r.top + r.height, frame.top + frame.height);
+        if (right - THUMBD_MAX(r.left, frame.left) < 1 || bottom - THUMBD_MAX(r.top, frame.top) < 1) r = frame;
     } else if (p->crop_unit == THUMBD_VIPS_CROP_FRACTIONS) {
         r = (ThumbdRect){frame.left + p->crop_left * frame.width, frame.top + p->crop_top * frame.height,
                          p->crop_width * frame.width, p->crop_height * frame.height};

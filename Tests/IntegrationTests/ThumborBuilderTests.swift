@@ -108,6 +108,19 @@ extension Integration {
                     "bordered.png", .init(width: 64, height: 48, probes: quadrants(64, 48, [green, red, yellow, blue]))
                 ),
                 (
+                    // thumbor trims, then moves the crop by the frame's corner: the crop is the untrimmed picture's
+                    // (8…40 x 8…32 is the red quadrant inside the 8 px frame)
+                    "trim with a manual crop",
+                    #""trim": true, "crop": [[8, 8], [40, 32]], "width": 16, "height": 12, "fit_in": true"#,
+                    "bordered.png", .init(width: 16, height: 12, probes: [(2, 2, red), (13, 9, red)])
+                ),
+                (
+                    // a crop that misses the trimmed frame is dropped: the whole frame
+                    "trim with a crop in the frame",
+                    #""trim": true, "crop": [[0, 0], [6, 6]], "width": 64, "height": 48, "fit_in": true"#,
+                    "bordered.png", .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
+                ),
+                (
                     "quality", #""width": 64, "height": 48, "filters": ["quality(95)"]"#, "q.png",
                     .init(width: 64, height: 48, probes: quadrants(64, 48, upright))
                 ),

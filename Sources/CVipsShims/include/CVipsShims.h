@@ -63,6 +63,8 @@ typedef enum ThumbdVipsCropUnit {
     THUMBD_VIPS_CROP_PIXELS = 1,     // source pixels, in the picture as oriented (after rotate and flip)
     THUMBD_VIPS_CROP_FRACTIONS = 2,  // fractions 0...1 of the oriented picture's width and height
     THUMBD_VIPS_CROP_PLACED = 3,     // crop_width x crop_height placed by crop_gravity, once the picture's size is known
+    THUMBD_VIPS_CROP_UNTRIMMED = 4,  // source pixels of the picture before the trim: the part inside the trimmed
+                                     // frame is kept, the whole frame when none is (thumbor's trim, then crop)
 } ThumbdVipsCropUnit;
 
 /// Which of a placed crop's values are fractions (bits of crop_fractions).

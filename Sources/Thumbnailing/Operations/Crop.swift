@@ -10,6 +10,10 @@ extension ThumbnailSpec {
         /// A region of a size placed by a gravity, resolved once the picture's size is known (imgproxy's
         /// `c:W:H:gravity:x:y`): each side in pixels (clamped to the picture) or a fraction of the picture's.
         case placed(width: CropLength, height: CropLength, gravity: CropGravity)
+        /// A region in source pixels of the picture before the trim (`crop_frame=source`): the part inside the
+        /// trimmed frame is kept, the whole frame when none is (thumbor's `trim` beside a manual crop: it trims,
+        /// then moves the crop by the frame's corner and clamps it). Without a trim it is ``pixels``.
+        case untrimmed(left: Int, top: Int, width: Int, height: Int)
 
         /// Largest pixel coordinate accepted.
         package static let maxPixels = 1_000_000
@@ -56,7 +60,7 @@ extension ThumbnailSpec {
 /// `fp:x,y`, centre by default) and `crop_offset=x,y` place it once the picture's size is known. Key
 /// ` crop=sz:W,H@gravity[+x,y]`.
 enum CropOperation: OperationDescriptor {
-    static let parameters: [ThumbParameter] = [.crop, .crop_gravity, .crop_offset]
+    static let parameters: [ThumbParameter] = [.crop, .crop_gravity, .crop_offset, .crop_frame]
 
     static let pixelReason = "pixels must be whole numbers 0...\(ThumbnailSpec.Crop.maxPixels), sizes ≥ 1"
     static let fractionReason = "fractions must be 0...1, sizes above 0"
@@ -77,6 +81,13 @@ enum CropOperation: OperationDescriptor {
                 throw SpecError(field: "crop_offset", reason: "must be x,y (\(offsetReason))")
             }
             values.cropOffset = ThumbnailSpec.CropOffset(x: x, y: y)
+            return
+        case .crop_frame:
+            switch text {
+            case "source": values.cropFrameIsSource = true
+            case "trimmed": values.cropFrameIsSource = false
+            default: throw SpecError(field: "crop_frame", reason: "must be trimmed or source")
+            }
             return
         default: break
         }
@@ -111,6 +122,12 @@ enum CropOperation: OperationDescriptor {
         _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
         operations.crop = values.crop
+        if values.cropFrameIsSource == true {
+            guard case .pixels(let left, let top, let width, let height)? = values.crop else {
+                throw SpecError(field: "crop_frame", reason: "needs crop=left,top,width,height in pixels")
+            }
+            operations.crop = .untrimmed(left: left, top: top, width: width, height: height)
+        }
         guard case .placed(let width, let height, _)? = values.crop else {
             if values.cropGravity != nil { throw SpecError(field: "crop_gravity", reason: "needs crop=width,height") }
             if values.cropOffset != nil { throw SpecError(field: "crop_offset", reason: "needs crop=width,height") }
@@ -194,7 +211,8 @@ enum CropOperation: OperationDescriptor {
                     throw SpecError(field: "crop_gravity", reason: "fp:x,y needs fractions 0...1")
                 }
             }
-        case .pixels(let left, let top, let width, let height):
+        case .pixels(let left, let top, let width, let height),
+            .untrimmed(let left, let top, let width, let height):
             let range = 0...ThumbnailSpec.Crop.maxPixels
             guard [left, top, width, height].allSatisfy(range.contains), width >= 1, height >= 1 else {
                 throw SpecError(field: "crop", reason: pixelReason)
@@ -210,6 +228,10 @@ enum CropOperation: OperationDescriptor {
     /// A crop of the whole picture is no crop.
     static func normalize(_ operations: inout ThumbnailSpec.Operations) {
         if operations.crop?.isWholePicture == true { operations.crop = nil }
+        // Without a trim the picture is its own frame: the region is a plain one.
+        if case .untrimmed(let left, let top, let width, let height)? = operations.crop, operations.trim == nil {
+            operations.crop = .pixels(left: left, top: top, width: width, height: height)
+        }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -217,6 +239,8 @@ enum CropOperation: OperationDescriptor {
         case nil: break
         case .pixels(let left, let top, let width, let height)?:
             text += " crop=px:\(left),\(top),\(width),\(height)"
+        case .untrimmed(let left, let top, let width, let height)?:
+            text += " crop=un:\(left),\(top),\(width),\(height)"
         case .fractions(let left, let top, let width, let height)?:
             text += " crop=fr:\(left),\(top),\(width),\(height)"
         case .placed(let width, let height, let gravity)?:
@@ -244,6 +268,9 @@ enum CropOperation: OperationDescriptor {
         case nil: break
         case .pixels(let left, let top, let width, let height)?:
             fields.append(CanonicalField(.crop, [left, top, width, height].map(String.init).joined(separator: ",")))
+        case .untrimmed(let left, let top, let width, let height)?:
+            fields.append(CanonicalField(.crop, [left, top, width, height].map(String.init).joined(separator: ",")))
+            fields.append(CanonicalField(.crop_frame, "source"))
         case .fractions(let left, let top, let width, let height)?:
             fields.append(CanonicalField(.crop, [left, top, width, height].map(fraction).joined(separator: ",")))
         case .placed(let width, let height, let gravity)?:
@@ -283,6 +310,10 @@ enum CropOperation: OperationDescriptor {
             params.crop_unit = THUMBD_VIPS_CROP_NONE
         case .pixels(let left, let top, let width, let height)?:
             params.crop_unit = THUMBD_VIPS_CROP_PIXELS
+            (params.crop_left, params.crop_top) = (Double(left), Double(top))
+            (params.crop_width, params.crop_height) = (Double(width), Double(height))
+        case .untrimmed(let left, let top, let width, let height)?:
+            params.crop_unit = THUMBD_VIPS_CROP_UNTRIMMED
             (params.crop_left, params.crop_top) = (Double(left), Double(top))
             (params.crop_width, params.crop_height) = (Double(width), Double(height))
         case .fractions(let left, let top, let width, let height)?:

@@ -137,7 +137,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
     case animated, autorotate, rotate, flip, adaptive, trim, crop
-    case crop_gravity, crop_offset, gravity_offset
+    case crop_gravity, crop_offset, crop_frame, gravity_offset
     case brightness, contrast, saturation, grayscale, blur, sharpen
     case pixelate
     case rgb, colorize, curve, equalize
@@ -260,6 +260,8 @@ package struct PlanValues: Hashable, Sendable {
     /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
     package var cropGravity: ThumbnailSpec.CropGravity?
     package var cropOffset: ThumbnailSpec.CropOffset?
+    /// `crop_frame=source`: a pixel crop measured in the picture before the trim.
+    package var cropFrameIsSource: Bool?
     /// In CSS pixels (or fractions).
     package var gravityOffset: ThumbnailSpec.CropOffset?
     package var brightness: Int?
@@ -332,6 +334,7 @@ package struct PlanValues: Hashable, Sendable {
         crop = upper.crop ?? crop
         cropGravity = upper.cropGravity ?? cropGravity
         cropOffset = upper.cropOffset ?? cropOffset
+        cropFrameIsSource = upper.cropFrameIsSource ?? cropFrameIsSource
         gravityOffset = upper.gravityOffset ?? gravityOffset
         brightness = upper.brightness ?? brightness
         contrast = upper.contrast ?? contrast
@@ -430,6 +433,7 @@ extension PlanField where Value == Bool {
     package static var enlarge: Self { Self(parameter: .enlarge, keyPath: \.enlarge) }
     package static var animated: Self { Self(parameter: .animated, keyPath: \.animated) }
     package static var autorotate: Self { Self(parameter: .autorotate, keyPath: \.autoOrient) }
+    package static var crop_frame: Self { Self(parameter: .crop_frame, keyPath: \.cropFrameIsSource) }
     package static var adaptive: Self { Self(parameter: .adaptive, keyPath: \.adaptive) }
     package static var grayscale: Self { Self(parameter: .grayscale, keyPath: \.greyscale) }
     package static var progressive: Self { Self(parameter: .progressive, keyPath: \.progressive) }

@@ -111,7 +111,6 @@ extension ThumborPath {
     /// The manual crop and the trim.
     private func setRegion(into plan: inout ThumbnailPlan, turn: ThumbnailSpec.Orientation) throws(RequestError) {
         if let trim {
-            // thumbor 7.8 trims, then crops the trimmed picture: thumbd's order too (the crop is inside the trim).
             // thumbd trims the turned picture: thumbor's corner, wherever the turn puts it.
             let corner = DialectGeometry.map(trim.corner == .topLeft ? .northWest : .southEast, through: turn)
             let corners: [Gravity: ThumbnailSpec.Trim.Corner] = [
@@ -137,13 +136,19 @@ extension ThumborPath {
             return
         }
         guard let left = Int(crop.left), let top = Int(crop.top), let right = Int(crop.right),
-            let bottom = Int(crop.bottom), right > left, bottom > top
-        else { throw .invalidValue("crop", reason: "needs left < right and top < bottom") }
+            let bottom = Int(crop.bottom)
+        else { throw .invalidValue("crop", reason: "needs whole numbers") }
+        // thumbor drops a crop whose right or bottom is not beyond its left or top, and renders the rest.
+        guard right > left, bottom > top else { return }
         guard turn != .none else {
             let region = ThumbnailSpec.Crop.pixels(left: left, top: top, width: right - left, height: bottom - top)
             plan.set(.crop, region, option: "crop")
+            // thumbor 7.8 trims first, then moves the crop by the trimmed frame's corner and clamps it to the frame:
+            // the region is measured in the untrimmed picture (its documentation says the crop comes first).
+            if trim != nil { plan.set(.crop_frame, true, option: "crop") }
             return
         }
+        guard trim == nil else { throw .unsupportedOption("trim with a crop in pixels beside a flip or rotate") }
         // thumbor crops before it turns; thumbd after. Its region, measured from the picture's top-left corner, is
         // measured in the turned picture from the corner the turn takes that one to: a placed crop, which the
         // render resolves once it knows the picture's size.
