@@ -30,6 +30,20 @@ extension ThumbnailSpec {
         case fraction(FixedDecimal)
 
         package static let zero = Self.pixels(0)
+
+        /// A whole number (pixels, signed) or a decimal written with a `.` (a fraction, signed); a fraction 0 is
+        /// 0 pixels. `crop`, `crop_offset` and `gravity_offset` read their lengths with it.
+        init?(_ text: Substring) {
+            let negative = text.hasPrefix("-")
+            let digits = negative ? text.dropFirst() : text
+            if !digits.contains(".") {
+                guard let value = ThumbValue.integer(String(digits)) else { return nil }
+                self = .pixels(negative ? -value : value)
+                return
+            }
+            guard let value = FixedDecimal(parsing: digits) else { return nil }
+            self = value == .zero ? .zero : .fraction(negative ? FixedDecimal(units: -value.units) : value)
+        }
     }
 
     /// Where a placed crop goes: a compass point with offsets inward from the edges it names (at the centre, a shift
@@ -147,18 +161,7 @@ enum CropOperation: OperationDescriptor {
         if let crop = operations.crop { try check(crop) }
     }
 
-    /// A whole number (pixels, signed) or a decimal written with a `.` (a fraction, signed); a fraction 0 is 0 pixels.
-    private static func length(_ text: Substring) -> ThumbnailSpec.CropLength? {
-        let negative = text.hasPrefix("-")
-        let digits = negative ? text.dropFirst() : text
-        if !digits.contains(".") {
-            guard let value = ThumbValue.integer(String(digits)) else { return nil }
-            return .pixels(negative ? -value : value)
-        }
-        guard let value = FixedDecimal(parsing: digits) else { return nil }
-        if value == .zero { return .zero }
-        return .fraction(negative ? FixedDecimal(units: -value.units) : value)
-    }
+    private static func length(_ text: Substring) -> ThumbnailSpec.CropLength? { ThumbnailSpec.CropLength(text) }
 
     /// `crop_gravity`: `centre` (`center`), a compass point, or `fp:x,y`.
     private static func gravity(_ text: String) throws(SpecError) -> ThumbnailSpec.CropGravity {

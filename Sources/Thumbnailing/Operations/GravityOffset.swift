@@ -20,17 +20,7 @@ enum GravityOffsetOperation: OperationDescriptor {
         values.gravityOffset = ThumbnailSpec.CropOffset(x: x, y: y)
     }
 
-    private static func length(_ text: Substring) -> ThumbnailSpec.CropLength? {
-        let negative = text.hasPrefix("-")
-        let digits = negative ? text.dropFirst() : text
-        if !digits.contains(".") {
-            guard let value = ThumbValue.integer(String(digits)) else { return nil }
-            return .pixels(negative ? -value : value)
-        }
-        guard let value = FixedDecimal(parsing: digits) else { return nil }
-        if value == .zero { return .zero }
-        return .fraction(negative ? FixedDecimal(units: -value.units) : value)
-    }
+    private static func length(_ text: Substring) -> ThumbnailSpec.CropLength? { ThumbnailSpec.CropLength(text) }
 
     static func build(
         _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
