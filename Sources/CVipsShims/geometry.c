@@ -65,7 +65,7 @@ ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, d
 // MARK: - Box and fit
 
 ThumbdBox thumbd_box_of_params(const ThumbdVipsThumbnailParams *p) {
-    return (ThumbdBox){p->fit, p->width, p->height, p->enlarge, p->adaptive};
+    return (ThumbdBox){p->fit, p->width, p->height, p->enlarge, p->adaptive, p->original_sides};
 }
 
 void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, int *box_height) {
@@ -87,6 +87,10 @@ ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height) {
 }
 
 ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
+    // thumbor's `orig` side: the picture's own, bounded by the side given (thumbd's largest, from its forms).
+    if (box.original_sides & 1) box.width = THUMBD_CLIP(1, width, box.width);
+    if (box.original_sides & 2) box.height = THUMBD_CLIP(1, height, box.height);
+    box.original_sides = 0;
     ThumbdBox settled = box;
     settled.fit = thumbd_effective_fit(box, width, height);
     thumbd_adapted_box(box, width, height, &settled.width, &settled.height);

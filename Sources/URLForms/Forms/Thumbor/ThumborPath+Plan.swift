@@ -63,8 +63,24 @@ extension ThumborPath {
             plan.set(.enlarge, false, option: "size")
             return
         }
-        if self.width == .original || self.height == .original { throw .unsupportedOption("orig with a size") }
-        if turn.swapsSides { (width, height) = (height, width) }
+        // `orig` beside a number: that side is the picture's (after orientation, trim and crop), which the render
+        // knows once it reads the header; the box holds thumbd's largest side for it.
+        var original = (width: self.width == .original, height: self.height == .original)
+        if original.width || original.height {
+            if filters.proportion != nil { throw .unsupportedOption("proportion with orig") }
+            if original.width { width = ThumbnailSpec.maxDimension }
+            if original.height { height = ThumbnailSpec.maxDimension }
+        }
+        if turn.swapsSides {
+            (width, height) = (height, width)
+            original = (original.height, original.width)
+        }
+        if original.width || original.height {
+            var sides: ThumbnailSpec.Operations.OriginalSides = []
+            if original.width { sides.insert(.width) }
+            if original.height { sides.insert(.height) }
+            plan.set(.orig, sides, option: "size")
+        }
         if fitIn == .fitIn || fitIn == .adaptiveFitIn, !filters.upscale, !filters.stretch, !filters.fills {
             // Inside the box, never enlarged: the picture's own size at most, so a box beyond thumbd's largest side
             // is that side (the result is bounded there, not the box refused).
