@@ -99,6 +99,11 @@ static void boxes(void) {
     EXPECT(settled.width == 4096 && settled.height == 100);
     t = thumbd_resize_target(thumbd_box_of_params(&p), 480, 160);
     EXPECT(t.width == 480 && t.height == 100);
+    // thumbor's proportion scales what the box gives: 48x64 inside 400x100, unenlarged, a quarter 12x16.
+    p = params(400, 100, THUMBD_VIPS_FIT_CONTAIN);
+    p.output_scale = 0.25;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 48, 64);
+    EXPECT(settled.width == 12 && settled.height == 16 && settled.fit == THUMBD_VIPS_FIT_FILL);
     // The canvas: pad extends to the box, padding adds to it.
     p = params(100, 80, THUMBD_VIPS_FIT_PAD);
     p.padding_left = p.padding_right = 5;

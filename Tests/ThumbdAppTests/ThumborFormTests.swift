@@ -198,7 +198,8 @@ import Thumbnailing
             "0x0:50x40/adaptive-full-fit-in/100xorig/img.test/a.jpg",
             "w=100&h=4096&fit=outside&enlarge=1&adaptive=1&orig=h&crop=0,0,50,40"
         ),
-        ("fit-in/200x200/filters:proportion(0.5)/img.test/a.jpg", "w=100&h=100"),
+        ("fit-in/200x200/filters:proportion(0.5)/img.test/a.jpg", "w=200&h=200&scale=0.5"),
+        ("filters:proportion(0.25)/img.test/a.jpg", "w=4096&h=4096&scale=0.25"),
         (
             "fit-in/200x200/filters:watermark(img.test/wm.png,-10,-20,50)/img.test/a.jpg",
             "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=southeast&wm_x=10&wm_y=20&wm_opacity=0.5"
@@ -302,7 +303,6 @@ import Thumbnailing
             .invalidValue("curve", reason: "each list needs 1…64 points x:y, 0…255, x increasing")
         ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
-        ("300xorig/filters:proportion(0.5)/img.test/a.jpg", .unsupportedOption("proportion with orig")),
         ("5x5:1x1/10x10/img.test/a.jpg", .invalidValue("crop", reason: "needs left < right and top < bottom")),
         ("10x10/filters:blur(1):blur(2)/img.test/a.jpg", .duplicateParameter("filters:blur")),
         ("-10x10/filters:focal(1x1:5x5)/img.test/a.jpg", .unsupportedOption("focal with a flip or rotate")),
