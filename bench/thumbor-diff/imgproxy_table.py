@@ -32,7 +32,7 @@ ROWS = [
     ("rs:fit:400:400", 200, 100, None),
     ("rs:fit:0:60", 120, 60, None),
     ("rs:fit:500:0", 200, 100, None),
-    ("rs:fit:5000:5000", 200, 100, "a box side over 4096 px is refused, even where nothing would be enlarged"),
+    ("rs:fit:5000:5000", 200, 100, None),
     ("s:70:70", 70, 35, None),
     ("w:50", 50, 25, None),
     # fit with enlarge
@@ -59,16 +59,16 @@ ROWS = [
     ("rs:fill:400:400/el:1", 400, 400, None),
     ("rs:fill:400:60", 200, 60, None),
     ("rs:fill:150:250", 150, 100, None),
-    ("rs:fill:100:30/g:no:0:5", 100, 30, "gravity offsets are refused"),
-    ("rs:fill:30:100/g:we:5:0", 30, 100, "gravity offsets are refused"),
+    ("rs:fill:100:30/g:no:0:5", 100, 30, None),
+    ("rs:fill:30:100/g:we:5:0", 30, 100, None),
     # fill with extend: the canvas is the box
     ("rs:fill:400:250/ex:1", 400, 250, "ex with fill needs el in thumbd"),
     ("rs:fill:400:250/ex:1/el:1", 400, 250, None),
     # fill-down: never enlarged; the crop keeps the box's aspect inside the source
-    ("rs:fill-down:80:40", 80, 40, "fill-down without el is refused (the result depends on the source)"),
-    ("rs:fill-down:400:400", 100, 100, "fill-down without el is refused (the result depends on the source)"),
-    ("rs:fill-down:400:100", 200, 50, "fill-down without el is refused (the result depends on the source)"),
-    ("rs:fill-down:100:400", 25, 100, "fill-down without el is refused (the result depends on the source)"),
+    ("rs:fill-down:80:40", 80, 40, None),
+    ("rs:fill-down:400:400", 100, 100, None),
+    ("rs:fill-down:400:100", 200, 50, None),
+    ("rs:fill-down:100:400", 25, 100, None),
     ("rs:fill-down:400:400/el:1", 400, 400, None),
     # force: the box exactly; without el the box shrinks until nothing is enlarged
     ("rs:force:80:50", 80, 50, None),
@@ -89,7 +89,7 @@ ROWS = [
     # crop before the resize, clamped to the picture
     ("c:80:60:nowe", 80, 60, None),
     ("c:0.5:0.5", 100, 50, None),
-    ("c:80:60", 80, 60, "a crop in pixels placed by the centre gravity is refused (its place depends on the size)"),
+    ("c:80:60", 80, 60, None),
     ("c:300:300:nowe", 200, 100, None),
     ("c:80:60:nowe/rs:fit:40:40", 40, 30, None),
     # padding after the resize, in CSS order, times dpr
