@@ -236,6 +236,33 @@ extension Integration {
             #expect(harness.origin.hits("/grid.png") == 1)
         }
 
+        @Test func thumborsProportionScalesTheOutputNotTheBox() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When a quarter of fit-in 400x100 is asked, then the same as /thumb, then a tenth without a size
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/fit-in/400x100/filters:proportion(0.25):format(png)/\(host)/grid.png")
+            let thumb = try await harness.request("/thumb?url=\(source)&w=400&h=100&scale=0.25&format=png")
+            let unsized = try await harness.request(
+                "/thumbor/unsafe/filters:proportion(0.1):format(png)/\(host)/grid.png")
+
+            // Then 100x100 (what the box gives) times 0.25, one entry; the picture's own 300x300 times 0.1
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 25 && image.height == 25)
+            #expect(
+                image.mismatch(in: [(1, 1, Fixtures.grid[0][0]), (23, 23, Fixtures.grid[2][2])], tolerance: 8) == nil)
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == thumbor.body)
+            #expect(unsized.status == 200, "\(unsized.text.prefix(200))")
+            let small = try DecodedImage(decoding: unsized.body)
+            #expect(small.width == 30 && small.height == 30)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([
