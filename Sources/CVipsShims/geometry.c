@@ -65,7 +65,8 @@ ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, d
 // MARK: - Box and fit
 
 ThumbdBox thumbd_box_of_params(const ThumbdVipsThumbnailParams *p) {
-    return (ThumbdBox){p->fit, p->width, p->height, p->enlarge, p->adaptive};
+    return (ThumbdBox){p->fit, p->width, p->height, p->enlarge, p->adaptive, p->original_sides,
+                       p->output_scale};
 }
 
 void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, int *box_height) {
@@ -87,6 +88,10 @@ ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height) {
 }
 
 ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
+    // thumbor's `orig` side: the picture's own, bounded by the side given (thumbd's largest, from its forms).
+    if (box.original_sides & 1) box.width = THUMBD_CLIP(1, width, box.width);
+    if (box.original_sides & 2) box.height = THUMBD_CLIP(1, height, box.height);
+    box.original_sides = 0;
     ThumbdBox settled = box;
     settled.fit = thumbd_effective_fit(box, width, height);
     thumbd_adapted_box(box, width, height, &settled.width, &settled.height);
@@ -97,6 +102,30 @@ ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
         if (k < 1) {
             settled.width = THUMBD_CLIP(1, (int)lround(settled.width * k), width);
             settled.height = THUMBD_CLIP(1, (int)lround(settled.height * k), height);
+        }
+    }
+    settled.scale = 0;
+    if (box.scale > 0 && box.scale < 1) {
+        // thumbor's proportion: the size this box gives, times the scale and truncated, becomes the box. Cover and
+        // pad keep their fit (their output is the box, or inside it); the others are forced to exactly that size.
+        double hscale, vscale;
+        thumbd_box_scale(settled, width, height, &hscale, &vscale);
+        double out_width = THUMBD_MAX(1, lround(width * hscale)), out_height = THUMBD_MAX(1, lround(height * vscale));
+        if (settled.fit == THUMBD_VIPS_FIT_COVER) {
+            out_width = THUMBD_MIN(out_width, settled.width);
+            out_height = THUMBD_MIN(out_height, settled.height);
+        } else if (settled.fit == THUMBD_VIPS_FIT_PAD) {
+            out_width = settled.width;
+            out_height = settled.height;
+        }
+        double scaled_width = out_width * box.scale, scaled_height = out_height * box.scale;
+        if (scaled_width >= 1 && scaled_height >= 1) {
+            settled.width = (int)scaled_width;
+            settled.height = (int)scaled_height;
+            if (settled.fit != THUMBD_VIPS_FIT_COVER && settled.fit != THUMBD_VIPS_FIT_PAD) {
+                settled.fit = THUMBD_VIPS_FIT_FILL;
+                settled.enlarge = 1;
+            }
         }
     }
     return settled;

@@ -74,6 +74,12 @@ package struct ThumbnailSpec: Hashable, Sendable {
         if focalPoint != nil && gravity != .centre {
             throw SpecError(field: "gravity", reason: "a focal point replaces the gravity")
         }
+        if operations.originalSides.contains(.width) && width == nil {
+            throw SpecError(field: "orig", reason: "orig=w needs w, the largest width it may be")
+        }
+        if operations.originalSides.contains(.height) && height == nil {
+            throw SpecError(field: "orig", reason: "orig=h needs h, the largest height it may be")
+        }
         try operations.validate()
         self.width = width
         self.height = height

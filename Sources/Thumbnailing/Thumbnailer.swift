@@ -184,7 +184,9 @@ package struct Thumbnailer: Sendable {
         // A gravity's offset moves only the cover crop of a compass point.
         if !offsetMatters { result.gravityOffset = nil }
         // A one-sided or square box has no orientation to adapt.
-        if box.width == nil || box.height == nil || box.width == box.height { result.adaptive = false }
+        if box.width == nil || box.height == nil || (box.width == box.height && result.originalSides.isEmpty) {
+            result.adaptive = false
+        }
         if result.progressive == configuration.jpegProgressive { result.progressive = nil }
         if result.avifEffort == configuration.avifEffort { result.avifEffort = nil }
         return result

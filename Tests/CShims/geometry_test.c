@@ -86,6 +86,24 @@ static void boxes(void) {
     p = params(400, 200, THUMBD_VIPS_FIT_FILL);
     t = thumbd_resize_target(thumbd_box_of_params(&p), 100, 300);
     EXPECT(t.width == 100 && t.height == 50 && t.size == THUMBD_SIZE_FORCE);
+    // An original side is the picture's (thumbor's `orig` beside a number), at most the box's side given.
+    p = params(300, 4096, THUMBD_VIPS_FIT_COVER);
+    p.original_sides = 2;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 480, 160);
+    EXPECT(settled.width == 300 && settled.height == 160 && settled.original_sides == 0);
+    again = thumbd_box_settled(settled, 100, 50);  // settled: the sides stay
+    EXPECT(again.width == 300 && again.height == 160);
+    p = params(4096, 100, THUMBD_VIPS_FIT_CONTAIN);
+    p.original_sides = 1;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 5000, 200);  // bounded by the width given
+    EXPECT(settled.width == 4096 && settled.height == 100);
+    t = thumbd_resize_target(thumbd_box_of_params(&p), 480, 160);
+    EXPECT(t.width == 480 && t.height == 100);
+    // thumbor's proportion scales what the box gives: 48x64 inside 400x100, unenlarged, a quarter 12x16.
+    p = params(400, 100, THUMBD_VIPS_FIT_CONTAIN);
+    p.output_scale = 0.25;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 48, 64);
+    EXPECT(settled.width == 12 && settled.height == 16 && settled.fit == THUMBD_VIPS_FIT_FILL);
     // The canvas: pad extends to the box, padding adds to it.
     p = params(100, 80, THUMBD_VIPS_FIT_PAD);
     p.padding_left = p.padding_right = 5;

@@ -203,6 +203,66 @@ extension Integration {
             #expect(harness.origin.hits("/grid.png") == 1)
         }
 
+        @Test func thumborsOrigBesideANumberIsThePicturesSideAfterTheCrop() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid of 100 px cells at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When the top two rows are cropped and filled into 150 x the crop's height, then the same as /thumb
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/0x0:300x200/150xorig/filters:format(png)/\(host)/grid.png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=150&h=4096&orig=h&fit=cover&enlarge=1&crop=0,0,300,200&format=png")
+
+            // Then 150x200 (the crop's 200, not the source's 300), the middle column with a strip of each side
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 150 && image.height == 200)
+            let grid = Fixtures.grid
+            let probes = [(10, 50, grid[0][0]), (75, 50, grid[0][1]), (140, 50, grid[0][2]), (75, 150, grid[1][1])]
+            #expect(image.mismatch(in: probes, tolerance: 8) == nil)
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == thumbor.body)
+
+            // fit-in with the width the picture's: 300x300 inside 300x100, never enlarged
+            let fitted = try await harness.request(
+                "/thumbor/unsafe/fit-in/-origx100/filters:format(png)/\(host)/grid.png")
+            #expect(fitted.status == 200, "\(fitted.text.prefix(200))")
+            let small = try DecodedImage(decoding: fitted.body)
+            #expect(small.width == 100 && small.height == 100)
+            #expect(small.mismatch(in: [(5, 5, grid[0][2]), (95, 5, grid[0][0])], tolerance: 8) == nil)
+            #expect(harness.origin.hits("/grid.png") == 1)
+        }
+
+        @Test func thumborsProportionScalesTheOutputNotTheBox() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When a quarter of fit-in 400x100 is asked, then the same as /thumb, then a tenth without a size
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/fit-in/400x100/filters:proportion(0.25):format(png)/\(host)/grid.png")
+            let thumb = try await harness.request("/thumb?url=\(source)&w=400&h=100&scale=0.25&format=png")
+            let unsized = try await harness.request(
+                "/thumbor/unsafe/filters:proportion(0.1):format(png)/\(host)/grid.png")
+
+            // Then 100x100 (what the box gives) times 0.25, one entry; the picture's own 300x300 times 0.1
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 25 && image.height == 25)
+            #expect(
+                image.mismatch(in: [(1, 1, Fixtures.grid[0][0]), (23, 23, Fixtures.grid[2][2])], tolerance: 8) == nil)
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(thumb.body == thumbor.body)
+            #expect(unsized.status == 200, "\(unsized.text.prefix(200))")
+            let small = try DecodedImage(decoding: unsized.body)
+            #expect(small.width == 30 && small.height == 30)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([

@@ -191,7 +191,17 @@ import Thumbnailing
         ("trim/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&flip=h&trim=0,tr"),
         ("img.test/a.jpg", "w=4096&h=4096"),
         ("origxorig/img.test/a.jpg", "w=4096&h=4096"),
-        ("fit-in/200x200/filters:proportion(0.5)/img.test/a.jpg", "w=100&h=100"),
+        // `orig` beside a number: that side is the picture's, resolved by the render, thumbd's largest side at most
+        ("300xorig/img.test/a.jpg", "w=300&h=4096&fit=cover&enlarge=1&orig=h"),
+        ("fit-in/origx200/img.test/a.jpg", "w=4096&h=200&orig=w"),
+        ("-origx100/img.test/a.jpg", "w=4096&h=100&fit=cover&enlarge=1&flip=h&orig=w"),
+        ("fit-in/origx200/filters:rotate(90)/img.test/a.jpg", "w=200&h=4096&rotate=270&orig=h"),
+        (
+            "0x0:50x40/adaptive-full-fit-in/100xorig/img.test/a.jpg",
+            "w=100&h=4096&fit=outside&enlarge=1&adaptive=1&orig=h&crop=0,0,50,40"
+        ),
+        ("fit-in/200x200/filters:proportion(0.5)/img.test/a.jpg", "w=200&h=200&scale=0.5"),
+        ("filters:proportion(0.25)/img.test/a.jpg", "w=4096&h=4096&scale=0.25"),
         (
             "fit-in/200x200/filters:watermark(img.test/wm.png,-10,-20,50)/img.test/a.jpg",
             "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=southeast&wm_x=10&wm_y=20&wm_opacity=0.5"
@@ -295,7 +305,6 @@ import Thumbnailing
             .invalidValue("curve", reason: "each list needs 1…64 points x:y, 0…255, x increasing")
         ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
-        ("300xorig/img.test/a.jpg", .unsupportedOption("orig with a size")),
         ("10x10/filters:blur(1):blur(2)/img.test/a.jpg", .duplicateParameter("filters:blur")),
         ("-10x10/filters:focal(1x1:5x5)/img.test/a.jpg", .unsupportedOption("focal with a flip or rotate")),
         ("10x10/filters:fill(auto)/img.test/a.jpg", .unsupportedOption("fill(auto)")),

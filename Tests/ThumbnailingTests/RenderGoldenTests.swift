@@ -56,6 +56,10 @@ import Thumbnailing
                 left: decimal("0.1"), top: decimal("0.2"), width: decimal("0.5"), height: decimal("0.6"))
         },
         Case("adaptive") { $0.adaptive = true },
+        Case("original-height") {
+            $0.crop = .pixels(left: 40, top: 30, width: 200, height: 24)
+            $0.originalSides = .height
+        },
         Case("crop-placed") {
             $0.crop = .placed(
                 width: .pixels(120), height: .fraction(decimal("0.5")),

@@ -104,6 +104,12 @@ typedef struct ThumbdVipsThumbnailParams {
     ThumbdVipsGravity gravity;  // used by THUMBD_VIPS_FIT_COVER only
     int enlarge;                // non-zero: may upscale; zero: never upscales an axis
     int adaptive;               // non-zero: the box's sides trade places when its orientation is not the picture's
+    /// Bit 1: the box's width is the picture's (after orientation, trim and crop), at most `width`; bit 2: the
+    /// same for the height (thumbor's `orig` beside a number). Resolved by thumbd_box_settled.
+    int original_sides;
+    /// Above 0 and below 1: the resized picture's sides times this, truncated (thumbor's `proportion`), decided by
+    /// thumbd_box_settled from the size the box gives; otherwise nothing.
+    double output_scale;
     /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
     ThumbdVipsFormat format_opaque;
     ThumbdVipsFormat format_alpha;

@@ -35,6 +35,8 @@ typedef struct ThumbdBox {
     int height;
     int enlarge;
     int adaptive;
+    int original_sides;  // params' original_sides: 1 width, 2 height (0 once settled)
+    double scale;        // params' output_scale (0 once settled)
 } ThumbdBox;
 
 // How vips_thumbnail may change the size: libvips's VipsSize, spelled here so that geometry needs no libvips.
@@ -79,8 +81,8 @@ ThumbdBox thumbd_box_of_params(const ThumbdVipsThumbnailParams *p);
 void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, int *box_height);
 // The fit for a picture of width x height: box's, with AUTO made COVER or CONTAIN by the orientations.
 ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height);
-// The box settled for a picture of width x height: effective fit, adapted sides, adaptive off (settling again
-// changes nothing).
+// The box settled for a picture of width x height: its original sides made the picture's (at most the box's),
+// effective fit, adapted sides, adaptive off (settling again changes nothing).
 ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height);
 // What to ask vips_thumbnail for, given the upright source size. The result is in upright space.
 ThumbdResizeTarget thumbd_resize_target(ThumbdBox box, int upright_width, int upright_height);

@@ -29,6 +29,12 @@ extension ThumbnailSpec {
         /// The box's sides trade places when its orientation (landscape or portrait) is not the picture's (after
         /// crop): thumbor's `adaptive-fit-in`. Nothing with a one-sided or square box.
         package var adaptive = false
+        /// The box's sides that are the picture's own (after orientation, trim and crop), at most the box's side
+        /// given: thumbor's `orig` beside a number, resolved on the render thread once the header is read.
+        package var originalSides: OriginalSides = []
+        /// The output's sides times this after the resize, truncated (0 < scale ≤ 1; 1 does nothing): thumbor's
+        /// `proportion(p)`, decided by the render from the resized picture's size.
+        package var scale = FixedDecimal.one
         /// Added to every colour channel, -255...255.
         package var brightness = 0
         /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.
@@ -97,6 +103,7 @@ enum OperationRegistry {
     /// The order the steps run in, which is the variant key's order (persisted: never reorder).
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
+        OriginalSidesOperation.self, ScaleOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -114,6 +121,7 @@ enum OperationRegistry {
     /// before the watermark here and after it in the key, and the metadata options come last.
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
+        OriginalSidesOperation.self, ScaleOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -136,7 +144,7 @@ enum OperationRegistry {
 package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
-    case animated, autorotate, rotate, flip, adaptive, trim, crop
+    case animated, autorotate, rotate, flip, adaptive, orig, scale, trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
     case brightness, contrast, saturation, grayscale, blur, sharpen
     case pixelate
@@ -255,6 +263,8 @@ package struct PlanValues: Hashable, Sendable {
     package var rotate: Int?
     package var flip: ThumbnailSpec.Flip?
     package var adaptive: Bool?
+    package var originalSides: ThumbnailSpec.Operations.OriginalSides?
+    package var scale: FixedDecimal?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
     /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
@@ -330,6 +340,8 @@ package struct PlanValues: Hashable, Sendable {
         rotate = upper.rotate ?? rotate
         flip = upper.flip ?? flip
         adaptive = upper.adaptive ?? adaptive
+        originalSides = upper.originalSides ?? originalSides
+        scale = upper.scale ?? scale
         trim = upper.trim ?? trim
         crop = upper.crop ?? crop
         cropGravity = upper.cropGravity ?? cropGravity
@@ -458,6 +470,7 @@ extension PlanField where Value == FixedDecimal {
     package static var contrast: Self { Self(parameter: .contrast, keyPath: \.contrast) }
     package static var saturation: Self { Self(parameter: .saturation, keyPath: \.saturation) }
     package static var blur: Self { Self(parameter: .blur, keyPath: \.blur) }
+    package static var scale: Self { Self(parameter: .scale, keyPath: \.scale) }
     package static var sharpen: Self { Self(parameter: .sharpen, keyPath: \.sharpen) }
     package static var wm_opacity: Self { Self(parameter: .wm_opacity, keyPath: \.watermarkOpacity) }
     package static var wm_scale: Self { Self(parameter: .wm_scale, keyPath: \.watermarkScale) }
@@ -477,6 +490,10 @@ extension PlanField where Value == FormatChoice {
 
 extension PlanField where Value == ThumbnailSpec.Flip {
     package static var flip: Self { Self(parameter: .flip, keyPath: \.flip) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Operations.OriginalSides {
+    package static var orig: Self { Self(parameter: .orig, keyPath: \.originalSides) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Trim {

@@ -15,7 +15,7 @@ package struct ThumborFilters {
     package private(set) var noUpscale = false
     package private(set) var upscale = false
     package private(set) var stretch = false
-    /// `proportion(p)`: the box times p (0 < p ≤ 1).
+    /// `proportion(p)`: the output's sides times p after the resize (0 < p ≤ 1).
     package private(set) var proportion: Double?
     /// `focal(AxB:CxD)`: the centre of the box, in source pixels (after the EXIF orientation).
     package internal(set) var focal: (x: Int, y: Int)?

@@ -52,19 +52,39 @@ extension ThumborPath {
     {
         func pixels(_ side: Side) -> Int? {
             guard case .pixels(let value) = side else { return nil }
-            return filters.proportion.map { max(1, Int((Double(value) * $0).rounded())) } ?? value
+            return value
+        }
+        if let proportion = filters.proportion {
+            // thumbor scales its output after the resize (a post-transform filter), not the box.
+            // Four decimals, as `/thumb`'s `scale` holds it.
+            let units = Int((proportion * Double(FixedDecimal.unitsPerOne)).rounded())
+            plan.set(.scale, FixedDecimal(units: max(1, units)), option: "proportion")
         }
         var (width, height) = (pixels(self.width), pixels(self.height))
         if width == nil && height == nil {
             // No size, `orig` or 0: the picture at its own size (up to thumbd's largest side).
-            if filters.proportion != nil { throw .unsupportedOption("proportion without a size") }
             plan.set(.w, ThumbnailSpec.maxDimension, option: "size")
             plan.set(.h, ThumbnailSpec.maxDimension, option: "size")
             plan.set(.enlarge, false, option: "size")
             return
         }
-        if self.width == .original || self.height == .original { throw .unsupportedOption("orig with a size") }
-        if turn.swapsSides { (width, height) = (height, width) }
+        // `orig` beside a number: that side is the picture's (after orientation, trim and crop), which the render
+        // knows once it reads the header; the box holds thumbd's largest side for it.
+        var original = (width: self.width == .original, height: self.height == .original)
+        if original.width || original.height {
+            if original.width { width = ThumbnailSpec.maxDimension }
+            if original.height { height = ThumbnailSpec.maxDimension }
+        }
+        if turn.swapsSides {
+            (width, height) = (height, width)
+            original = (original.height, original.width)
+        }
+        if original.width || original.height {
+            var sides: ThumbnailSpec.Operations.OriginalSides = []
+            if original.width { sides.insert(.width) }
+            if original.height { sides.insert(.height) }
+            plan.set(.orig, sides, option: "size")
+        }
         if fitIn == .fitIn || fitIn == .adaptiveFitIn, !filters.upscale, !filters.stretch, !filters.fills {
             // Inside the box, never enlarged: the picture's own size at most, so a box beyond thumbd's largest side
             // is that side (the result is bounded there, not the box refused).
