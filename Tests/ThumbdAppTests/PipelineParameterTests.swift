@@ -77,6 +77,8 @@ import Thumbnailing
         ("format=webp&lossless=1&max_bytes=5000", "max_bytes"), ("format=gif&keep_copyright=1", "keep_copyright"),
         ("icc=p3", "icc"), ("avif_effort=10", "avif_effort"), ("format=jpeg&avif_effort=3", "avif_effort"),
         ("progressive=2", "progressive"), ("format=webp&progressive=1", "progressive"),
+        ("brightness=5&order=contrast", "order"), ("brightness=5&order=brightness,brightness", "order"),
+        ("brightness=5&order=frame", "order"), ("brightness=5&order=", "order"),
     ]
 
     @Test(arguments: invalid)

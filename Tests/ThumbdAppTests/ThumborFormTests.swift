@@ -181,7 +181,7 @@ import Thumbnailing
                 + ":contrast(20):saturation(0.5):background_color(fff):max_bytes(20000):strip_exif():strip_icc()"
                 + ":autojpg()/img.test/a.jpg",
             "w=100&h=100&q=70&format=webp&blur=2&sharpen=0.5&grayscale=1&brightness=25&contrast=1.44&saturation=0.5"
-                + "&bg=ffffff&max_bytes=20000"
+                + "&order=blur,sharpen,grayscale,brightness,contrast,saturation&bg=ffffff&max_bytes=20000"
         ),
         ("fit-in/100x100/filters:blur(4,1.5)/img.test/a.jpg", "w=100&h=100&blur=1.5"),
         ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0"),
@@ -249,6 +249,13 @@ import Thumbnailing
                 + "/img.test/a.jpg",
             "w=10&h=10&curve=0:0,255:255%7C0:0,128:160,255:255%7C0:0,255:255%7C0:9"
         ),
+        // Filters run in the URL's order: `order` when it is not the table's
+        (
+            "fit-in/10x10/filters:brightness(10):contrast(30)/img.test/a.jpg",
+            "w=10&h=10&brightness=25&contrast=1.69&order=brightness,contrast"
+        ),
+        ("fit-in/10x10/filters:contrast(30):brightness(10)/img.test/a.jpg", "w=10&h=10&brightness=25&contrast=1.69"),
+        ("fit-in/10x10/filters:brightness(0):contrast(30)/img.test/a.jpg", "w=10&h=10&contrast=1.69"),
         // cover(): a GIF's first frame
         ("fit-in/10x10/filters:cover()/img.test/a.jpg", "w=10&h=10&animated=0"),
         // What thumbor 7.8 itself skips: too few or malformed arguments, names it has no builtin filter for

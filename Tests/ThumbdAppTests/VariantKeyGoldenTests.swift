@@ -102,6 +102,18 @@ import Thumbnailing
         ("noise=20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,0"),
         ("noise=20,7", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,7"),
         (
+            "brightness=10&contrast=1.5&order=brightness,contrast",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bri=10 con=1.5 order=brightness,contrast"
+        ),
+        (
+            "brightness=10&contrast=1.5&order=contrast",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bri=10 con=1.5"
+        ),
+        (
+            "grayscale=1&rgb=10,0,0&noise=5&order=rgb",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto grey rgb=10,0,0 noise=5,0 order=rgb,grayscale,noise"
+        ),
+        (
             "curve=0:0,255:255%7C0:0,128:160,255:255%7C0:0,255:255%7C0:0,255:255",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto curve=0:0,255:255|0:0,128:160,255:255|0:0,255:255|0:0,255:255"
         ),

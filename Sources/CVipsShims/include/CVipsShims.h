@@ -94,6 +94,24 @@ typedef enum ThumbdVipsStep {
     THUMBD_VIPS_STEP_WATERMARK = 12,      // the watermark image is not an allowed image, is damaged or too large
 } ThumbdVipsStep;
 
+/// The filters a plan may run in its own order (filter_order), by the step they run.
+typedef enum ThumbdVipsFilter {
+    THUMBD_VIPS_FILTER_NONE = 0,
+    THUMBD_VIPS_FILTER_SATURATION,
+    THUMBD_VIPS_FILTER_CONTRAST,
+    THUMBD_VIPS_FILTER_BRIGHTNESS,
+    THUMBD_VIPS_FILTER_GREYSCALE,
+    THUMBD_VIPS_FILTER_BLUR,
+    THUMBD_VIPS_FILTER_SHARPEN,
+    THUMBD_VIPS_FILTER_PIXELATE,
+    THUMBD_VIPS_FILTER_RGB,
+    THUMBD_VIPS_FILTER_COLORIZE,
+    THUMBD_VIPS_FILTER_CURVE,
+    THUMBD_VIPS_FILTER_EQUALIZE,
+    THUMBD_VIPS_FILTER_CONVOLUTION,
+    THUMBD_VIPS_FILTER_NOISE,
+} ThumbdVipsFilter;
+
 /// Everything one thumbnail job needs, passed by value.
 typedef struct ThumbdVipsThumbnailParams {
     /// The box, in output (upright) pixels, both >= 1. The caller substitutes its own bound for an omitted
@@ -184,6 +202,12 @@ typedef struct ThumbdVipsThumbnailParams {
     double convolution_kernel[121];
     int noise_amount;
     unsigned int noise_seed;
+    /// The filters above in the order the client wrote them (thumbor runs its filters in URL order), when it is not
+    /// the table's (pipeline.c): filter_order_count ThumbdVipsFilter values, each at most once; 0 keeps the table's
+    /// order (saturation, contrast with brightness, grey, blur, sharpen, pixelate, rgb, colorize, curve, equalize,
+    /// convolution, noise).
+    unsigned char filter_order[16];
+    int filter_order_count;
     /// Rounded corners (steps/round_corner.c) when both radii are above 0: outside an ellipse of round_corner_x by
     /// round_corner_y output pixels in each corner, the colour bands take round_corner_colour's (RGBA 0...255);
     /// with its alpha below 255 those pixels also become that transparent, unless the output cannot hold alpha.

@@ -7,13 +7,15 @@
 #include "codecs.h"
 #include "steps.h"
 
-// A row of the table: the step's name (for logs and docs), whether the job wants it, what it does, and whether
-// its result is lazy enough to be worth computing once (the memory row) before the output is read again.
+// A row of the table: the step's name (for logs and docs), whether the job wants it, what it does, whether
+// its result is lazy enough to be worth computing once (the memory row) before the output is read again, and
+// the filter it is when a plan orders its filters (THUMBD_VIPS_FILTER_NONE for the fixed rows).
 typedef struct ThumbdStepRow {
     const char *name;
     ThumbdStepWanted wanted;
     ThumbdStepRun run;
     int lazy;
+    ThumbdVipsFilter filter;
 } ThumbdStepRow;
 
 // Runs every wanted row over *image (transfer full in and out; on failure still the caller's). Returns

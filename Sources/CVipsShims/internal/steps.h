@@ -43,6 +43,11 @@ int thumbd_wants_saturation(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_saturation(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_tone(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_tone(ThumbdJob *job, VipsImage **image);
+// The tone row's two halves, each clamped, for a plan that orders its filters (params->filter_order).
+int thumbd_wants_contrast(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_contrast(ThumbdJob *job, VipsImage **image);
+int thumbd_wants_brightness(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_brightness(ThumbdJob *job, VipsImage **image);
 
 // greyscale.c, blur.c, sharpen.c, pixelate.c.
 int thumbd_wants_greyscale(const ThumbdJob *job);

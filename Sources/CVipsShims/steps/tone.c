@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Steps: saturation (chroma scaled in LCh: lightness and hue stay), then brightness and contrast (contrast pivots
 // on mid-grey, brightness is added: out = c * (in - 128) + 128 + b). Two rows of the table, because only the first
-// is worth computing once (lazy).
+// is worth computing once (lazy); contrast and brightness apart for a plan that orders its filters.
 #include "../internal/steps.h"
 
 int thumbd_wants_saturation(const ThumbdJob *job) { return job->params->saturation != 1; }
@@ -26,10 +26,9 @@ ThumbdVipsStep thumbd_step_saturation(ThumbdJob *job, VipsImage **image) {
 
 int thumbd_wants_tone(const ThumbdJob *job) { return job->params->contrast != 1 || job->params->brightness != 0; }
 
-ThumbdVipsStep thumbd_step_tone(ThumbdJob *job, VipsImage **image) {
+// out = c * in + offset on the colour bands, clamped to 8 bits; an alpha band passes unchanged.
+static ThumbdVipsStep linear_colour(VipsImage **image, double c, double offset) {
     VipsImage *in = *image;
-    double c = job->params->contrast, offset = 128 * (1 - c) + job->params->brightness;
-    // One multiplier and one offset per colour band; an alpha band passes unchanged.
     int bands = in->Bands;
     int colour = vips_image_hasalpha(in) ? bands - 1 : bands;
     double multipliers[4] = {1, 1, 1, 1}, offsets[4] = {0, 0, 0, 0};
@@ -42,4 +41,24 @@ ThumbdVipsStep thumbd_step_tone(ThumbdJob *job, VipsImage **image) {
     if (vips_linear(in, &t[0], multipliers, offsets, VIPS_MIN(bands, 4), "uchar", TRUE, NULL))
         return thumbd_scope_failed(scope);
     return thumbd_scope_keep(scope, image, t[0]);
+}
+
+ThumbdVipsStep thumbd_step_tone(ThumbdJob *job, VipsImage **image) {
+    double c = job->params->contrast;
+    return linear_colour(image, c, 128 * (1 - c) + job->params->brightness);
+}
+
+// The two halves of the tone row, for a plan that runs its filters in its own order (pipeline.c): each clamps to
+// 8 bits before the next filter, as thumbor's filters do.
+int thumbd_wants_contrast(const ThumbdJob *job) { return job->params->contrast != 1; }
+
+ThumbdVipsStep thumbd_step_contrast(ThumbdJob *job, VipsImage **image) {
+    double c = job->params->contrast;
+    return linear_colour(image, c, 128 * (1 - c));
+}
+
+int thumbd_wants_brightness(const ThumbdJob *job) { return job->params->brightness != 0; }
+
+ThumbdVipsStep thumbd_step_brightness(ThumbdJob *job, VipsImage **image) {
+    return linear_colour(image, 1, job->params->brightness);
 }

@@ -61,6 +61,9 @@ extension ThumbnailSpec {
         package var convolution: Convolution?
         /// thumbor's monochrome noise.
         package var noise: Noise?
+        /// The filters above that do something, in the order they run, when it is not the table's (thumbor's URL
+        /// order); empty: the table's order.
+        package var filterOrder: [PixelFilter] = []
         /// Rounded corners (thumbor's `round_corner`), after pixelate, before the canvas.
         package var roundCorner: RoundCorner?
         /// Output pixels added on each side.
@@ -108,7 +111,7 @@ enum OperationRegistry {
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
-        ConvolutionOperation.self, NoiseOperation.self,
+        ConvolutionOperation.self, NoiseOperation.self, FilterOrderOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
@@ -126,7 +129,7 @@ enum OperationRegistry {
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
-        ConvolutionOperation.self, NoiseOperation.self,
+        ConvolutionOperation.self, NoiseOperation.self, FilterOrderOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
@@ -149,7 +152,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case brightness, contrast, saturation, grayscale, blur, sharpen
     case pixelate
     case rgb, colorize, curve, equalize
-    case convolution, noise
+    case convolution, noise, order
     case radius, radius_bg
     case padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
@@ -287,6 +290,7 @@ package struct PlanValues: Hashable, Sendable {
     package var equalize: Bool?
     package var convolution: ThumbnailSpec.Convolution?
     package var noise: ThumbnailSpec.Noise?
+    package var filterOrder: [ThumbnailSpec.PixelFilter]?
     /// Output pixels (not CSS pixels: thumbor's radii are the output's); the colour is ``radiusColour``'s.
     package var radius: ThumbnailSpec.RoundCorner?
     package var radiusColour: RGBAColour?
@@ -361,6 +365,7 @@ package struct PlanValues: Hashable, Sendable {
         equalize = upper.equalize ?? equalize
         convolution = upper.convolution ?? convolution
         noise = upper.noise ?? noise
+        filterOrder = upper.filterOrder ?? filterOrder
         radius = upper.radius ?? radius
         radiusColour = upper.radiusColour ?? radiusColour
         padding = upper.padding ?? padding
@@ -549,6 +554,10 @@ extension PlanField where Value == ThumbnailSpec.Convolution {
 
 extension PlanField where Value == ThumbnailSpec.Noise {
     package static var noise: Self { Self(parameter: .noise, keyPath: \.noise) }
+}
+
+extension PlanField where Value == [ThumbnailSpec.PixelFilter] {
+    package static var order: Self { Self(parameter: .order, keyPath: \.filterOrder) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Curve {

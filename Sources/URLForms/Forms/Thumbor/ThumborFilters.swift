@@ -42,6 +42,7 @@ package struct ThumborFilters {
     ///   instead of being skipped.
     package init(_ filters: [(name: String, arguments: String)], refusingSkipped: Bool = false) throws(RequestError) {
         var seen = Set<String>()
+        var order: [ThumbnailSpec.PixelFilter] = []
         for (name, text) in filters {
             // thumbor's `cover()` is no filter but a look for that text: a GIF source's first frame only.
             if name == "cover" && text.isEmpty {
@@ -68,8 +69,18 @@ package struct ThumborFilters {
             }
             guard name == "rotate" || seen.insert(name).inserted else { throw .duplicateParameter("filters:\(name)") }
             try read(name, arguments)
+            if let filter = Self.pixelFilters[name] { order.append(filter) }
         }
+        // thumbor runs its filters in the URL's order; the plan's `order` says it (nothing when it is the table's).
+        if order.count > 1 { plan.set(.order, order, option: "filters") }
     }
+
+    /// thumbor's filters that are a pixel filter of thumbd's, which the plan runs in the URL's order.
+    private static let pixelFilters: [String: ThumbnailSpec.PixelFilter] = [
+        "saturation": .saturation, "contrast": .contrast, "brightness": .brightness, "grayscale": .grayscale,
+        "blur": .blur, "sharpen": .sharpen, "rgb": .rgb, "colorize": .colorize, "curve": .curve,
+        "equalize": .equalize, "convolution": .convolution, "noise": .noise,
+    ]
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     private mutating func read(_ name: String, _ arguments: [String]) throws(RequestError) {
