@@ -263,6 +263,41 @@ extension Integration {
             #expect(small.width == 30 && small.height == 30)
         }
 
+        @Test func thumborsGreyAndSaturationAreThumborsFormulasAndOneEntryWithThumb() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/grid.png"))
+
+            // When grayscale() is asked through thumbor's form, then grayscale=rec601 through /thumb
+            let grey = try await harness.request(
+                "/thumbor/unsafe/300x300/filters:grayscale():format(png)/\(host)/grid.png")
+            let box = "w=300&h=300&fit=cover&enlarge=1"
+            let thumbGrey = try await harness.request("/thumb?url=\(source)&\(box)&grayscale=rec601&format=png")
+
+            // Then Pillow's Rec. 601 luma of the red cell, (255 × 19595 + 32768) >> 16 = 76, and one entry
+            #expect(grey.status == 200 && grey.header("x-cache") == "MISS", "\(grey.text.prefix(200))")
+            let greyImage = try DecodedImage(decoding: grey.body)
+            let greyProbes = [(50, 50, RGB(76, 76, 76)), (150, 50, RGB(150, 150, 150))]
+            #expect(greyImage.mismatch(in: greyProbes, tolerance: 0) == nil)
+            #expect(thumbGrey.status == 200 && thumbGrey.header("x-cache") == "HIT-MEMORY")
+            #expect(thumbGrey.body == grey.body)
+
+            // When thumbor's negative saturation is asked, then the same through /thumb
+            let inverted = try await harness.request(
+                "/thumbor/unsafe/300x300/filters:saturation(-0.5):format(png)/\(host)/grid.png")
+            let thumbInverted = try await harness.request(
+                "/thumb?url=\(source)&\(box)&saturation=-0.5&saturation_model=hsp&format=png")
+
+            // Then thumbor's formula: red (255, 0, 0) about its HSP brightness 139.4 becomes (81, 209, 209); one entry
+            #expect(inverted.status == 200 && inverted.header("x-cache") == "MISS", "\(inverted.text.prefix(200))")
+            let invertedImage = try DecodedImage(decoding: inverted.body)
+            #expect(invertedImage.mismatch(in: [(50, 50, RGB(81, 209, 209))], tolerance: 0) == nil)
+            #expect(thumbInverted.status == 200 && thumbInverted.header("x-cache") == "HIT-MEMORY")
+            #expect(thumbInverted.body == inverted.body)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([

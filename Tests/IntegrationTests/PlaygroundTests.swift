@@ -55,10 +55,14 @@ extension Integration {
             // Letterboxed onto a colour, enlarged, flipped top-bottom, blurred.
             Playground(
                 operations: "w=100&h=70&fit=pad&bg=ff8800&enlarge=1&flip=v&blur=1.5&format=png", size: (100, 70)),
-            // One side (every fit is then contain), a smart gravity (then dropped): grayscale is not imgproxy's.
+            // One side (every fit is then contain), a smart gravity (then dropped): grayscale is not imgproxy's, and
+            // thumbor's grayscale() is another grey (Rec. 601 luma, grayscale=rec601).
             Playground(
                 operations: "w=80&h=0&fit=cover&gravity=attention&rotate=180&grayscale=1&format=webp",
-                inexpressible: ["imgproxy": "not expressible in imgproxy's form: grayscale"]),
+                inexpressible: [
+                    "imgproxy": "not expressible in imgproxy's form: grayscale",
+                    "thumbor": "not expressible in thumbor's form: grayscale",
+                ]),
         ]
 
         @Test(.serialized, arguments: playgrounds)

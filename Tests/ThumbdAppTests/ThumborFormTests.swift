@@ -180,8 +180,9 @@ import Thumbnailing
             "fit-in/100x100/filters:quality(70):format(webp):blur(2):sharpen(1,0.5,true):grayscale():brightness(10)"
                 + ":contrast(20):saturation(0.5):background_color(fff):max_bytes(20000):strip_exif():strip_icc()"
                 + ":autojpg()/img.test/a.jpg",
-            "w=100&h=100&q=70&format=webp&blur=2&sharpen=0.5&grayscale=1&brightness=25&contrast=1.44&saturation=0.5"
-                + "&order=blur,sharpen,grayscale,brightness,contrast,saturation&bg=ffffff&max_bytes=20000"
+            "w=100&h=100&q=70&format=webp&blur=2&sharpen=0.5&grayscale=rec601&brightness=25&contrast=1.44"
+                + "&saturation=0.5&saturation_model=hsp&order=blur,sharpen,grayscale,brightness,contrast,saturation"
+                + "&bg=ffffff&max_bytes=20000"
         ),
         ("fit-in/100x100/filters:blur(4,1.5)/img.test/a.jpg", "w=100&h=100&blur=1.5"),
         ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0"),
@@ -318,8 +319,8 @@ import Thumbnailing
         ("10x10/filters:format(heic)/img.test/a.jpg", .unsupportedOption("format(heic)")),
         ("5000x10/img.test/a.jpg", .invalidValue("width", reason: "must be an integer 1...4096")),
         (
-            "10x10/filters:saturation(-1)/img.test/a.jpg",
-            .invalidValue("saturation", reason: "argument 1 must be a number 0.0…10.0")
+            "10x10/filters:saturation(-1001)/img.test/a.jpg",
+            .invalidValue("saturation", reason: "argument 1 must be a number -1000.0…1000.0")
         ),
         (
             "10x10/filters:contrast(217)/img.test/a.jpg",

@@ -85,6 +85,12 @@ import Thumbnailing
         ("contrast=1.50", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto con=1.5"),
         ("saturation=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sat=0"),
         ("grayscale=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto grey"),
+        ("grayscale=rec601", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto grey=rec601"),
+        (
+            "saturation=-1.5&saturation_model=hsp",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sat=-1.5 sat_model=hsp"
+        ),
+        ("saturation=1&saturation_model=hsp", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
         ("blur=1.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto blur=1.5"),
         ("sharpen=0.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto sharpen=0.5"),
         ("pixelate=8", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pixelate=8"),

@@ -37,7 +37,7 @@ import Thumbnailing
         // Given green shifted up 100 and grey, on red (230, 30, 30)
         func filters(_ operations: inout Operations) {
             operations.channelShift = ThumbnailSpec.ChannelShift(red: 0, green: 100, blue: 0)
-            operations.greyscale = true
+            operations.greyscale = .luminance
         }
         // When the table runs grey first, the shift colours the grey picture: green above red
         let table = try Self.redQuadrant(filters)

@@ -380,6 +380,59 @@ import Thumbnailing
         #expect(red.distance(to: RGB(red.red, red.red, red.red)) <= 3)
     }
 
+    /// thumbor's grey (`grayscale=rec601`): Pillow's Rec. 601 luma, exactly, on each of the grid's nine colours.
+    @Test func rec601GreyIsPillowsLuma() throws {
+        let grey = try TestThumbnailer.render("grid.png", try Self.plan(300, 300) { $0.greyscale = .rec601 }).image
+        #expect(grey.bands == 1)
+        for (row, colours) in Fixtures.grid.enumerated() {
+            for (column, colour) in colours.enumerated() {
+                let (r, g, b) = (Int(colour.red), Int(colour.green), Int(colour.blue))
+                let luma = UInt8((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16)
+                #expect(grey.colour(x: 50 + 100 * column, y: 50 + 100 * row) == RGB(luma, luma, luma), "\(colour)")
+            }
+        }
+        // Red is 76 (libvips's grey of it, from the linear luminance, is far lighter)
+        #expect(grey.colour(x: 50, y: 50) == RGB(76, 76, 76))
+        let lab = try TestThumbnailer.render("grid.png", try Self.plan(300, 300) { $0.greyscale = true }).image
+        #expect(lab.colour(x: 50, y: 50).red > 100)
+    }
+
+    /// thumbor's saturation (`saturation_model=hsp`): each band's distance from √(0.299 R² + 0.587 G² + 0.114 B²)
+    /// times the factor, in float, truncated and clamped; a negative factor inverts the colours about it.
+    @Test func hspSaturationIsThumborsFormula() throws {
+        for factor in ["-0.5", "0.3", "1.7"] {
+            let picture = try TestThumbnailer.render(
+                "grid.png",
+                try Self.plan(300, 300) {
+                    $0.saturation = Self.decimal(factor)
+                    $0.saturationModel = .hsp
+                }
+            ).image
+            let change = Float(factor)!
+            for (row, colours) in Fixtures.grid.enumerated() {
+                for (column, colour) in colours.enumerated() {
+                    let bands = [Int(colour.red), Int(colour.green), Int(colour.blue)]
+                    let red = Double(bands[0] * bands[0]) * 0.299
+                    let sum = red + Double(bands[1] * bands[1]) * 0.587 + Double(bands[2] * bands[2]) * 0.114
+                    let p = Float(sum.squareRoot())
+                    let moved = bands.map { UInt8(max(0, min(255, Int(p + (Float($0) - p) * change)))) }
+                    #expect(
+                        picture.colour(x: 50 + 100 * column, y: 50 + 100 * row) == RGB(moved[0], moved[1], moved[2]),
+                        "\(factor) \(colour)")
+                }
+            }
+        }
+        // Red at -0.5: (81, 209, 209)
+        let inverted = try TestThumbnailer.render(
+            "grid.png",
+            try Self.plan(300, 300) {
+                $0.saturation = Self.decimal("-0.5")
+                $0.saturationModel = .hsp
+            }
+        ).image
+        #expect(inverted.colour(x: 50, y: 50) == RGB(81, 209, 209))
+    }
+
     // MARK: - Outside and adaptive boxes
 
     @Test func outsideCoversTheBoxWithoutCropping() throws {

@@ -70,6 +70,11 @@ import Thumbnailing
         Case("saturation") { $0.saturation = decimal("0.3") },
         Case("greyscale") { $0.greyscale = true },
         Case("greyscale-alpha", "rgba.png") { $0.greyscale = true },
+        Case("greyscale-rec601") { $0.greyscale = .rec601 },
+        Case("saturation-hsp") {
+            $0.saturation = decimal("-0.5")
+            $0.saturationModel = .hsp
+        },
         Case("blur") { $0.blur = decimal("2.5") },
         Case("sharpen") { $0.sharpen = decimal("1.5") },
         Case("pixelate") { $0.pixelate = 6 },

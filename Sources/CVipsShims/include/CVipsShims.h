@@ -179,7 +179,8 @@ typedef struct ThumbdVipsThumbnailParams {
     double brightness;
     double contrast;
     double saturation;
-    int greyscale;
+    int greyscale;              // 1: libvips's B_W; 2: Pillow's Rec. 601 luma (thumbor's grayscale())
+    int saturation_model;       // 0: chroma in LCh; 1: thumbor's, each band's distance from the HSP brightness
     double blur_sigma;
     double sharpen_sigma;
     int pixelate;

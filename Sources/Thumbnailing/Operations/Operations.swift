@@ -39,10 +39,13 @@ extension ThumbnailSpec {
         package var brightness = 0
         /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.
         package var contrast = FixedDecimal.one
-        /// Multiplies the chroma, 0...10; 1 does nothing.
+        /// Multiplies the chroma, 0...10; 1 does nothing. With ``saturationModel`` `.hsp`, thumbor's factor,
+        /// -1000...1000.
         package var saturation = FixedDecimal.one
-        /// Turns the picture grey (one channel, plus alpha).
-        package var greyscale = false
+        /// What `saturation` scales: the chroma in LCh, or (thumbor's) each band's distance from the HSP brightness.
+        package var saturationModel = SaturationModel.lch
+        /// Turns the picture grey (one channel, plus alpha): libvips's, or Pillow's Rec. 601 luma.
+        package var greyscale = ThumbnailSpec.Greyscale.off
         /// Gaussian blur sigma in output pixels, 0...100; 0 does nothing.
         package var blur = FixedDecimal.zero
         /// Sharpening sigma, 0...10; 0 does nothing.
@@ -149,7 +152,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
     case animated, autorotate, rotate, flip, adaptive, orig, scale, trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
-    case brightness, contrast, saturation, grayscale, blur, sharpen
+    case brightness, contrast, saturation, saturation_model, grayscale, blur, sharpen
     case pixelate
     case rgb, colorize, curve, equalize
     case convolution, noise, order
@@ -280,7 +283,8 @@ package struct PlanValues: Hashable, Sendable {
     package var brightness: Int?
     package var contrast: FixedDecimal?
     package var saturation: FixedDecimal?
-    package var greyscale: Bool?
+    package var saturationModel: ThumbnailSpec.Operations.SaturationModel?
+    package var greyscale: ThumbnailSpec.Greyscale?
     package var blur: FixedDecimal?
     package var sharpen: FixedDecimal?
     package var pixelate: Int?
@@ -355,6 +359,7 @@ package struct PlanValues: Hashable, Sendable {
         brightness = upper.brightness ?? brightness
         contrast = upper.contrast ?? contrast
         saturation = upper.saturation ?? saturation
+        saturationModel = upper.saturationModel ?? saturationModel
         greyscale = upper.greyscale ?? greyscale
         blur = upper.blur ?? blur
         sharpen = upper.sharpen ?? sharpen
@@ -452,7 +457,6 @@ extension PlanField where Value == Bool {
     package static var autorotate: Self { Self(parameter: .autorotate, keyPath: \.autoOrient) }
     package static var crop_frame: Self { Self(parameter: .crop_frame, keyPath: \.cropFrameIsSource) }
     package static var adaptive: Self { Self(parameter: .adaptive, keyPath: \.adaptive) }
-    package static var grayscale: Self { Self(parameter: .grayscale, keyPath: \.greyscale) }
     package static var progressive: Self { Self(parameter: .progressive, keyPath: \.progressive) }
     package static var lossless: Self { Self(parameter: .lossless, keyPath: \.lossless) }
     package static var keep_copyright: Self { Self(parameter: .keep_copyright, keyPath: \.keepCopyright) }
@@ -460,6 +464,14 @@ extension PlanField where Value == Bool {
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Greyscale {
+    package static var grayscale: Self { Self(parameter: .grayscale, keyPath: \.greyscale) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Operations.SaturationModel {
+    package static var saturation_model: Self { Self(parameter: .saturation_model, keyPath: \.saturationModel) }
 }
 
 extension PlanField where Value == [ImageFormat: Int] {

@@ -14,7 +14,7 @@ extension ThumbnailSpec {
             case .saturation: operations.saturation != .one
             case .contrast: operations.contrast != .one
             case .brightness: operations.brightness != 0
-            case .grayscale: operations.greyscale
+            case .grayscale: operations.greyscale != .off
             case .blur: operations.blur != .zero
             case .sharpen: operations.sharpen != .zero
             case .pixelate: operations.pixelate != 0

@@ -131,7 +131,8 @@ package struct ThumborFilters {
             plan.set(.sharpen, DialectGeometry.decimal(radius), option: name)
         case "grayscale":
             try count(0...0)
-            plan.set(.grayscale, true, option: name)
+            // Pillow's Rec. 601 luma, as thumbor's PIL engine converts (`grayscale=rec601`).
+            plan.set(.grayscale, ThumbnailSpec.Greyscale.rec601, option: name)
         case "brightness":
             try count(1...1)
             // thumbor adds 255 × n / 100 (C's integer division) to each band; beyond ±255 every band is clamped anyway.
@@ -145,9 +146,10 @@ package struct ThumborFilters {
             plan.set(.contrast, DialectGeometry.decimal(Double(shifted * shifted / 100) / 100), option: name)
         case "saturation":
             try count(1...1)
-            // thumbor's argument is the factor itself (saturation(1.5) is 1.5 times the colour); thumbd's is 0...10
-            // (thumbor's negative factors, which invert the colours, are refused).
-            plan.set(.saturation, DialectGeometry.decimal(try number(0, 0...10)), option: name)
+            // thumbor's argument is the factor itself (saturation(1.5) is 1.5 times the colour), with thumbor's formula
+            // (`saturation_model=hsp`): its negative factors invert the colours about the HSP brightness.
+            plan.set(.saturation, DialectGeometry.decimal(try number(0, -1000...1000)), option: name)
+            plan.set(.saturation_model, ThumbnailSpec.Operations.SaturationModel.hsp, option: name)
         case "rotate":
             try count(1...1)
             guard let degrees = Int(arguments[0]), degrees % 90 == 0 else {

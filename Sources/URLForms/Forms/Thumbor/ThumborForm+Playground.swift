@@ -76,7 +76,8 @@ extension ThumborForm {
                   : Math.min(150, Math.max(1, Math.ceil(3 * sigma))) + ',' + ops.blur) + ')');
               }
               if (ops.sharpen) { filters.push('sharpen(1,' + ops.sharpen + ',true)'); }
-              if (ops.grayscale) { filters.push('grayscale()'); }
+              // thumbor's grayscale() is Pillow's Rec. 601 luma (/thumb grayscale=rec601), not grayscale=1's.
+              if (ops.grayscale) { refusals.push('grayscale'); }
               if (ops.format !== 'auto') { filters.push('format(' + ops.format + ')'); }
               if (ops.q) { filters.push('quality(' + ops.q + ')'); }
               if (filters.length > 0) { parts.push('filters:' + filters.join(':')); }
