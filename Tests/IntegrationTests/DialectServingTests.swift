@@ -263,6 +263,38 @@ extension Integration {
             #expect(small.width == 30 && small.height == 30)
         }
 
+        @Test func thumborsFillAutoAndBlurAreOneEntryEachWithThumb() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 64x48 quadrant picture at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/q.png"))
+
+            // When fit-in 64x64 with fill(auto) is asked through thumbor's form, then as /thumb
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/fit-in/64x64/filters:fill(auto):format(png)/\(host)/q.png")
+            let thumb = try await harness.request("/thumb?url=\(source)&w=64&h=64&fit=pad&bg=auto&format=png")
+
+            // Then the bands above and below are the picture's mean colour, one entry
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == thumbor.body)
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 64 && image.height == 64)
+            #expect(image.colour(x: 0, y: 0) == RGB(135, 127, 87) && image.colour(x: 63, y: 63) == RGB(135, 127, 87))
+
+            // And fill(blur) likewise, with the blurred picture above and below
+            let blurred = try await harness.request(
+                "/thumbor/unsafe/fit-in/64x80/filters:fill(blur):format(png)/\(host)/q.png")
+            let blurredThumb = try await harness.request("/thumb?url=\(source)&w=64&h=80&fit=pad&bg=blur&format=png")
+            #expect(blurred.status == 200 && blurred.header("x-cache") == "MISS", "\(blurred.text.prefix(200))")
+            #expect(blurredThumb.status == 200 && blurredThumb.header("x-cache") == "HIT-MEMORY")
+            let pad = try DecodedImage(decoding: blurred.body)
+            #expect(pad.width == 64 && pad.height == 80)
+            #expect(pad.colour(x: 0, y: 0).red > pad.colour(x: 63, y: 0).red + 20)
+            #expect(pad.mismatch(in: [(x: 16, y: 28, colour: Fixtures.red)], tolerance: 4) == nil)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([

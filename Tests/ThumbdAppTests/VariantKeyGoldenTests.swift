@@ -59,6 +59,8 @@ import Thumbnailing
         ("autorotate=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ao=0"),
         ("rotate=90", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=90"),
         ("orig=wh", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto orig=wh"),
+        ("min_w=150&min_h=80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto min_w=150 min_h=80"),
+        ("min_w=150&dpr=2", "v1 w=128 h=128 fit=contain g=centre q=80 up=0 f=auto min_w=300"),
         ("rotate=270&flip=h", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=270m"),
         ("flip=v", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=180m"),
         ("trim=", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=10"),
@@ -111,6 +113,10 @@ import Thumbnailing
         ("padding=5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=5,5,5,5"),
         ("bg=FF00FF80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=ff00ff80"),
         ("bg=000000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=000000"),
+        ("fit=pad&bg=auto", "v1 w=64 h=64 fit=pad g=centre q=80 up=0 f=auto bg=auto"),
+        ("fit=pad&bg=blur", "v1 w=64 h=64 fit=pad g=centre q=80 up=0 f=auto bg=blur"),
+        ("extend=box", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ext=wh"),
+        ("extend=aspect", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ext=aspect"),
         (
             "wm_url=http%3A%2F%2Fa.test%2Fm.png",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0"
