@@ -66,7 +66,7 @@ ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, d
 
 ThumbdBox thumbd_box_of_params(const ThumbdVipsThumbnailParams *p) {
     return (ThumbdBox){p->fit,          p->width,        p->height,     p->enlarge,   p->adaptive,
-                       p->original_sides, p->output_scale, p->min_width, p->min_height};
+                       p->original_sides, p->output_scale, p->min_width, p->min_height, p->dpr_limit};
 }
 
 void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, int *box_height) {
@@ -96,6 +96,19 @@ ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
     settled.fit = thumbd_effective_fit(box, width, height);
     thumbd_adapted_box(box, width, height, &settled.width, &settled.height);
     settled.adaptive = 0;
+    settled.dpr_limit = 0;
+    if (box.dpr_limit > 1 && !box.enlarge) {
+        // imgproxy's dpr: lowered, to 1 at least, until the box asks no more of the picture than it has.
+        double across = (double)width / settled.width, down = (double)height / settled.height;
+        double shrink = settled.fit == THUMBD_VIPS_FIT_COVER || settled.fit == THUMBD_VIPS_FIT_FILL
+                            ? THUMBD_MIN(across, down)
+                            : THUMBD_MAX(across, down);
+        double k = THUMBD_MIN(1.0, THUMBD_MAX(shrink, 1.0 / box.dpr_limit));
+        if (k < 1) {
+            settled.width = THUMBD_MAX(1, (int)lround(settled.width * k));
+            settled.height = THUMBD_MAX(1, (int)lround(settled.height * k));
+        }
+    }
     if (box.fit == THUMBD_VIPS_FIT_COVER_DOWN && !box.enlarge) {
         // fill-down: a box the picture cannot cover without enlarging keeps its aspect at the largest size inside.
         double k = THUMBD_MIN(1.0, THUMBD_MIN((double)width / settled.width, (double)height / settled.height));

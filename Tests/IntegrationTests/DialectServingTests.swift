@@ -107,7 +107,8 @@ extension Integration {
             // When a row-high cover crop from the north edge, 50 CSS px down at dpr 2, is asked both ways
             let imgproxy = try await harness.request("/imgproxy/_/rs:fill:150:50/dpr:2/g:no:0:50/plain/\(source)@png")
             let thumb = try await harness.request(
-                "/thumb?url=\(source)&w=150&h=50&dpr=2&fit=cover&gravity=north&gravity_offset=0,50&format=png")
+                "/thumb?url=\(source)&w=150&h=50&dpr=2&dpr_limit=1&fit=cover&gravity=north&gravity_offset=0,50&format=png"
+            )
 
             // Then it is the middle row (100 output px down), one entry
             #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
@@ -293,6 +294,30 @@ extension Integration {
             #expect(pad.width == 64 && pad.height == 80)
             #expect(pad.colour(x: 0, y: 0).red > pad.colour(x: 63, y: 0).red + 20)
             #expect(pad.mismatch(in: [(x: 16, y: 28, colour: Fixtures.red)], tolerance: 4) == nil)
+        }
+
+        @Test func imgproxysDprOnASmallSourceIsOneEntryWithThumbsDprLimit() async throws {
+            // Given imgproxy's form and the 64x48 quadrant picture at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/q.png"))
+
+            // When a 40x40 fill at dpr 2 (80x80, more than the picture's 48 rows) is asked both ways, not enlarged
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fill:40:40/dpr:2/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=40&h=40&dpr=2&dpr_limit=1&fit=cover&format=png")
+
+            // Then the dpr is lowered to 1.2 (what the picture has): 48x48, the box's square aspect, one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 48 && image.height == 48)
+            let probes = [
+                (x: 12, y: 12, colour: Fixtures.red), (x: 36, y: 12, colour: Fixtures.green),
+                (x: 12, y: 36, colour: Fixtures.blue), (x: 36, y: 36, colour: Fixtures.yellow),
+            ]
+            #expect(image.mismatch(in: probes) == nil)
         }
 
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {

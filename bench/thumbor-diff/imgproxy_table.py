@@ -79,8 +79,7 @@ ROWS = [
     # dpr and zoom multiply the box; dpr never enlarges past the source without el
     ("rs:fit:80:80/dpr:2", 160, 80, None),
     ("rs:fit:150:150/dpr:2", 200, 100, None),
-    ("rs:fill:80:80/dpr:2", 100, 100,
-     "thumbd multiplies the box by dpr exactly (160x160, cut to 160x100); imgproxy lowers dpr to what the source has"),
+    ("rs:fill:80:80/dpr:2", 100, 100, None),
     ("rs:fit:80:80/z:2", 160, 80, None),
     # min-width / min-height raise the scale, even past the source without el
     ("h:50/mw:150", 150, 75, None),

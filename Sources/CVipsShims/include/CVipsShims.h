@@ -127,6 +127,11 @@ typedef struct ThumbdVipsThumbnailParams {
     /// least this many output pixels, enlarging if it must whatever `enlarge` says (imgproxy's `mw`/`mh`); when
     /// both raise it, the one that raises it more is met exactly. Resolved by thumbd_resize_target.
     int min_width, min_height;
+    /// Above 1, without `enlarge`: the plan's dpr, lowered (to 1 at least) until the box asks no more pixels of the
+    /// picture than it has (imgproxy's dpr): the box is scaled by min(1, max(shrink, 1 / dpr_limit)), the shrink
+    /// the fit gives (cover's and fill's the smaller of the sides', contain's and pad's the larger). Resolved by
+    /// thumbd_box_settled.
+    double dpr_limit;
     /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
     ThumbdVipsFormat format_opaque;
     ThumbdVipsFormat format_alpha;

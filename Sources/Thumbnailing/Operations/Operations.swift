@@ -39,6 +39,9 @@ extension ThumbnailSpec {
         /// reach them (imgproxy's `mw`/`mh`), resolved on the render thread once the header is read.
         package var minimumWidth = 0
         package var minimumHeight = 0
+        /// The plan's dpr when, without `enlarge`, it is lowered for a picture smaller than the box asks (imgproxy's
+        /// dpr); zero: the box is the dpr's exactly.
+        package var dprLimit = FixedDecimal.zero
         /// Added to every colour channel, -255...255.
         package var brightness = 0
         /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.
@@ -112,7 +115,7 @@ enum OperationRegistry {
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
-        MinimumSidesOperation.self,
+        MinimumSidesOperation.self, DprLimitOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -132,7 +135,7 @@ enum OperationRegistry {
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
-        MinimumSidesOperation.self,
+        MinimumSidesOperation.self, DprLimitOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -157,7 +160,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
     case animated, autorotate, rotate, flip, adaptive, orig, scale
-    case min_w, min_h
+    case min_w, min_h, dpr_limit
     case trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
     case brightness, contrast, saturation, grayscale, blur, sharpen
@@ -283,6 +286,7 @@ package struct PlanValues: Hashable, Sendable {
     /// In CSS pixels.
     package var minimumWidth: Int?
     package var minimumHeight: Int?
+    package var dprLimit: Bool?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
     /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
@@ -365,6 +369,7 @@ package struct PlanValues: Hashable, Sendable {
         scale = upper.scale ?? scale
         minimumWidth = upper.minimumWidth ?? minimumWidth
         minimumHeight = upper.minimumHeight ?? minimumHeight
+        dprLimit = upper.dprLimit ?? dprLimit
         trim = upper.trim ?? trim
         crop = upper.crop ?? crop
         cropGravity = upper.cropGravity ?? cropGravity
@@ -483,6 +488,7 @@ extension PlanField where Value == Bool {
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
+    package static var dpr_limit: Self { Self(parameter: .dpr_limit, keyPath: \.dprLimit) }
 }
 
 extension PlanField where Value == [ImageFormat: Int] {

@@ -94,6 +94,12 @@ extension ImgproxyOptions {
         if boxHeight > 0 { plan.set(.h, boxHeight, option: height?.option ?? "h") }
         if let dpr { plan.set(.dpr, dpr.value, option: dpr.option) }
         if let enlarge { plan.set(.enlarge, enlarge.value, option: enlarge.option) }
+        // Without `el`, imgproxy lowers the dpr until the box asks no more of the picture than it has; only a box
+        // that is the output (a crop or a canvas) shows it: contain's picture is the same either way.
+        let extendsCanvas = extending != nil || extendAspectRatio?.value.isEnabled == true
+        if let dpr, dpr.value > .one, !enlarges, hasWidth && hasHeight, type != .fit || extendsCanvas {
+            plan.set(.dpr_limit, true, option: dpr.option)
+        }
 
         let typeOption = resizingType?.option ?? "rt"
         let toAspect = extendAspectRatio.flatMap { $0.value.isEnabled ? $0 : nil }
