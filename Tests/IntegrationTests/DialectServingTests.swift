@@ -320,6 +320,26 @@ extension Integration {
             #expect(image.mismatch(in: probes) == nil)
         }
 
+        @Test func imgproxysSmartCropIsOneEntryWithThumbsAttentionCrop() async throws {
+            // Given imgproxy's form and interest.png (grey, a checkerboard at x < 100, 100 ≤ y < 200) at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/i.png", .ok(Fixtures.bytes("interest.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/i.png"))
+
+            // When a 100x100 crop placed by libvips's attention is asked both ways
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fit:100:100/c:100:100:sm/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=100&h=100&crop=100,100&crop_gravity=attention&format=png")
+
+            // Then the crop holds the patch (a centred one would be grey), one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 100 && image.height == 100)
+            #expect(image.colour(x: 10, y: 10).distance(to: Fixtures.interestBackground) > 60)
+        }
+
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {
             // Given thumbor's form with one key, and a thumbnail in memory through a URL signed with it
             let harness = try Harness([

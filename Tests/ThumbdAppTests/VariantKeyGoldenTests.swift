@@ -84,6 +84,10 @@ import Thumbnailing
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:800,600@fp:0.3,0.6"
         ),
         ("crop=1.0,1.0&crop_gravity=centre", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
+        (
+            "crop=100,50&crop_gravity=attention",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:100,50@attention"
+        ),
         ("gravity_offset=10,0.25", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
         ("brightness=-20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bri=-20"),
         ("contrast=1.50", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto con=1.5"),

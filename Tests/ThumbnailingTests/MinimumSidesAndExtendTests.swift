@@ -83,4 +83,26 @@ import Thumbnailing
         #expect(image.mismatch(in: Self.quadrants(64, 48, top: top, left: left), tolerance: 4) == nil)
         if height > 48 { #expect(image.alpha(x: 0, y: 0) == 0, "the added canvas is transparent") }
     }
+
+    /// `crop_gravity=attention` (imgproxy's `c:W:H:sm`): interest.png is grey with a red and yellow checkerboard at
+    /// x < 100, 100 ≤ y < 200, where libvips's attention finds (75, 187) (`vips smartcrop … --attention-x`): the
+    /// 100x100 crop is centred there as vips_smartcrop centres its own, (25, 137) to (125, 237), whichever path
+    /// renders it; a centred crop would be grey only.
+    @Test(arguments: [100, 40])
+    func anAttentionCropIsPlacedOnTheSourcesPixels(_ side: Int) throws {
+        var operations = ThumbnailSpec.Operations()
+        operations.crop = .placed(
+            width: .pixels(100), height: .pixels(100), gravity: .compass(.attention, x: .zero, y: .zero))
+        let spec = try ThumbnailSpec(width: side, height: side, format: .exactly(.png), operations: operations)
+        let image = try DecodedImage(
+            decoding: TestThumbnailer.make().render(Fixtures.bytes("interest.png"), spec: spec).bytes)
+        #expect(image.width == side && image.height == side)
+        let k = Double(side) / 100
+        func at(_ x: Double, _ y: Double) -> RGB { image.colour(x: Int(x * k), y: Int(y * k)) }
+        // Source (35, 147) and (60, 190) are in the patch; (35, 230) and (110, 150) are grey
+        #expect(at(10, 10).distance(to: Fixtures.interestBackground) > 60, "\(at(10, 10))")
+        #expect(at(35, 50).distance(to: Fixtures.interestBackground) > 60, "\(at(35, 50))")
+        #expect(at(10, 90).distance(to: Fixtures.interestBackground) < 10, "\(at(10, 90))")
+        #expect(at(85, 10).distance(to: Fixtures.interestBackground) < 10, "\(at(85, 10))")
+    }
 }

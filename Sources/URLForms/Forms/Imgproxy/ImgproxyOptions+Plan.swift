@@ -227,7 +227,22 @@ extension ImgproxyOptions {
         let (width, height) = (crop.value.width, crop.value.height)
         guard width != .whole || height != .whole else { return }
         let placement = crop.value.gravity ?? gravity?.value ?? .compass(.centre)
-        if placement == .smart { throw .unsupportedOption("\(crop.option):sm") }
+        if placement == .smart {
+            // libvips's attention picks the region on the source, once the render has its pixels
+            // (`crop_gravity=attention`), as imgproxy's smart crop does before the resize.
+            func side(_ side: CropSide) -> ThumbnailSpec.CropLength {
+                switch side {
+                case .whole: .fraction(.one)
+                case .fraction(let value): .fraction(value)
+                case .pixels(let count): .pixels(count)
+                }
+            }
+            let region = ThumbnailSpec.Crop.placed(width: side(width), height: side(height), gravity: .centre)
+            plan.set(.crop, region, option: crop.option)
+            plan.set(
+                .crop_gravity, ThumbnailSpec.CropGravity.compass(.attention, x: .zero, y: .zero), option: crop.option)
+            return
+        }
         let sides = [width, height]
         let hasFraction = sides.contains { if case .fraction = $0 { true } else { false } }
         let hasPixels = sides.contains { if case .pixels = $0 { true } else { false } }
