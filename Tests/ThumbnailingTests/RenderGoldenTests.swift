@@ -114,6 +114,10 @@ import Thumbnailing
             $0.background = RGBAColour(hex: "ff00ff")
         },
         Case("background-flatten", "rgba.png") { $0.background = RGBAColour(hex: "2040a0") },
+        Case("crop-attention", "interest.png") {
+            $0.crop = .placed(
+                width: .pixels(100), height: .pixels(100), gravity: .compass(.attention, x: .zero, y: .zero))
+        },
         Case("minimum-sides") {
             $0.minimumWidth = 260
             $0.minimumHeight = 100

@@ -146,5 +146,7 @@ enum RenderGoldens {
         "minimum-sides/animated": "bcc7c7c0327cdbb60f14f92c506268174385738d80342f6b1ffa75af44e13da2",
         "minimum-sides/direct": "edee0e048efe4b7f183ac53de2f5a645b8a2579acc977b0eb8f2fbf642976254",
         "minimum-sides/kept": "edee0e048efe4b7f183ac53de2f5a645b8a2579acc977b0eb8f2fbf642976254",
+        "crop-attention/direct": "0a929dd5c03174f6452f866b541d64d9513d655fc01fc5cd09a59373edd0f111",
+        "crop-attention/kept": "eb2ef9dd7c502e18c566cb8db09bd3b6a90cf3e1133015db9d2679af9ff04f46",
     ]
 }
