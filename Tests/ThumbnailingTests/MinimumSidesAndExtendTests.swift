@@ -105,4 +105,15 @@ import Thumbnailing
         #expect(at(10, 90).distance(to: Fixtures.interestBackground) < 10, "\(at(10, 90))")
         #expect(at(85, 10).distance(to: Fixtures.interestBackground) < 10, "\(at(85, 10))")
     }
+
+    /// A minimum side on a thin picture asks for more than any box: refused before anything is decoded, whichever
+    /// path (a 2x2000 picture raised to 4096 px wide would be 4096x4096000).
+    @Test(arguments: [10, 40])
+    func aMinimumBeyondThePixelLimitIsRefused(_ side: Int) throws {
+        let source = try FlatImage.make(width: 2, height: 2000, as: .png)
+        var operations = ThumbnailSpec.Operations()
+        operations.minimumWidth = 4096
+        let spec = try ThumbnailSpec(width: side, height: side, format: .exactly(.png), operations: operations)
+        #expect(throws: ThumbnailError.canvasTooLarge) { try TestThumbnailer.make().render(source, spec: spec) }
+    }
 }
