@@ -65,8 +65,8 @@ ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, d
 // MARK: - Box and fit
 
 ThumbdBox thumbd_box_of_params(const ThumbdVipsThumbnailParams *p) {
-    return (ThumbdBox){p->fit, p->width, p->height, p->enlarge, p->adaptive, p->original_sides,
-                       p->output_scale};
+    return (ThumbdBox){p->fit,          p->width,        p->height,     p->enlarge,   p->adaptive,
+                       p->original_sides, p->output_scale, p->min_width, p->min_height, p->dpr_limit};
 }
 
 void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, int *box_height) {
@@ -96,6 +96,19 @@ ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
     settled.fit = thumbd_effective_fit(box, width, height);
     thumbd_adapted_box(box, width, height, &settled.width, &settled.height);
     settled.adaptive = 0;
+    settled.dpr_limit = 0;
+    if (box.dpr_limit > 1 && !box.enlarge) {
+        // imgproxy's dpr: lowered, to 1 at least, until the box asks no more of the picture than it has.
+        double across = (double)width / settled.width, down = (double)height / settled.height;
+        double shrink = settled.fit == THUMBD_VIPS_FIT_COVER || settled.fit == THUMBD_VIPS_FIT_FILL
+                            ? THUMBD_MIN(across, down)
+                            : THUMBD_MAX(across, down);
+        double k = THUMBD_MIN(1.0, THUMBD_MAX(shrink, 1.0 / box.dpr_limit));
+        if (k < 1) {
+            settled.width = THUMBD_MAX(1, (int)lround(settled.width * k));
+            settled.height = THUMBD_MAX(1, (int)lround(settled.height * k));
+        }
+    }
     if (box.fit == THUMBD_VIPS_FIT_COVER_DOWN && !box.enlarge) {
         // fill-down: a box the picture cannot cover without enlarging keeps its aspect at the largest size inside.
         double k = THUMBD_MIN(1.0, THUMBD_MIN((double)width / settled.width, (double)height / settled.height));
@@ -131,6 +144,40 @@ ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
     return settled;
 }
 
+// The target raised, when the scale it gives leaves the picture narrower than min_width or lower than min_height,
+// to the scale that makes that side exactly the minimum (the larger of the two raises; imgproxy's mw and mh, which
+// enlarge whatever `enlarge` says). A bounded side of a fill target follows by the same factor.
+static ThumbdResizeTarget raised_to_minimum_sides(ThumbdBox b, ThumbdResizeTarget t, int width, int height) {
+    double hscale, vscale;
+    if (t.size == THUMBD_SIZE_FORCE) {
+        hscale = (double)t.width / width;
+        vscale = (double)t.height / height;
+    } else {
+        double across = t.width == THUMBD_UNBOUNDED ? INFINITY : (double)t.width / width;
+        double down = t.height == THUMBD_UNBOUNDED ? INFINITY : (double)t.height / height;
+        hscale = vscale = THUMBD_MIN(across, down);
+        if (t.size == THUMBD_SIZE_DOWN) hscale = vscale = THUMBD_MIN(hscale, 1.0);
+    }
+    double kw = b.min_width > 0 ? b.min_width / (width * hscale) : 0;
+    double kh = b.min_height > 0 ? b.min_height / (height * vscale) : 0;
+    double k = THUMBD_MAX(kw, kh);
+    if (k <= 1) return t;
+    if (t.size == THUMBD_SIZE_FORCE) {
+        t.width = kh > kw ? THUMBD_MAX(1, (int)lround(width * hscale * k)) : b.min_width;
+        t.height = kh > kw ? b.min_height : THUMBD_MAX(1, (int)lround(height * vscale * k));
+        return t;
+    }
+    t.size = THUMBD_SIZE_BOTH;
+    if (kh > kw) {
+        t.width = THUMBD_UNBOUNDED;
+        t.height = b.min_height;
+    } else {
+        t.width = b.min_width;
+        t.height = THUMBD_UNBOUNDED;
+    }
+    return t;
+}
+
 ThumbdResizeTarget thumbd_resize_target(ThumbdBox box, int upright_width, int upright_height) {
     // An auto fit becomes cover or contain and an adaptive box turns by the picture's orientation (the region's,
     // when called with it); a settled box is unchanged by settling again.
@@ -164,6 +211,7 @@ ThumbdResizeTarget thumbd_resize_target(ThumbdBox box, int upright_width, int up
         }
         break;
     }
+    if (b.min_width > 0 || b.min_height > 0) target = raised_to_minimum_sides(b, target, upright_width, upright_height);
     return target;
 }
 
@@ -185,7 +233,7 @@ void thumbd_box_scale(ThumbdBox box, int width, int height, double *hscale, doub
 }
 
 int64_t thumbd_canvas_pixels(const ThumbdVipsThumbnailParams *p, ThumbdBox box, int width, int height) {
-    if (box.fit == THUMBD_VIPS_FIT_PAD) {
+    if (box.fit == THUMBD_VIPS_FIT_PAD || p->extend) {  // (an extension never goes beyond the box's sides)
         width = THUMBD_MAX(width, box.width);
         height = THUMBD_MAX(height, box.height);
     }

@@ -26,6 +26,7 @@ static const ThumbdStepRow steps[] = {
     {"noise", thumbd_wants_noise, thumbd_step_noise, 1, THUMBD_VIPS_FILTER_NOISE},
     {"round-corner", thumbd_wants_round_corner, thumbd_step_round_corner, 1},
     {"canvas-limit", thumbd_wants_canvas_limit, thumbd_step_canvas_limit, 0},
+    {"background-fill", thumbd_wants_background_fill, thumbd_step_background_fill, 1},
     {"pad", thumbd_wants_pad, thumbd_step_pad, 1},
     {"padding", thumbd_wants_padding, thumbd_step_padding, 0},
     {"watermark", thumbd_wants_watermark, thumbd_step_watermark, 1},

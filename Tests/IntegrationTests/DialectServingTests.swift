@@ -107,7 +107,8 @@ extension Integration {
             // When a row-high cover crop from the north edge, 50 CSS px down at dpr 2, is asked both ways
             let imgproxy = try await harness.request("/imgproxy/_/rs:fill:150:50/dpr:2/g:no:0:50/plain/\(source)@png")
             let thumb = try await harness.request(
-                "/thumb?url=\(source)&w=150&h=50&dpr=2&fit=cover&gravity=north&gravity_offset=0,50&format=png")
+                "/thumb?url=\(source)&w=150&h=50&dpr=2&dpr_limit=1&fit=cover&gravity=north&gravity_offset=0,50&format=png"
+            )
 
             // Then it is the middle row (100 output px down), one entry
             #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
@@ -296,6 +297,82 @@ extension Integration {
             #expect(invertedImage.mismatch(in: [(50, 50, RGB(81, 209, 209))], tolerance: 0) == nil)
             #expect(thumbInverted.status == 200 && thumbInverted.header("x-cache") == "HIT-MEMORY")
             #expect(thumbInverted.body == inverted.body)
+        }
+
+        @Test func thumborsFillAutoAndBlurAreOneEntryEachWithThumb() async throws {
+            // Given thumbor's form, unsigned URLs allowed, and the 64x48 quadrant picture at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/q.png"))
+
+            // When fit-in 64x64 with fill(auto) is asked through thumbor's form, then as /thumb
+            let thumbor = try await harness.request(
+                "/thumbor/unsafe/fit-in/64x64/filters:fill(auto):format(png)/\(host)/q.png")
+            let thumb = try await harness.request("/thumb?url=\(source)&w=64&h=64&fit=pad&bg=auto&format=png")
+
+            // Then the bands above and below are the picture's mean colour, one entry
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == thumbor.body)
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 64 && image.height == 64)
+            #expect(image.colour(x: 0, y: 0) == RGB(135, 127, 87) && image.colour(x: 63, y: 63) == RGB(135, 127, 87))
+
+            // And fill(blur) likewise, with the blurred picture above and below
+            let blurred = try await harness.request(
+                "/thumbor/unsafe/fit-in/64x80/filters:fill(blur):format(png)/\(host)/q.png")
+            let blurredThumb = try await harness.request("/thumb?url=\(source)&w=64&h=80&fit=pad&bg=blur&format=png")
+            #expect(blurred.status == 200 && blurred.header("x-cache") == "MISS", "\(blurred.text.prefix(200))")
+            #expect(blurredThumb.status == 200 && blurredThumb.header("x-cache") == "HIT-MEMORY")
+            let pad = try DecodedImage(decoding: blurred.body)
+            #expect(pad.width == 64 && pad.height == 80)
+            #expect(pad.colour(x: 0, y: 0).red > pad.colour(x: 63, y: 0).red + 20)
+            #expect(pad.mismatch(in: [(x: 16, y: 28, colour: Fixtures.red)], tolerance: 4) == nil)
+        }
+
+        @Test func imgproxysDprOnASmallSourceIsOneEntryWithThumbsDprLimit() async throws {
+            // Given imgproxy's form and the 64x48 quadrant picture at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/q.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/q.png"))
+
+            // When a 40x40 fill at dpr 2 (80x80, more than the picture's 48 rows) is asked both ways, not enlarged
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fill:40:40/dpr:2/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=40&h=40&dpr=2&dpr_limit=1&fit=cover&format=png")
+
+            // Then the dpr is lowered to 1.2 (what the picture has): 48x48, the box's square aspect, one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 48 && image.height == 48)
+            let probes = [
+                (x: 12, y: 12, colour: Fixtures.red), (x: 36, y: 12, colour: Fixtures.green),
+                (x: 12, y: 36, colour: Fixtures.blue), (x: 36, y: 36, colour: Fixtures.yellow),
+            ]
+            #expect(image.mismatch(in: probes) == nil)
+        }
+
+        @Test func imgproxysSmartCropIsOneEntryWithThumbsAttentionCrop() async throws {
+            // Given imgproxy's form and interest.png (grey, a checkerboard at x < 100, 100 ≤ y < 200) at the origin
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/i.png", .ok(Fixtures.bytes("interest.png"), contentType: "image/png"))
+            let source = Harness.percentEncoded(harness.origin.url("/i.png"))
+
+            // When a 100x100 crop placed by libvips's attention is asked both ways
+            let imgproxy = try await harness.request("/imgproxy/_/rs:fit:100:100/c:100:100:sm/plain/\(source)@png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=100&h=100&crop=100,100&crop_gravity=attention&format=png")
+
+            // Then the crop holds the patch (a centred one would be grey), one entry
+            #expect(imgproxy.status == 200 && imgproxy.header("x-cache") == "MISS", "\(imgproxy.text.prefix(200))")
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == imgproxy.body)
+            let image = try DecodedImage(decoding: imgproxy.body)
+            #expect(image.width == 100 && image.height == 100)
+            #expect(image.colour(x: 10, y: 10).distance(to: Fixtures.interestBackground) > 60)
         }
 
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {

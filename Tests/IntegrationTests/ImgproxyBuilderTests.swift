@@ -508,8 +508,11 @@ extension Integration {
                     .init(width: 48, height: 48, probes: quadrants(48, 48, upright))
                 ),
                 (
-                    "ex on a fill without enlarge", rs("fill", 64, 64, "ex:1"), "q.png",
-                    refused("unsupported option: ex")
+                    "ex on a fill without enlarge: the picture's own size, the canvas extended to the box",
+                    rs("fill", 64, 64, "ex:1"), "q.png",
+                    .init(
+                        width: 64, height: 64, mime: "image/png",
+                        probes: [(16, 20, red), (48, 20, green), (16, 44, blue), (48, 44, yellow)])
                 ),
                 (
                     "c: pixels from the centre (placed once the size is known)", rs("fit", 16, 12, "c:32:24"), "q.png",
@@ -526,7 +529,10 @@ extension Integration {
                     .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
                 ),
                 ("g:obj", rs("fill", 32, 32, g: "obj"), "q.png", refused("unsupported option: obj")),
-                ("mw", rs("fit", 32, 24, "mw:100"), "q.png", refused("unsupported option: mw")),
+                (
+                    "mw: the scale raised until the width is 100, enlarging without el", rs("fit", 32, 24, "mw:100"),
+                    "q.png", .init(width: 100, height: 75, probes: quadrants(100, 75, upright))
+                ),
                 (
                     "exp in the future", rs("fit", 32, 24, "exp:4102444800"), "q.png",
                     .init(width: 32, height: 24, probes: quadrants(32, 24, upright))

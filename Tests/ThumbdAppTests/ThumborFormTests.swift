@@ -315,7 +315,7 @@ import Thumbnailing
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("10x10/filters:blur(1):blur(2)/img.test/a.jpg", .duplicateParameter("filters:blur")),
         ("-10x10/filters:focal(1x1:5x5)/img.test/a.jpg", .unsupportedOption("focal with a flip or rotate")),
-        ("10x10/filters:fill(auto)/img.test/a.jpg", .unsupportedOption("fill(auto)")),
+        ("fit-in/10x10/filters:fill(blur,true)/img.test/a.jpg", .unsupportedOption("fill(blur) with fill_transparent")),
         ("10x10/filters:format(heic)/img.test/a.jpg", .unsupportedOption("format(heic)")),
         ("5000x10/img.test/a.jpg", .invalidValue("width", reason: "must be an integer 1...4096")),
         (

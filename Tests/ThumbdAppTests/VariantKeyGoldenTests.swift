@@ -59,6 +59,10 @@ import Thumbnailing
         ("autorotate=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ao=0"),
         ("rotate=90", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=90"),
         ("orig=wh", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto orig=wh"),
+        ("min_w=150&min_h=80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto min_w=150 min_h=80"),
+        ("min_w=150&dpr=2", "v1 w=128 h=128 fit=contain g=centre q=80 up=0 f=auto min_w=300"),
+        ("dpr_limit=1&dpr=1.5", "v1 w=96 h=96 fit=contain g=centre q=80 up=0 f=auto dprlim=1.5"),
+        ("dpr_limit=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
         ("rotate=270&flip=h", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=270m"),
         ("flip=v", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=180m"),
         ("trim=", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=10"),
@@ -80,6 +84,10 @@ import Thumbnailing
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:800,600@fp:0.3,0.6"
         ),
         ("crop=1.0,1.0&crop_gravity=centre", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
+        (
+            "crop=100,50&crop_gravity=attention",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:100,50@attention"
+        ),
         ("gravity_offset=10,0.25", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
         ("brightness=-20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bri=-20"),
         ("contrast=1.50", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto con=1.5"),
@@ -129,6 +137,10 @@ import Thumbnailing
         ("padding=5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto pad=5,5,5,5"),
         ("bg=FF00FF80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=ff00ff80"),
         ("bg=000000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=000000"),
+        ("fit=pad&bg=auto", "v1 w=64 h=64 fit=pad g=centre q=80 up=0 f=auto bg=auto"),
+        ("fit=pad&bg=blur", "v1 w=64 h=64 fit=pad g=centre q=80 up=0 f=auto bg=blur"),
+        ("extend=box", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ext=wh"),
+        ("extend=aspect", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ext=aspect"),
         (
             "wm_url=http%3A%2F%2Fa.test%2Fm.png",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0"

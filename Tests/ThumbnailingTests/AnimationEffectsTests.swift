@@ -55,6 +55,13 @@ import Thumbnailing
         Case("adaptive", box: (20, 40), fit: .cover) { $0.adaptive = true },
         Case("fill", box: (40, 40), fit: .fill) { _ in },
         Case("pad", box: (48, 48), fit: .pad) { $0.background = RGBAColour(hex: "00ffff") },
+        Case("pad-auto", box: (48, 48), fit: .pad) { $0.backgroundFill = .auto },
+        Case("pad-blur", box: (48, 48), fit: .pad) { $0.backgroundFill = .blur },
+        Case("minimum-width", box: (24, 24)) { $0.minimumWidth = 40 },
+        Case("extend-aspect", box: (48, 96)) {
+            $0.extend = .aspect
+            $0.background = RGBAColour(hex: "ff00ff")
+        },
         Case("brightness") { $0.brightness = -50 },
         Case("contrast") { $0.contrast = decimal("1.8") },
         Case("saturation") { $0.saturation = decimal("0.2") },
@@ -146,7 +153,7 @@ import Thumbnailing
             }
             // A resize goes through libvips's thumbnail on the animation and through the intermediate on a still
             // (two resamplers): a few levels apart on the edge. Without a resize, the steps alone must agree.
-            let tolerance = testCase.name == "resize" ? 12 : 3
+            let tolerance = ["resize", "minimum-width"].contains(testCase.name) ? 12 : 3
             #expect(
                 worst.difference <= tolerance,
                 "frame \(frame) differs by \(worst.difference) at (\(worst.x), \(worst.y))")

@@ -119,6 +119,23 @@ import Thumbnailing
             $0.background = RGBAColour(hex: "ff00ff")
         },
         Case("background-flatten", "rgba.png") { $0.background = RGBAColour(hex: "2040a0") },
+        Case("crop-attention", "interest.png") {
+            $0.crop = .placed(
+                width: .pixels(100), height: .pixels(100), gravity: .compass(.attention, x: .zero, y: .zero))
+        },
+        Case("minimum-sides") {
+            $0.minimumWidth = 260
+            $0.minimumHeight = 100
+        },
+        Case("extend-box") {
+            $0.extend = .box(width: true, height: true)
+            $0.backgroundFill = .blur
+        },
+        Case("extend-aspect") { $0.extend = .aspect },
+        Case("background-auto", "rgba.png") {
+            $0.padding = .init(top: 3, right: 3, bottom: 3, left: 3)
+            $0.backgroundFill = .auto
+        },
         Case("background-translucent", "rgba.png") {
             $0.padding = .init(top: 2, right: 2, bottom: 2, left: 2)
             $0.background = RGBAColour(hex: "ff000080")

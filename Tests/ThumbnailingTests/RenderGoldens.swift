@@ -141,5 +141,18 @@ enum RenderGoldens {
         "watermark-tile-scaled/animated": "5860fd78815310e714ba74632f841d77ac3ba1375eb1e705ce44285178dd9475",
         "watermark-tile-scaled/direct": "4a97031a1dc2885b8485441baf925f19ca30502fea4e9e42a17dd1d62fbd940e",
         "watermark-tile-scaled/kept": "e4c25b539508fd57d9c671dcf5d6c57918f5ec2088921c3a733e60a5a7d1ec79",
+        "background-auto/direct": "433d8b3ed59bc1d0bb76b3f534bce60d4667581ccb3c232762c50986feca741d",
+        "background-auto/kept": "dd57ac3b8b23ed196a90e0dbb8f5308d3115b6c108b63d3d907183e4c6ce7835",
+        "extend-aspect/animated": "1954adc2015c3772409cf1aff6234e5deaadd90a3728c7b453cd14a3642cdbcf",
+        "extend-aspect/direct": "58bccf25bb082a965d88b7a6aa32a55214f7ada2314b4c303fb0dcea673a38bb",
+        "extend-aspect/kept": "cd136ecb60170fb7d6d9f77789dfe2fa55653f18ac7a5b85383f7c8c0cb15bf0",
+        "extend-box/animated": "a30820a46930920c21578e0c0d99be4d8e66baf38940ee1de56ac54add185463",
+        "extend-box/direct": "d2162e3fec60e69b93e63c2e0081859ab98aafb46742f407de78285a79437c6b",
+        "extend-box/kept": "23ce333b566a8d8796fadb80e855dd279907967cae988cc1ddda4fcdc6fec3f4",
+        "minimum-sides/animated": "bcc7c7c0327cdbb60f14f92c506268174385738d80342f6b1ffa75af44e13da2",
+        "minimum-sides/direct": "edee0e048efe4b7f183ac53de2f5a645b8a2579acc977b0eb8f2fbf642976254",
+        "minimum-sides/kept": "edee0e048efe4b7f183ac53de2f5a645b8a2579acc977b0eb8f2fbf642976254",
+        "crop-attention/direct": "0a929dd5c03174f6452f866b541d64d9513d655fc01fc5cd09a59373edd0f111",
+        "crop-attention/kept": "eb2ef9dd7c502e18c566cb8db09bd3b6a90cf3e1133015db9d2679af9ff04f46",
     ]
 }

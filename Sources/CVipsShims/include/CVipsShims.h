@@ -75,6 +75,19 @@ enum {
     THUMBD_VIPS_CROP_FRACTION_TOP = 8,
 };
 
+/// Which way the canvas is extended after the fit (bits of `extend`).
+enum {
+    THUMBD_VIPS_EXTEND_WIDTH = 1,   // to the box's width
+    THUMBD_VIPS_EXTEND_HEIGHT = 2,  // to the box's height
+    THUMBD_VIPS_EXTEND_ASPECT = 4,  // around the picture, to the box's aspect ratio
+};
+
+/// A background taken from the picture (background_fill).
+enum {
+    THUMBD_VIPS_BACKGROUND_AUTO = 1,  // the mean colour of the resized picture
+    THUMBD_VIPS_BACKGROUND_BLUR = 2,  // the picture blurred and stretched under THUMBD_VIPS_FIT_PAD's canvas
+};
+
 /// The step of a job that failed; THUMBD_VIPS_STEP_OK on success. The step, not the error text, decides
 /// how the failure is reported, because libvips's error buffer is shared by all threads.
 typedef enum ThumbdVipsStep {
@@ -128,6 +141,15 @@ typedef struct ThumbdVipsThumbnailParams {
     /// Above 0 and below 1: the resized picture's sides times this, truncated (thumbor's `proportion`), decided by
     /// thumbd_box_settled from the size the box gives; otherwise nothing.
     double output_scale;
+    /// Above 0: the scale the box gives is raised, if need be, until the resized picture's width (height) is at
+    /// least this many output pixels, enlarging if it must whatever `enlarge` says (imgproxy's `mw`/`mh`); when
+    /// both raise it, the one that raises it more is met exactly. Resolved by thumbd_resize_target.
+    int min_width, min_height;
+    /// Above 1, without `enlarge`: the plan's dpr, lowered (to 1 at least) until the box asks no more pixels of the
+    /// picture than it has (imgproxy's dpr): the box is scaled by min(1, max(shrink, 1 / dpr_limit)), the shrink
+    /// the fit gives (cover's and fill's the smaller of the sides', contain's and pad's the larger). Resolved by
+    /// thumbd_box_settled.
+    double dpr_limit;
     /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
     ThumbdVipsFormat format_opaque;
     ThumbdVipsFormat format_alpha;
@@ -214,12 +236,18 @@ typedef struct ThumbdVipsThumbnailParams {
     /// with its alpha below 255 those pixels also become that transparent, unless the output cannot hold alpha.
     int round_corner_x, round_corner_y;
     double round_corner_colour[4];
+    /// THUMBD_VIPS_EXTEND_* bits: after any fit, the canvas extended (never shrunk) to the box's width and/or
+    /// height, or around the picture to the box's aspect ratio (imgproxy's `ex`/`exar`), placed by `gravity`, the
+    /// area added as THUMBD_VIPS_FIT_PAD's (steps/canvas.c).
+    int extend;
     /// Output pixels added on each side after the resize (and after THUMBD_VIPS_FIT_PAD's extension).
     int padding_top, padding_right, padding_bottom, padding_left;
     /// RGBA 0...255 for padded areas; when opaque, every transparent pixel is also flattened onto it. Without
     /// it, padded areas are transparent (and white once flattened for JPEG).
     int has_background;
     double background[4];
+    /// THUMBD_VIPS_BACKGROUND_AUTO or _BLUR (steps/background_fill.c), instead of `background`; 0: none.
+    int background_fill;
 
     /// Animation: a source with several frames renders every frame into this format (GIF or WEBP), keeping
     /// each frame's delay and the loop count; THUMBD_VIPS_FORMAT_UNKNOWN renders the first frame only, into

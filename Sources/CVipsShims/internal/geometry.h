@@ -37,6 +37,9 @@ typedef struct ThumbdBox {
     int adaptive;
     int original_sides;  // params' original_sides: 1 width, 2 height (0 once settled)
     double scale;        // params' output_scale (0 once settled)
+    int min_width;       // params' min_width, min_height (kept when settled: thumbd_resize_target applies them)
+    int min_height;
+    double dpr_limit;    // params' dpr_limit (0 once settled)
 } ThumbdBox;
 
 // How vips_thumbnail may change the size: libvips's VipsSize, spelled here so that geometry needs no libvips.

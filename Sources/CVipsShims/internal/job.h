@@ -56,6 +56,9 @@ typedef struct ThumbdJob {
     VipsImage *watermark;        // 8-bit sRGB with alpha, in memory
     VipsImage *watermark_sized;  // resized for `watermark_width` and its opacity applied (lazy over `watermark`)
     int watermark_width;
+    // THUMBD_VIPS_BACKGROUND_AUTO's colour, RGBA 0...255, found by steps/background_fill.c; pad and flatten use it.
+    int has_fill_colour;
+    double fill_colour[4];
 } ThumbdJob;
 
 // A job for `p` (transfer none: must outlive the job) that fills `result` (zeroed here). No source yet.

@@ -22,6 +22,14 @@ struct ThumbdVipsIntermediate {
     const char *loader;  // static class name
 };
 
+// A placed crop whose gravity is THUMBD_VIPS_GRAVITY_ATTENTION (imgproxy's `c:W:H:sm`): *region, of the crop's size
+// in `frame` (kx, ky: image pixels per source pixel), centred on libvips's attention point of the frame's pixels
+// in `image` (upright; transfer none), or, when image is NULL, of a small upright preview of the job's source
+// (frame then the whole picture, kx = ky = 1). THUMBD_VIPS_STEP_OK, REGION when it misses, or what failed.
+int thumbd_job_wants_attention_crop(const ThumbdJob *job);
+ThumbdVipsStep thumbd_job_attention_region(const ThumbdJob *job, VipsImage *image, ThumbdRect frame, double kx,
+                                           double ky, ThumbdRect *region);
+
 // A still straight from the source: the lazy shrink-on-load resize, the region cut from it before anything is
 // decoded, one decode, then the pipeline. Refuses a plan with a trim (those go through an intermediate).
 ThumbdVipsStep thumbd_job_direct(ThumbdJob *job);

@@ -82,7 +82,12 @@ ThumbdVipsStep thumbd_step_round_corner(ThumbdJob *job, VipsImage **image);
 // canvas.c: the output canvas's pixel limit, pad to the box (THUMBD_VIPS_FIT_PAD), padding.
 int thumbd_wants_canvas_limit(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_canvas_limit(ThumbdJob *job, VipsImage **image);
+// background_fill.c: the background from the picture (its mean colour, or a blurred copy under the pad's canvas).
+int thumbd_wants_background_fill(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_background_fill(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_pad(const ThumbdJob *job);
+// The canvas the pad step extends an image_width x image_height picture to (THUMBD_VIPS_FIT_PAD's box, `extend`).
+void thumbd_pad_canvas(const ThumbdJob *job, int image_width, int image_height, int *width, int *height);
 ThumbdVipsStep thumbd_step_pad(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_padding(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_padding(ThumbdJob *job, VipsImage **image);

@@ -32,6 +32,10 @@ ThumbdVipsStep thumbd_job_animation(ThumbdJob *job) {
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", upright_width, upright_height);
         return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, result);
     }
+    if (thumbd_job_wants_attention_crop(job)) {
+        ThumbdVipsStep placed = thumbd_job_attention_region(job, NULL, whole, 1, 1, &region);
+        if (placed != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, placed, result);
+    }
     thumbd_job_settle(job, region, 1, 1);
     int region_width = thumbd_whole(region.width), region_height = thumbd_whole(region.height);
     double hscale = 1, vscale = 1;

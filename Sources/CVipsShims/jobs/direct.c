@@ -47,6 +47,7 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
     // The lazy shrink-on-load pipeline, sized in stored orientation (the pipeline turns it afterwards).
     int upright_width = job->upright_width, upright_height = job->upright_height;
     ThumbdRect whole = {0, 0, upright_width, upright_height}, region = whole;
+    int made_width = upright_width, made_height = upright_height;  // what the box is made from, source pixels
     ThumbdResizeTarget target = thumbd_resize_target(thumbd_box_of_params(p), upright_width, upright_height);
     if (p->crop_unit == THUMBD_VIPS_CROP_NONE) {
         thumbd_job_settle(job, whole, 1, 1);
@@ -57,9 +58,15 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
             vips_error("thumbd", "the crop region lies outside the %dx%d picture", upright_width, upright_height);
             return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, job->result);
         }
+        if (thumbd_job_wants_attention_crop(job)) {
+            ThumbdVipsStep placed = thumbd_job_attention_region(job, NULL, whole, 1, 1, &region);
+            if (placed != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, placed, job->result);
+        }
         thumbd_job_settle(job, region, 1, 1);
         double hscale = 1, vscale = 1;
         int region_width = thumbd_whole(region.width), region_height = thumbd_whole(region.height);
+        made_width = region_width;
+        made_height = region_height;
         thumbd_box_scale(job->box, region_width, region_height, &hscale, &vscale);
         target = (ThumbdResizeTarget){thumbd_whole(upright_width * hscale), thumbd_whole(upright_height * vscale),
                                       THUMBD_SIZE_FORCE};
@@ -73,6 +80,23 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
         int w = target.width;
         target.width = target.height;
         target.height = w;
+    }
+    if (p->min_width > 0 || p->min_height > 0) {
+        // A scale raised to a minimum side can ask for more than any box: refused before anything is decoded.
+        double hscale = 1, vscale = 1;
+        thumbd_box_scale(job->box, made_width, made_height, &hscale, &vscale);
+        double scaled_width = made_width * hscale, scaled_height = made_height * vscale;
+        if (scaled_width > THUMBD_UNBOUNDED || scaled_height > THUMBD_UNBOUNDED ||
+            thumbd_canvas_pixels(p, job->box, thumbd_whole(VIPS_MIN(scaled_width, job->box.fit == THUMBD_VIPS_FIT_COVER
+                                                                                      ? job->box.width
+                                                                                      : scaled_width)),
+                                 thumbd_whole(VIPS_MIN(scaled_height, job->box.fit == THUMBD_VIPS_FIT_COVER
+                                                                          ? job->box.height
+                                                                          : scaled_height))) >
+                p->max_source_pixels) {
+            vips_error("thumbd", "the output canvas exceeds the pixel limit");
+            return thumbd_fail(NULL, THUMBD_VIPS_STEP_CANVAS_LIMIT, job->result);
+        }
     }
     VipsImage *image = NULL;
     ThumbdVipsStep step = decode(job, target, p->crop_unit == THUMBD_VIPS_CROP_NONE ? NULL : &region, &image);

@@ -256,6 +256,10 @@ ThumbdVipsStep thumbd_job_from_intermediate(ThumbdJob *job, const ThumbdVipsInte
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", width, height);
         return thumbd_fail(image, THUMBD_VIPS_STEP_REGION, result);
     }
+    if (thumbd_job_wants_attention_crop(job)) {
+        step = thumbd_job_attention_region(job, image, frame, kx, ky, &region);
+        if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(image, step, result);
+    }
     thumbd_job_settle(job, region, kx, ky);
     // At least one pixel, inside the image: a region narrower than one of its pixels (a 1 px crop of a picture
     // whose intermediate is narrower than it) can round to its edge.

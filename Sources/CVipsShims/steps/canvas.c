@@ -2,6 +2,8 @@
 // Steps: the output canvas. Its pixel limit is checked before it is made; THUMBD_VIPS_FIT_PAD extends the picture
 // to the box (placed by gravity); padding adds output pixels on each side. Padded areas take the background
 // colour, transparent without one.
+#include <math.h>
+
 #include "../internal/steps.h"
 
 int thumbd_wants_canvas_limit(const ThumbdJob *job) {
@@ -38,6 +40,9 @@ static ThumbdVipsStep embed(const ThumbdJob *job, VipsImage **image, int left, i
     if (job->params->has_background) {
         for (int i = 0; i < 4; i++) colour[i] = job->params->background[i];
     }
+    if (job->has_fill_colour) {
+        for (int i = 0; i < 4; i++) colour[i] = job->fill_colour[i];
+    }
     VipsArrayDouble *background = vips_array_double_new(colour, 4);
     int failed = vips_embed(in, &t[2], left, top, width, height, "extend", VIPS_EXTEND_BACKGROUND, "background",
                             background, NULL);
@@ -46,10 +51,27 @@ static ThumbdVipsStep embed(const ThumbdJob *job, VipsImage **image, int left, i
     return thumbd_scope_keep(scope, image, t[2]);
 }
 
-int thumbd_wants_pad(const ThumbdJob *job) { return job->box.fit == THUMBD_VIPS_FIT_PAD; }
+int thumbd_wants_pad(const ThumbdJob *job) { return job->box.fit == THUMBD_VIPS_FIT_PAD || job->params->extend; }
+
+void thumbd_pad_canvas(const ThumbdJob *job, int image_width, int image_height, int *width, int *height) {
+    int extend = job->params->extend;
+    *width = image_width;
+    *height = image_height;
+    if (job->box.fit == THUMBD_VIPS_FIT_PAD || (extend & THUMBD_VIPS_EXTEND_WIDTH))
+        *width = VIPS_MAX(job->box.width, image_width);
+    if (job->box.fit == THUMBD_VIPS_FIT_PAD || (extend & THUMBD_VIPS_EXTEND_HEIGHT))
+        *height = VIPS_MAX(job->box.height, image_height);
+    if (extend & THUMBD_VIPS_EXTEND_ASPECT) {
+        // The smallest canvas of the box's aspect ratio around the picture (imgproxy's extend_aspect_ratio).
+        double box_aspect = (double)job->box.width / job->box.height, aspect = (double)*width / *height;
+        if (box_aspect < aspect) *height = VIPS_MAX(*height, (int)lround(*width / box_aspect));
+        else if (box_aspect > aspect) *width = VIPS_MAX(*width, (int)lround(*height * box_aspect));
+    }
+}
 
 ThumbdVipsStep thumbd_step_pad(ThumbdJob *job, VipsImage **image) {
-    int width = VIPS_MAX(job->box.width, (*image)->Xsize), height = VIPS_MAX(job->box.height, (*image)->Ysize);
+    int width, height;
+    thumbd_pad_canvas(job, (*image)->Xsize, (*image)->Ysize, &width, &height);
     ThumbdCompass c = thumbd_compass(job->params->gravity);
     int left = thumbd_place(width - (*image)->Xsize, c.west, c.east);
     int top = thumbd_place(height - (*image)->Ysize, c.north, c.south);

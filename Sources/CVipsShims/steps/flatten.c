@@ -5,7 +5,8 @@
 
 int thumbd_wants_flatten(const ThumbdJob *job) {
     const ThumbdVipsThumbnailParams *p = job->params;
-    return (p->has_background && p->background[3] >= 255) || job->format == THUMBD_VIPS_FORMAT_JPEG;
+    return (p->has_background && p->background[3] >= 255) || job->has_fill_colour ||
+           job->format == THUMBD_VIPS_FORMAT_JPEG;
 }
 
 ThumbdVipsStep thumbd_step_flatten(ThumbdJob *job, VipsImage **image) {
@@ -15,6 +16,9 @@ ThumbdVipsStep thumbd_step_flatten(ThumbdJob *job, VipsImage **image) {
     double colour[3] = {255, 255, 255};
     if (p->has_background) {
         for (int i = 0; i < 3; i++) colour[i] = p->background[i];
+    }
+    if (job->has_fill_colour) {
+        for (int i = 0; i < 3; i++) colour[i] = job->fill_colour[i];
     }
     int bands = in->Bands - 1;
     if (bands == 1) colour[0] = (colour[0] + colour[1] + colour[2]) / 3;

@@ -35,6 +35,13 @@ extension ThumbnailSpec {
         /// The output's sides times this after the resize, truncated (0 < scale ≤ 1; 1 does nothing): thumbor's
         /// `proportion(p)`, decided by the render from the resized picture's size.
         package var scale = FixedDecimal.one
+        /// The resized picture's least width and height in output pixels (0: none), the box's scale raised to
+        /// reach them (imgproxy's `mw`/`mh`), resolved on the render thread once the header is read.
+        package var minimumWidth = 0
+        package var minimumHeight = 0
+        /// The plan's dpr when, without `enlarge`, it is lowered for a picture smaller than the box asks (imgproxy's
+        /// dpr); zero: the box is the dpr's exactly.
+        package var dprLimit = FixedDecimal.zero
         /// Added to every colour channel, -255...255.
         package var brightness = 0
         /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.
@@ -69,10 +76,14 @@ extension ThumbnailSpec {
         package var filterOrder: [PixelFilter] = []
         /// Rounded corners (thumbor's `round_corner`), after pixelate, before the canvas.
         package var roundCorner: RoundCorner?
+        /// The canvas extended after the fit, to the box's sides or its aspect ratio.
+        package var extend: Extend?
         /// Output pixels added on each side.
         package var padding = Padding.zero
         /// The colour of padded areas; when opaque, transparent pixels are also flattened onto it.
         package var background: RGBAColour?
+        /// The background taken from the picture instead (`bg=auto`, `bg=blur`).
+        package var backgroundFill: BackgroundFill?
         /// An image laid over the output, last.
         package var watermark: Watermark?
         /// Progressive JPEG / interlaced PNG; `nil` takes the configuration's.
@@ -110,12 +121,14 @@ enum OperationRegistry {
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
+        MinimumSidesOperation.self, DprLimitOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self, FilterOrderOperation.self,
         RoundCornerOperation.self,
+        ExtendOperation.self,
         PaddingOperation.self, WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
@@ -128,12 +141,14 @@ enum OperationRegistry {
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
+        MinimumSidesOperation.self, DprLimitOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self, FilterOrderOperation.self,
         RoundCornerOperation.self,
+        ExtendOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
@@ -150,13 +165,16 @@ enum OperationRegistry {
 package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
-    case animated, autorotate, rotate, flip, adaptive, orig, scale, trim, crop
+    case animated, autorotate, rotate, flip, adaptive, orig, scale
+    case min_w, min_h, dpr_limit
+    case trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
     case brightness, contrast, saturation, saturation_model, grayscale, blur, sharpen
     case pixelate
     case rgb, colorize, curve, equalize
     case convolution, noise, order
     case radius, radius_bg
+    case extend
     case padding, bg
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
@@ -271,6 +289,10 @@ package struct PlanValues: Hashable, Sendable {
     package var adaptive: Bool?
     package var originalSides: ThumbnailSpec.Operations.OriginalSides?
     package var scale: FixedDecimal?
+    /// In CSS pixels.
+    package var minimumWidth: Int?
+    package var minimumHeight: Int?
+    package var dprLimit: Bool?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
     /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
@@ -298,9 +320,12 @@ package struct PlanValues: Hashable, Sendable {
     /// Output pixels (not CSS pixels: thumbor's radii are the output's); the colour is ``radiusColour``'s.
     package var radius: ThumbnailSpec.RoundCorner?
     package var radiusColour: RGBAColour?
+    package var extend: PlanExtend?
     /// In CSS pixels.
     package var padding: ThumbnailSpec.Padding?
     package var background: RGBAColour?
+    /// `bg=auto` or `bg=blur` (``background`` then nil).
+    package var backgroundFill: ThumbnailSpec.BackgroundFill?
     package var watermarkName: String?
     /// As written; made canonical when the plan is built.
     package var watermarkURL: String?
@@ -350,6 +375,9 @@ package struct PlanValues: Hashable, Sendable {
         adaptive = upper.adaptive ?? adaptive
         originalSides = upper.originalSides ?? originalSides
         scale = upper.scale ?? scale
+        minimumWidth = upper.minimumWidth ?? minimumWidth
+        minimumHeight = upper.minimumHeight ?? minimumHeight
+        dprLimit = upper.dprLimit ?? dprLimit
         trim = upper.trim ?? trim
         crop = upper.crop ?? crop
         cropGravity = upper.cropGravity ?? cropGravity
@@ -373,8 +401,11 @@ package struct PlanValues: Hashable, Sendable {
         filterOrder = upper.filterOrder ?? filterOrder
         radius = upper.radius ?? radius
         radiusColour = upper.radiusColour ?? radiusColour
+        extend = upper.extend ?? extend
         padding = upper.padding ?? padding
         background = upper.background ?? background
+        backgroundFill = upper.background != nil ? nil : upper.backgroundFill ?? backgroundFill
+        if upper.backgroundFill != nil { background = nil }
         watermarkName = upper.watermarkName ?? watermarkName
         watermarkURL = upper.watermarkURL ?? watermarkURL
         watermarkPosition = upper.watermarkPosition ?? watermarkPosition
@@ -449,6 +480,8 @@ extension PlanField where Value == Int {
     package static var avif_effort: Self { Self(parameter: .avif_effort, keyPath: \.avifEffort) }
     package static var max_bytes: Self { Self(parameter: .max_bytes, keyPath: \.maxBytes) }
     package static var max_age: Self { Self(parameter: .max_age, keyPath: \.maxAge) }
+    package static var min_w: Self { Self(parameter: .min_w, keyPath: \.minimumWidth) }
+    package static var min_h: Self { Self(parameter: .min_h, keyPath: \.minimumHeight) }
 }
 
 extension PlanField where Value == Bool {
@@ -464,6 +497,7 @@ extension PlanField where Value == Bool {
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
+    package static var dpr_limit: Self { Self(parameter: .dpr_limit, keyPath: \.dprLimit) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Greyscale {
@@ -530,6 +564,10 @@ extension PlanField where Value == ThumbnailSpec.CropOffset {
     package static var gravity_offset: Self { Self(parameter: .gravity_offset, keyPath: \.gravityOffset) }
 }
 
+extension PlanField where Value == PlanExtend {
+    package static var extend: Self { Self(parameter: .extend, keyPath: \.extend) }
+}
+
 extension PlanField where Value == ThumbnailSpec.Padding {
     package static var padding: Self { Self(parameter: .padding, keyPath: \.padding) }
 }
@@ -537,6 +575,11 @@ extension PlanField where Value == ThumbnailSpec.Padding {
 extension PlanField where Value == RGBAColour {
     package static var bg: Self { Self(parameter: .bg, keyPath: \.background) }
     package static var radius_bg: Self { Self(parameter: .radius_bg, keyPath: \.radiusColour) }
+}
+
+extension PlanField where Value == ThumbnailSpec.BackgroundFill {
+    /// `bg=auto` / `bg=blur`.
+    package static var bg_fill: Self { Self(parameter: .bg, keyPath: \.backgroundFill) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Watermark.Position {

@@ -70,7 +70,8 @@ extension ThumbnailSpec {
 /// `crop=left,top,width,height`: all whole numbers (source pixels) or all written with a decimal point (fractions
 /// 0...1 of the picture). Key ` crop=px:…` or ` crop=fr:…`; the query writes fractions always with a `.`.
 ///
-/// `crop=width,height` (two values, each pixels or a fraction) is a placed crop: `crop_gravity` (a compass point or
+/// `crop=width,height` (two values, each pixels or a fraction) is a placed crop: `crop_gravity` (a compass point,
+/// `attention` (libvips's attention point, found by the render on the pixels) or
 /// `fp:x,y`, centre by default) and `crop_offset=x,y` place it once the picture's size is known. Key
 /// ` crop=sz:W,H@gravity[+x,y]`.
 enum CropOperation: OperationDescriptor {
@@ -82,7 +83,7 @@ enum CropOperation: OperationDescriptor {
     static let lengthReason = "sides must be whole pixels 1...\(ThumbnailSpec.Crop.maxPixels) or fractions above 0...1"
     static let offsetReason =
         "offsets must be whole pixels -\(ThumbnailSpec.Crop.maxPixels)...\(ThumbnailSpec.Crop.maxPixels) or fractions above -1 and below 1"
-    static let gravityReason = "must be centre, a compass point or fp:x,y"
+    static let gravityReason = "must be centre, a compass point, attention or fp:x,y"
 
     static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         switch parameter {
@@ -172,7 +173,7 @@ enum CropOperation: OperationDescriptor {
             return .focalPoint(x: x, y: y)
         }
         let name = text == "center" ? "centre" : text
-        guard let point = Gravity(rawValue: name), point != .attention, point != .entropy else {
+        guard let point = Gravity(rawValue: name), point != .entropy else {
             throw SpecError(field: "crop_gravity", reason: gravityReason)
         }
         return .compass(point, x: .zero, y: .zero)
@@ -193,8 +194,9 @@ enum CropOperation: OperationDescriptor {
             }
             switch gravity {
             case .compass(let point, let x, let y):
-                guard point != .attention, point != .entropy else {
-                    throw SpecError(field: "crop_gravity", reason: gravityReason)
+                guard point != .entropy else { throw SpecError(field: "crop_gravity", reason: gravityReason) }
+                if point == .attention && (x != .zero || y != .zero) {
+                    throw SpecError(field: "crop_offset", reason: "not with attention")
                 }
                 for offset in [x, y] {
                     switch offset {

@@ -41,7 +41,8 @@ extension ImgproxyForm {
               if (ops.blur) { parts.push('bl:' + ops.blur); }
               if (ops.sharpen) { parts.push('sh:' + ops.sharpen); }
               if (ops.grayscale) { refusals.push('grayscale'); }
-              if (ops.bg) { parts.push('bg:' + ops.bg); }
+              if (ops.bg === 'auto' || ops.bg === 'blur') { refusals.push('bg ' + ops.bg); }
+              else if (ops.bg) { parts.push('bg:' + ops.bg); }
               if (ops.q) { parts.push('q:' + ops.q); }
               var extension = ops.format === 'auto' ? '' : '@' + (ops.format === 'jpeg' ? 'jpg' : ops.format);
               parts.push('plain', encodeURIComponent(source) + extension);

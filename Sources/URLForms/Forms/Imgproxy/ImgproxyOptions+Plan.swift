@@ -5,7 +5,7 @@ import Thumbnailing
 ///
 /// Where thumbd's plan means exactly what imgproxy does, the option becomes the parameter; where the result would
 /// depend on the source in a way the plan cannot say (its size), the option is refused by name rather than
-/// approximated: `ex:1` on a `fill` without `el:1`, `mw`/`mh`. A `crop` the plan cannot place
+/// approximated: `ex:1` on a `fill` without `el:1`. A `crop` the plan cannot place
 /// without the picture's size is a placed crop, which the render resolves once it has read the header. (`rt:auto`, which depends on the source's orientation, is the plan's `fit=auto`.)
 extension ImgproxyOptions {
     /// The plan of a parsed path.
@@ -58,9 +58,10 @@ extension ImgproxyOptions {
     private func compileBox(into plan: inout ThumbnailPlan, presetSize: (width: Bool, height: Bool))
         throws(RequestError)
     {
-        for minimum in [minWidth, minHeight] {
-            if let minimum, minimum.value > 0 { throw .unsupportedOption(minimum.option) }
-        }
+        // min-width / min-height raise the scale (enlarging even without `el`): resolved by the render once the
+        // picture's size is known (`min_w`, `min_h`).
+        if let minWidth, minWidth.value > 0 { plan.set(.min_w, minWidth.value, option: minWidth.option) }
+        if let minHeight, minHeight.value > 0 { plan.set(.min_h, minHeight.value, option: minHeight.option) }
         var boxWidth = width?.value ?? 0
         var boxHeight = height?.value ?? 0
         if let zoom, zoom.value.x != .one || zoom.value.y != .one {
@@ -93,18 +94,47 @@ extension ImgproxyOptions {
         if boxHeight > 0 { plan.set(.h, boxHeight, option: height?.option ?? "h") }
         if let dpr { plan.set(.dpr, dpr.value, option: dpr.option) }
         if let enlarge { plan.set(.enlarge, enlarge.value, option: enlarge.option) }
+        // Without `el`, imgproxy lowers the dpr until the box asks no more of the picture than it has; only a box
+        // that is the output (a crop or a canvas) shows it: contain's picture is the same either way.
+        let extendsCanvas = extending != nil || extendAspectRatio?.value.isEnabled == true
+        if let dpr, dpr.value > .one, !enlarges, hasWidth && hasHeight, type != .fit || extendsCanvas {
+            plan.set(.dpr_limit, true, option: dpr.option)
+        }
 
         let typeOption = resizingType?.option ?? "rt"
         let toAspect = extendAspectRatio.flatMap { $0.value.isEnabled ? $0 : nil }
-        // Extending to the box or its aspect ratio changes nothing when the picture always reaches the box.
-        func refuseExtensionUnlessEnlarged() throws(RequestError) {
-            if let option = extending?.option ?? toAspect?.option, !enlarges { throw .unsupportedOption(option) }
+        // Extending to the box or its aspect ratio changes nothing when the picture always reaches the box (with
+        // `el`); without it, the canvas is extended after the fit (`extend=box|aspect`), placed by the extension's
+        // gravity, which is then the plan's (a `g:` that differs is refused: thumbd has one gravity).
+        func extendUnlessEnlarged(cropGravity: Bool) throws(RequestError) {
+            guard !enlarges, let canvas = extending ?? toAspect else {
+                try compileGravity(into: &plan)
+                return
+            }
+            let placement = canvas.value.gravity ?? .compass(.centre)
+            guard case .compass(let point) = placement else { throw .unsupportedOption("\(canvas.option):fp") }
+            if cropGravity {
+                // The cover crop and the extension are placed by one gravity in thumbd.
+                let crop = gravity?.value ?? .compass(.centre)
+                if crop != placement || gravityOffset.x != .zero || gravityOffset.y != .zero {
+                    throw .unsupportedOption("\(canvas.option) placed otherwise than \(gravity?.option ?? "g")")
+                }
+            }
+            plan.set(.extend, extending != nil ? PlanExtend.box : PlanExtend.aspect, option: canvas.option)
+            plan.set(.gravity, PlanGravity.gravity(point), option: canvas.option)
         }
         guard hasWidth && hasHeight else {
-            // One side: the other follows the aspect ratio (thumbd's one-sided box is `contain` whatever the fit).
+            // One side: the other follows the aspect ratio (thumbd's one-sided box is `contain` whatever the fit);
+            // an extension pads the given side only (the aspect ratio needs both).
             if type == .force { throw .unsupportedOption("\(typeOption):force") }
-            if let extending, !enlarges { throw .unsupportedOption(extending.option) }
             if let resizingType { plan.set(.fit, Fit.contain, option: resizingType.option) }
+            if let extending, !enlarges {
+                plan.set(.extend, PlanExtend.box, option: extending.option)
+                let placement = extending.value.gravity ?? .compass(.centre)
+                guard case .compass(let point) = placement else { throw .unsupportedOption("\(extending.option):fp") }
+                plan.set(.gravity, PlanGravity.gravity(point), option: extending.option)
+                return
+            }
             try compileGravity(into: &plan)
             return
         }
@@ -117,19 +147,29 @@ extension ImgproxyOptions {
                 plan.set(.gravity, PlanGravity.gravity(point), option: canvas.option)
                 return
             }
-            if let toAspect { throw .unsupportedOption(toAspect.option) }
             if let resizingType { plan.set(.fit, Fit.contain, option: resizingType.option) }
+            if let toAspect {
+                // Not enlarged: the canvas grows around the picture to the box's aspect ratio.
+                plan.set(.extend, PlanExtend.aspect, option: toAspect.option)
+                let placement = toAspect.value.gravity ?? .compass(.centre)
+                guard case .compass(let point) = placement else { throw .unsupportedOption("\(toAspect.option):fp") }
+                plan.set(.gravity, PlanGravity.gravity(point), option: toAspect.option)
+                return
+            }
         case .fill:
-            try refuseExtensionUnlessEnlarged()
             plan.set(.fit, Fit.cover, option: typeOption)
+            try extendUnlessEnlarged(cropGravity: true)
+            return
         case .fillDown:
             // fill-down differs from fill only when the picture is smaller than the box and not enlarged: then
             // `fit=cover-down` shrinks the box, keeping its aspect, once the render knows the picture's size.
-            try refuseExtensionUnlessEnlarged()
             plan.set(.fit, enlarges ? Fit.cover : Fit.coverDown, option: typeOption)
+            try extendUnlessEnlarged(cropGravity: true)
+            return
         case .force:
-            try refuseExtensionUnlessEnlarged()
             plan.set(.fit, Fit.fill, option: typeOption)
+            try extendUnlessEnlarged(cropGravity: false)
+            return
         case .auto:
             // fill or fit by the picture's orientation against the box's: decided by the render (`fit=auto`). An
             // extension would apply to one of the two only.
@@ -187,7 +227,22 @@ extension ImgproxyOptions {
         let (width, height) = (crop.value.width, crop.value.height)
         guard width != .whole || height != .whole else { return }
         let placement = crop.value.gravity ?? gravity?.value ?? .compass(.centre)
-        if placement == .smart { throw .unsupportedOption("\(crop.option):sm") }
+        if placement == .smart {
+            // libvips's attention picks the region on the source, once the render has its pixels
+            // (`crop_gravity=attention`), as imgproxy's smart crop does before the resize.
+            func side(_ side: CropSide) -> ThumbnailSpec.CropLength {
+                switch side {
+                case .whole: .fraction(.one)
+                case .fraction(let value): .fraction(value)
+                case .pixels(let count): .pixels(count)
+                }
+            }
+            let region = ThumbnailSpec.Crop.placed(width: side(width), height: side(height), gravity: .centre)
+            plan.set(.crop, region, option: crop.option)
+            plan.set(
+                .crop_gravity, ThumbnailSpec.CropGravity.compass(.attention, x: .zero, y: .zero), option: crop.option)
+            return
+        }
         let sides = [width, height]
         let hasFraction = sides.contains { if case .fraction = $0 { true } else { false } }
         let hasPixels = sides.contains { if case .pixels = $0 { true } else { false } }

@@ -28,6 +28,8 @@ package struct ThumborFilters {
     private var fill: (colour: RGBAColour?, transparent: Bool)?
     /// Whether `fill()` was given (with fit-in it pads to the box, so the box is the output).
     package var fills: Bool { fill != nil }
+    /// `fill(auto)` / `fill(blur)`: the background is taken from the picture (`fill.colour` is then nil).
+    private var fillFrom: ThumbnailSpec.BackgroundFill?
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
     package static let refused: Set<String> = [
@@ -192,7 +194,13 @@ package struct ThumborFilters {
         case "fill":
             try count(1...2)
             let colour = arguments[0].lowercased()
-            guard colour != "auto", colour != "blur" else { throw .unsupportedOption("fill(\(colour))") }
+            if let from = ThumbnailSpec.BackgroundFill(rawValue: colour) {
+                // fill(blur, true) composites the picture over its blurred copy: thumbd lays it on unchanged.
+                if from == .blur, try boolean(1) { throw .unsupportedOption("fill(blur) with fill_transparent") }
+                fillFrom = from
+                fill = (nil, try boolean(1))
+                break
+            }
             fill = (colour == "transparent" ? nil : try Self.colour(colour, filter: name), try boolean(1))
         case "watermark":
             try readWatermark(arguments)
@@ -342,6 +350,10 @@ package struct ThumborFilters {
             if let colour = fill.colour, fitIn || fill.transparent {
                 if plan.values.background != nil { throw .unsupportedOption("fill with background_color") }
                 plan.set(.bg, colour, option: "fill")
+            }
+            if let fillFrom, fitIn || fill.transparent {
+                if plan.values.background != nil { throw .unsupportedOption("fill with background_color") }
+                plan.set(.bg_fill, fillFrom, option: "fill")
             }
         }
     }

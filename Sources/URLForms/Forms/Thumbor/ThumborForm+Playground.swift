@@ -65,6 +65,8 @@ extension ThumborForm {
               if (counterClockwise) { filters.push('rotate(' + counterClockwise + ')'); }
               if (e.fit === 'pad') {
                 filters.push('fill(' + (ops.bg || 'transparent') + ')');
+              } else if (ops.bg === 'auto' || ops.bg === 'blur') {
+                refusals.push('bg ' + ops.bg + ' without fit=pad');
               } else if (ops.bg) {
                 filters.push('background_color(' + ops.bg + ')');
               }
