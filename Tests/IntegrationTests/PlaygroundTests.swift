@@ -58,7 +58,10 @@ extension Integration {
             // One side (every fit is then contain), a smart gravity (then dropped): grayscale is not imgproxy's.
             Playground(
                 operations: "w=80&h=0&fit=cover&gravity=attention&rotate=180&grayscale=1&format=webp",
-                inexpressible: ["imgproxy": "not expressible in imgproxy's form: grayscale"]),
+                inexpressible: [
+                    "imgproxy": "not expressible in imgproxy's form: grayscale",
+                    "thumbor": "not expressible in thumbor's form: full-fit-in, upscale() and one-sided sizes",
+                ]),
         ]
 
         @Test(.serialized, arguments: playgrounds)

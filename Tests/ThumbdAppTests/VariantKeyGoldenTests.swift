@@ -59,6 +59,7 @@ import Thumbnailing
         ("autorotate=0", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto ao=0"),
         ("rotate=90", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=90"),
         ("orig=wh", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto orig=wh"),
+        ("rounding=thumbor-fit-in", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto round=thumbor-fit-in"),
         ("rotate=270&flip=h", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=270m"),
         ("flip=v", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=180m"),
         ("trim=", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=10"),

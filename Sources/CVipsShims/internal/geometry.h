@@ -37,6 +37,7 @@ typedef struct ThumbdBox {
     int adaptive;
     int original_sides;  // params' original_sides: 1 width, 2 height (0 once settled)
     double scale;        // params' output_scale (0 once settled)
+    int thumbor;         // params' thumbor_rounding (0 once settled)
 } ThumbdBox;
 
 // How vips_thumbnail may change the size: libvips's VipsSize, spelled here so that geometry needs no libvips.

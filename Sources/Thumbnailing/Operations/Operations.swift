@@ -35,6 +35,9 @@ extension ThumbnailSpec {
         /// The output's sides times this after the resize, truncated (0 < scale ≤ 1; 1 does nothing): thumbor's
         /// `proportion(p)`, decided by the render from the resized picture's size.
         package var scale = FixedDecimal.one
+        /// Whose size arithmetic the box follows (nil: thumbd's): thumbor's, decided by the render from the
+        /// picture's size.
+        package var rounding: Rounding?
         /// Added to every colour channel, -255...255.
         package var brightness = 0
         /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.
@@ -104,6 +107,7 @@ enum OperationRegistry {
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
+        RoundingOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -122,6 +126,7 @@ enum OperationRegistry {
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
+        RoundingOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -144,7 +149,7 @@ enum OperationRegistry {
 package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
-    case animated, autorotate, rotate, flip, adaptive, orig, scale, trim, crop
+    case animated, autorotate, rotate, flip, adaptive, orig, scale, rounding, trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
     case brightness, contrast, saturation, grayscale, blur, sharpen
     case pixelate
@@ -265,6 +270,7 @@ package struct PlanValues: Hashable, Sendable {
     package var adaptive: Bool?
     package var originalSides: ThumbnailSpec.Operations.OriginalSides?
     package var scale: FixedDecimal?
+    package var rounding: ThumbnailSpec.Operations.Rounding?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
     /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
@@ -342,6 +348,7 @@ package struct PlanValues: Hashable, Sendable {
         adaptive = upper.adaptive ?? adaptive
         originalSides = upper.originalSides ?? originalSides
         scale = upper.scale ?? scale
+        rounding = upper.rounding ?? rounding
         trim = upper.trim ?? trim
         crop = upper.crop ?? crop
         cropGravity = upper.cropGravity ?? cropGravity
@@ -490,6 +497,10 @@ extension PlanField where Value == FormatChoice {
 
 extension PlanField where Value == ThumbnailSpec.Flip {
     package static var flip: Self { Self(parameter: .flip, keyPath: \.flip) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Operations.Rounding {
+    package static var rounding: Self { Self(parameter: .rounding, keyPath: \.rounding) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Operations.OriginalSides {

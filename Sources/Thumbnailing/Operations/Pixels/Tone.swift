@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 import CVipsShims
 
-/// `brightness` (-255...255, added), `contrast` and `saturation` (0...10, multipliers): one linear step in C.
+/// `brightness` (-255...255, added), `contrast` (0...10) and `saturation` (-10...10, multipliers; below 0 the
+/// chroma turns to the opposite hue, as thumbor's negative factor does): one linear step in C.
 /// Keys ` bri=`, ` con=`, ` sat=`.
 enum ToneOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.brightness, .contrast, .saturation]
 
     static let brightnessRange = -255...255
     static let multiplierRange = FixedDecimal.zero...FixedDecimal(units: 10 * FixedDecimal.unitsPerOne)
+    static let saturationRange =
+        FixedDecimal(units: -10 * FixedDecimal.unitsPerOne)...FixedDecimal(units: 10 * FixedDecimal.unitsPerOne)
 
     static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         switch parameter {
         case .brightness: values.brightness = try ThumbValue.integer(text, .brightness, within: brightnessRange)
         case .contrast: values.contrast = try ThumbValue.decimal(text, .contrast, within: multiplierRange)
-        default: values.saturation = try ThumbValue.decimal(text, .saturation, within: multiplierRange)
+        default: values.saturation = try ThumbValue.decimal(text, .saturation, within: saturationRange)
         }
     }
 
@@ -28,7 +31,7 @@ enum ToneOperation: OperationDescriptor {
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
         _ = try ThumbValue.checked(operations.brightness, .brightness, in: brightnessRange)
         _ = try ThumbValue.checked(operations.contrast, .contrast, in: multiplierRange)
-        _ = try ThumbValue.checked(operations.saturation, .saturation, in: multiplierRange)
+        _ = try ThumbValue.checked(operations.saturation, .saturation, in: saturationRange)
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
