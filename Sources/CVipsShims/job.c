@@ -133,7 +133,9 @@ void thumbd_job_set_source(ThumbdJob *job, ThumbdSource source) {
 ThumbdBox thumbd_job_box(const ThumbdJob *job) {
     ThumbdBox box = thumbd_box_of_params(job->params);
     int mode = box.thumbor & 0xff;
-    if (!box.enlarge && (mode == THUMBD_VIPS_ROUNDING_THUMBOR_FULL_FIT_IN || mode == THUMBD_VIPS_ROUNDING_THUMBOR_CROP)) {
+    int letterbox = mode == THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN && box.fit == THUMBD_VIPS_FIT_PAD;
+    if (!box.enlarge && (mode == THUMBD_VIPS_ROUNDING_THUMBOR_FULL_FIT_IN || mode == THUMBD_VIPS_ROUNDING_THUMBOR_CROP ||
+                         letterbox)) {
         // thumbor's no_upscale runs right after the load: the request's sides at most the picture's.
         box.width = THUMBD_MIN(box.width, job->upright_width);
         box.height = THUMBD_MIN(box.height, job->upright_height);

@@ -281,6 +281,9 @@ extension Integration {
             let crop = try await harness.request("/thumbor/unsafe/150x0/\(host)/o8.jpg")
             let inverted = try await harness.request(
                 "/thumbor/unsafe/fit-in/30x30/filters:saturation(-1):format(png)/\(host)/grid.png")
+            harness.origin.route("/rgba.png", .ok(Fixtures.bytes("rgba.png"), contentType: "image/png"))
+            let letterbox = try await harness.request(
+                "/thumbor/unsafe/fit-in/48x64/filters:no_upscale():fill(ffffff):format(png)/\(host)/rgba.png")
 
             // Then thumbor's 150x113 (112.5 rounded up), one entry with /thumb's rounding; thumbd's own 150x112
             #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
@@ -299,6 +302,10 @@ extension Integration {
             let red = turned.colour(x: 5, y: 5)
             #expect(red.green > red.red && red.blue > red.red, "\(red)")
             #expect(turned.mismatch(in: [(25, 25, Fixtures.grid[2][2])], tolerance: 8) == nil)
+            // no_upscale() beside fill(): the 64x48 picture's 48x64 box is 48x48 (each side at most the picture's)
+            #expect(letterbox.status == 200, "\(letterbox.text.prefix(200))")
+            let boxed = try DecodedImage(decoding: letterbox.body)
+            #expect(boxed.width == 48 && boxed.height == 48)
         }
 
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {

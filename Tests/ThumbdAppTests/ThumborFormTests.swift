@@ -158,6 +158,11 @@ import Thumbnailing
         ("fit-in/300x200/filters:rotate(-90):rotate(360)/img.test/a.jpg", "w=200&h=300&rotate=90"),
         ("fit-in/300x200/filters:fill(red)/img.test/a.jpg", "w=300&h=200&fit=pad&bg=ff0000"),
         ("fit-in/300x200/filters:fill(transparent)/img.test/a.jpg", "w=300&h=200&fit=pad"),
+        // no_upscale() beside fill(): the letterbox's box at most the picture, resolved by the render
+        (
+            "fit-in/300x200/filters:no_upscale():fill(red)/img.test/a.jpg",
+            "w=300&h=200&fit=pad&bg=ff0000&rounding=thumbor-fit-in"
+        ),
         ("300x200/filters:fill(0f0,true)/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&bg=00ff00"),
         ("10x20:110x220/100x0/img.test/a.jpg", "w=100&enlarge=1&rounding=thumbor-crop&crop=10,20,100,200"),
         ("0.1x0.1:0.9x0.9/fit-in/100x100/img.test/a.jpg", "w=100&h=100&crop=0.1,0.1,0.8,0.8"),

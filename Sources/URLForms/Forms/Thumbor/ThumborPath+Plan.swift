@@ -109,7 +109,9 @@ extension ThumborPath {
             // both sides is thumbd's contain (the two differ only where a side is exactly half a pixel, and this way
             // it stays one entry with /thumb's and imgproxy's); a letterbox (fill) is thumbd's, the canvas the box.
             let adaptive = fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn
-            if !filters.fills && (full || adaptive || filters.upscale || width == nil || height == nil) {
+            let sized = full || adaptive || filters.upscale || width == nil || height == nil
+            if (!filters.fills && sized) || (filters.fills && filters.noUpscale && !full && !filters.upscale) {
+                // (with fill(), only no_upscale() changes thumbd's letterbox: the box at most the picture)
                 plan.set(.rounding, full ? .thumborFullFitIn : .thumborFitIn, option: name)
             }
             // thumbor reads stretch() only in its crop mode: beside fit-in it changes nothing.
