@@ -66,7 +66,8 @@ ThumbdRect thumbd_stored_rect(ThumbdRect r, ThumbdOrientation o, double width, d
 
 ThumbdBox thumbd_box_of_params(const ThumbdVipsThumbnailParams *p) {
     return (ThumbdBox){p->fit,          p->width,        p->height,     p->enlarge,   p->adaptive,
-                       p->original_sides, p->output_scale, p->min_width, p->min_height, p->dpr_limit};
+                       p->original_sides, p->output_scale, p->min_width, p->min_height, p->dpr_limit,
+                       p->thumbor_rounding};
 }
 
 void thumbd_adapted_box(ThumbdBox box, int width, int height, int *box_width, int *box_height) {
@@ -87,11 +88,63 @@ ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height) {
     return (width >= height) == (box_width >= box_height) ? THUMBD_VIPS_FIT_COVER : THUMBD_VIPS_FIT_CONTAIN;
 }
 
+// thumbor 7.8's size for a picture of width x height (its transformer's target dimensions, fit_in_resize and the
+// upscale filter), as an exact FILL box; the box unchanged where thumbor's answer is thumbd's own (a letterbox,
+// no side given).
+static ThumbdBox thumbor_sized(ThumbdBox box, int width, int height) {
+    int mode = box.thumbor & 0xff, no_width = box.thumbor & THUMBD_VIPS_ROUNDING_NO_WIDTH;
+    int no_height = box.thumbor & THUMBD_VIPS_ROUNDING_NO_HEIGHT;
+    box.thumbor = 0;
+    if ((no_width && no_height) || box.fit == THUMBD_VIPS_FIT_PAD) return box;
+    double w = width, h = height;
+    // The missing side follows the picture's aspect, rounded half to even (Python's round).
+    double tw = no_width ? rint(box.height * w / h) : box.width;
+    double th = no_height ? rint(box.width * h / w) : box.height;
+    tw = THUMBD_MAX(1, tw);
+    th = THUMBD_MAX(1, th);
+    int full = mode == THUMBD_VIPS_ROUNDING_THUMBOR_FULL_FIT_IN, upscale = box.enlarge;
+    if ((mode == THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN || full) && box.adaptive &&
+        ((w < h && tw > th) || (w > h && tw < th))) {
+        double swap = tw;
+        tw = th, th = swap;
+    }
+    double rw = tw, rh = th;
+    // thumbor's answer is final: its crop mode resizes to the box whatever the picture's size (no_upscale() has
+    // bounded the box already, thumbd_job_box), fit-in's is decided here.
+    box.enlarge = 1;
+    if (mode == THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN || full) {
+        if (!full && tw >= w && th >= h) {
+            // Inside the box already: the picture's size, unless upscale() enlarges a picture smaller on both
+            // sides of a box with both sides given (truncated).
+            rw = w, rh = h;
+            if (upscale && !no_width && !no_height && w < tw && h < th) {
+                if (w / tw >= h / th) {
+                    rw = tw, rh = THUMBD_MAX(1, (int)(h * tw / w));
+                } else {
+                    rw = THUMBD_MAX(1, (int)(w * th / h)), rh = th;
+                }
+            }
+        } else if (full ? w / tw <= h / th : w / tw >= h / th) {
+            rh = floor(h * tw / w + 0.5 + 1e-5);  // Python 3's round(x + 1e-5): half up, as thumbor means it
+        } else {
+            rw = floor(w * th / h + 0.5 + 1e-5);
+        }
+    } else if (!no_width && !no_height) {
+        return box;  // the crop mode with both sides: the box, as thumbd's cover makes it
+    }
+    box.fit = THUMBD_VIPS_FIT_FILL;
+    box.width = THUMBD_CLIP(1, (int)rw, THUMBD_UNBOUNDED);
+    box.height = THUMBD_CLIP(1, (int)rh, THUMBD_UNBOUNDED);
+    box.adaptive = 0;
+    return box;
+}
+
 ThumbdBox thumbd_box_settled(ThumbdBox box, int width, int height) {
     // thumbor's `orig` side: the picture's own, bounded by the side given (thumbd's largest, from its forms).
     if (box.original_sides & 1) box.width = THUMBD_CLIP(1, width, box.width);
     if (box.original_sides & 2) box.height = THUMBD_CLIP(1, height, box.height);
     box.original_sides = 0;
+    if (box.thumbor) box = thumbor_sized(box, width, height);
     ThumbdBox settled = box;
     settled.fit = thumbd_effective_fit(box, width, height);
     thumbd_adapted_box(box, width, height, &settled.width, &settled.height);
@@ -263,6 +316,21 @@ ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect fra
     int width = placed_side(p->crop_width, f & THUMBD_VIPS_CROP_FRACTION_WIDTH, whole_width);
     int height = placed_side(p->crop_height, f & THUMBD_VIPS_CROP_FRACTION_HEIGHT, whole_height);
     int left, top;
+    if (p->thumbor_rounding && p->crop_gravity != THUMBD_VIPS_GRAVITY_FOCAL) {
+        // thumbor clamps its pixel crop to the picture (before its turn): measured from the corner the turn takes
+        // the top-left to, cut at the far edges, not moved inside; a crop the clamp empties is no crop.
+        ThumbdCompass c = thumbd_compass(p->crop_gravity);
+        int dx = placed_offset(p->crop_left, f & THUMBD_VIPS_CROP_FRACTION_LEFT, whole_width);
+        int dy = placed_offset(p->crop_top, f & THUMBD_VIPS_CROP_FRACTION_TOP, whole_height);
+        int asked_width = f & THUMBD_VIPS_CROP_FRACTION_WIDTH ? width : (int)p->crop_width;
+        int asked_height = f & THUMBD_VIPS_CROP_FRACTION_HEIGHT ? height : (int)p->crop_height;
+        int x0 = THUMBD_CLIP(0, dx, whole_width), x1 = THUMBD_CLIP(0, dx + asked_width, whole_width);
+        int y0 = THUMBD_CLIP(0, dy, whole_height), y1 = THUMBD_CLIP(0, dy + asked_height, whole_height);
+        if (x1 <= x0 || y1 <= y0) return frame;
+        left = c.east ? whole_width - x1 : x0;
+        top = c.south ? whole_height - y1 : y0;
+        return (ThumbdRect){frame.left + left * kx, frame.top + top * ky, (x1 - x0) * kx, (y1 - y0) * ky};
+    }
     if (p->crop_gravity == THUMBD_VIPS_GRAVITY_FOCAL) {
         left = (int)rint(whole_width * p->crop_left) - width / 2;
         top = (int)rint(whole_height * p->crop_top) - height / 2;

@@ -130,6 +130,19 @@ void thumbd_job_set_source(ThumbdJob *job, ThumbdSource source) {
     job->upright_height = swap ? source.stored_width : source.stored_height;
 }
 
+ThumbdBox thumbd_job_box(const ThumbdJob *job) {
+    ThumbdBox box = thumbd_box_of_params(job->params);
+    int mode = box.thumbor & 0xff;
+    int letterbox = mode == THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN && box.fit == THUMBD_VIPS_FIT_PAD;
+    if (!box.enlarge && (mode == THUMBD_VIPS_ROUNDING_THUMBOR_FULL_FIT_IN || mode == THUMBD_VIPS_ROUNDING_THUMBOR_CROP ||
+                         letterbox)) {
+        // thumbor's no_upscale runs right after the load: the request's sides at most the picture's.
+        box.width = THUMBD_MIN(box.width, job->upright_width);
+        box.height = THUMBD_MIN(box.height, job->upright_height);
+    }
+    return box;
+}
+
 void thumbd_job_settle(ThumbdJob *job, ThumbdRect region, double kx, double ky) {
     const ThumbdVipsThumbnailParams *p = job->params;
     job->focal_x = p->focal_x;
@@ -140,7 +153,7 @@ void thumbd_job_settle(ThumbdJob *job, ThumbdRect region, double kx, double ky) 
     }
     // Decided once, from the region's size in source pixels (what the resize target decides from), so the steps
     // after the resize never decide again from a rounded size.
-    job->box = thumbd_box_settled(thumbd_box_of_params(p), thumbd_whole(region.width / kx),
+    job->box = thumbd_box_settled(thumbd_job_box(job), thumbd_whole(region.width / kx),
                                   thumbd_whole(region.height / ky));
 }
 

@@ -37,6 +37,11 @@ extension Thumbnailer {
             params.focal_in_pixels = focalPoint.inPixels ? 1 : 0
         }
         spec.operations.fill(&params)  // after the configuration's encoder values, which a plan may override
+        if params.thumbor_rounding != 0 {
+            // thumbor derives a missing side from the picture: the render needs to know which one it is.
+            if spec.width == nil { params.thumbor_rounding |= THUMBD_VIPS_ROUNDING_NO_WIDTH }
+            if spec.height == nil { params.thumbor_rounding |= THUMBD_VIPS_ROUNDING_NO_HEIGHT }
+        }
         params.format_animated =
             spec.operations.animated
             ? animatedFormat(for: spec.format)?.vipsFormat ?? THUMBD_VIPS_FORMAT_UNKNOWN : THUMBD_VIPS_FORMAT_UNKNOWN

@@ -104,6 +104,43 @@ static void boxes(void) {
     p.output_scale = 0.25;
     settled = thumbd_box_settled(thumbd_box_of_params(&p), 48, 64);
     EXPECT(settled.width == 12 && settled.height == 16 && settled.fit == THUMBD_VIPS_FIT_FILL);
+    // thumbor's arithmetic: fit-in/100x0 of 480x160 derives 33 (half to even), then fit-in rounds the width: 99x33.
+    p = params(100, 4096, THUMBD_VIPS_FIT_CONTAIN);
+    p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN | THUMBD_VIPS_ROUNDING_NO_HEIGHT;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 480, 160);
+    EXPECT(settled.width == 99 && settled.height == 33 && settled.fit == THUMBD_VIPS_FIT_FILL && settled.enlarge);
+    again = thumbd_box_settled(settled, 480, 160);  // settled: the sides stay
+    EXPECT(again.width == 99 && again.height == 33 && again.thumbor == 0);
+    t = thumbd_resize_target(thumbd_box_of_params(&p), 480, 160);
+    EXPECT(t.width == 99 && t.height == 33 && t.size == THUMBD_SIZE_FORCE);
+    // full-fit-in/150x10 of 200x150: 112.5 rounds up (thumbor adds 1e-5), 150x113.
+    p = params(150, 10, THUMBD_VIPS_FIT_OUTSIDE);
+    p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_FULL_FIT_IN;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 200, 150);
+    EXPECT(settled.width == 150 && settled.height == 113);
+    // The crop mode's derived side is rounded half to even: 150x0 of 200x150 is 150x112.
+    p = params(150, 4096, THUMBD_VIPS_FIT_CONTAIN);
+    p.enlarge = 1;
+    p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_CROP | THUMBD_VIPS_ROUNDING_NO_HEIGHT;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 200, 150);
+    EXPECT(settled.width == 150 && settled.height == 112);
+    // upscale(): only a picture smaller on both sides of a box with both sides, truncated (64x48 in 100x100:
+    // 100x75); with a side not given, nothing.
+    p = params(100, 100, THUMBD_VIPS_FIT_CONTAIN);
+    p.enlarge = 1;
+    p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 64, 48);
+    EXPECT(settled.width == 100 && settled.height == 75);
+    p = params(320, 4096, THUMBD_VIPS_FIT_CONTAIN);
+    p.enlarge = 1;
+    p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN | THUMBD_VIPS_ROUNDING_NO_HEIGHT;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 64, 48);
+    EXPECT(settled.width == 64 && settled.height == 48);
+    // A letterbox keeps thumbd's box (the canvas is the box).
+    p = params(100, 100, THUMBD_VIPS_FIT_PAD);
+    p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN;
+    settled = thumbd_box_settled(thumbd_box_of_params(&p), 480, 160);
+    EXPECT(settled.width == 100 && settled.height == 100 && settled.fit == THUMBD_VIPS_FIT_PAD);
     // The canvas: pad extends to the box, padding adds to it.
     p = params(100, 80, THUMBD_VIPS_FIT_PAD);
     p.padding_left = p.padding_right = 5;
@@ -141,6 +178,17 @@ static void regions(void) {
     p.crop_fractions = THUMBD_VIPS_CROP_FRACTION_LEFT | THUMBD_VIPS_CROP_FRACTION_TOP;
     EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){50, 30, 40, 20}));
+    // thumbor's pixel crop beside a flip (0x9:14x56 of a 64x48 picture, mirrored): cut at the bottom edge, 14x39
+    // from the top-right corner, not moved inside the picture
+    p.crop_fractions = 0, p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN;
+    p.crop_gravity = THUMBD_VIPS_GRAVITY_NORTH_EAST, p.crop_width = 14, p.crop_height = 47, p.crop_left = 0;
+    p.crop_top = 9;
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 64, 48}, 1, 1, &out));
+    EXPECT(same_rect(out, (ThumbdRect){50, 9, 14, 39}));
+    p.crop_top = 60;  // emptied by the clamp: no crop, as thumbor drops it
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 64, 48}, 1, 1, &out));
+    EXPECT(same_rect(out, (ThumbdRect){0, 0, 64, 48}));
+    p.thumbor_rounding = 0, p.crop_width = 40, p.crop_height = 20;
     p.crop_gravity = THUMBD_VIPS_GRAVITY_FOCAL, p.crop_left = 0.9, p.crop_top = 0.1;  // centred on the point
     p.crop_fractions = THUMBD_VIPS_CROP_FRACTION_HEIGHT, p.crop_height = 0.5;          // pixels and a fraction
     EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));

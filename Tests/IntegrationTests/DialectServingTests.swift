@@ -181,7 +181,7 @@ extension Integration {
                 "/thumbor/unsafe/0x0:200x100/-100x50/filters:format(png)/\(host)/grid.png")
             let thumb = try await harness.request(
                 "/thumb?url=\(source)&w=100&h=50&fit=cover&enlarge=1&flip=h&crop=200,100&crop_gravity=northeast"
-                    + "&format=png")
+                    + "&rounding=thumbor-crop&format=png")
 
             // Then thumbor's crop comes before its mirror: green on the left, red on the right
             #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
@@ -373,6 +373,51 @@ extension Integration {
             let image = try DecodedImage(decoding: imgproxy.body)
             #expect(image.width == 100 && image.height == 100)
             #expect(image.colour(x: 10, y: 10).distance(to: Fixtures.interestBackground) > 60)
+        }
+
+        @Test func thumborsSizesAreThumborsArithmetic() async throws {
+            // Given thumbor's form, unsigned URLs allowed, the 320x240 JPEG and the 300x300 grid at the origin
+            let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])
+            harness.origin.route("/p.jpg", .ok(Fixtures.bytes("progressive.jpg"), contentType: "image/jpeg"))
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/p.jpg"))
+
+            // When full-fit-in 150x10 is asked through thumbor's form, then as /thumb with thumbor's rounding, then
+            // without it; the crop mode's 150x0 of the (upright 64x48) orientation-8 picture; a negative saturation
+            let thumbor = try await harness.request("/thumbor/unsafe/full-fit-in/150x10/\(host)/p.jpg")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=150&h=10&fit=outside&enlarge=1&rounding=thumbor-full-fit-in")
+            let own = try await harness.request("/thumb?url=\(source)&w=150&h=10&fit=outside&enlarge=1")
+            harness.origin.route("/o8.jpg", .ok(Fixtures.bytes("orientation-8.jpg"), contentType: "image/jpeg"))
+            let crop = try await harness.request("/thumbor/unsafe/150x0/\(host)/o8.jpg")
+            let inverted = try await harness.request(
+                "/thumbor/unsafe/fit-in/30x30/filters:saturation(-1):format(png)/\(host)/grid.png")
+            harness.origin.route("/rgba.png", .ok(Fixtures.bytes("rgba.png"), contentType: "image/png"))
+            let letterbox = try await harness.request(
+                "/thumbor/unsafe/fit-in/48x64/filters:no_upscale():fill(ffffff):format(png)/\(host)/rgba.png")
+
+            // Then thumbor's 150x113 (112.5 rounded up), one entry with /thumb's rounding; thumbd's own 150x112
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            let image = try DecodedImage(decoding: thumbor.body)
+            #expect(image.width == 150 && image.height == 113)
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY")
+            #expect(own.status == 200 && own.header("x-cache") == "MISS")
+            let ownImage = try DecodedImage(decoding: own.body)
+            #expect(ownImage.width == 150 && ownImage.height == 112)
+            // 150 x 112.5 rounded half to even, as thumbor derives the missing side
+            let cropped = try DecodedImage(decoding: crop.body)
+            #expect(crop.status == 200 && cropped.width == 150 && cropped.height == 112, "\(crop.text.prefix(200))")
+            // saturation(-1): the red cell turns to its opposite hue (more green and blue than red), grey stays
+            #expect(inverted.status == 200, "\(inverted.text.prefix(200))")
+            let turned = try DecodedImage(decoding: inverted.body)
+            let red = turned.colour(x: 5, y: 5)
+            #expect(red.green > red.red && red.blue > red.red, "\(red)")
+            #expect(turned.mismatch(in: [(25, 25, Fixtures.grid[2][2])], tolerance: 8) == nil)
+            // no_upscale() beside fill(): the 64x48 picture's 48x64 box is 48x48 (each side at most the picture's)
+            #expect(letterbox.status == 200, "\(letterbox.text.prefix(200))")
+            let boxed = try DecodedImage(decoding: letterbox.body)
+            #expect(boxed.width == 48 && boxed.height == 48)
         }
 
         @Test func aReloadOfThumborsKeysAppliesToTheNextRequestEvenARepeatedOne() async throws {

@@ -61,7 +61,7 @@ extension Integration {
                 operations: "w=80&h=0&fit=cover&gravity=attention&rotate=180&grayscale=1&format=webp",
                 inexpressible: [
                     "imgproxy": "not expressible in imgproxy's form: grayscale",
-                    "thumbor": "not expressible in thumbor's form: grayscale",
+                    "thumbor": "not expressible in thumbor's form: full-fit-in, upscale() and one-sided sizes",
                 ]),
         ]
 

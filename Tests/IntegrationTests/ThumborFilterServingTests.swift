@@ -65,6 +65,23 @@ extension Integration {
             #expect(try await harness.request(plain).status == 200)
         }
 
+        @Test func aFormatOutsideThumborsListIsSkippedAndNamed() async throws {
+            // Given thumbor's form, and format(bmp), which thumbor's format filter ignores (the default format)
+            let harness = try Self.harness()
+            let bmp = Self.thumbor(harness, "fit-in/32x32/filters:format(bmp):quality(80)")
+            let plain = Self.thumbor(harness, "fit-in/32x32/filters:quality(80)")
+
+            // When it is asked, then the URL without it
+            let first = try await harness.request(bmp)
+            let without = try await harness.request(plain)
+
+            // Then the rest is rendered in the default format and the skip is named: one entry with the plain URL
+            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(first.text.prefix(200))")
+            #expect(first.header("x-thumbd-skipped-filters") == "format")
+            #expect(without.header("x-cache") == "HIT-MEMORY")
+            #expect(without.body == first.body)
+        }
+
         @Test func roundCornerIsOneEntryWithItsThumbParameters() async throws {
             // Given the quadrants (64x48: red, green over blue, yellow) and thumbor's round_corner in red
             let harness = try Self.harness()

@@ -385,6 +385,7 @@ import Thumbnailing
         ("w:300/f:bmpx", .invalidValue("f", reason: "the format must be jpg, png, webp, avif or gif")),
         ("w:300/el:yes", .invalidValue("el", reason: "yes is not a boolean (1, t, true, 0, f, false)")),
         ("w:300/rot:45", .invalidValue("rot", reason: "the angle must be a multiple of 90")),
+        ("w:300/sa:-1", .invalidValue("sa", reason: "the saturation must be a number 0...10")),
         ("rs:fill:5000:100", .invalidValue("rs", reason: "must be an integer 1...4096")),
         ("w:300/q:101", .invalidValue("q", reason: "the quality must be a whole number 0...100")),
         ("w:300/bl:200", .invalidValue("bl", reason: "must be a number 0...100")),

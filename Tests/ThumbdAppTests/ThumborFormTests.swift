@@ -134,12 +134,15 @@ import Thumbnailing
         ("fit-in/9x9/filters:rotate(45)/img.test/a.jpg", "w=9&h=9"),
         ("fit-in/9x9/filters:background_color(transparent)/img.test/a.jpg", "w=9&h=9"),
         ("fit-in/300x200/img.test/a.jpg", "w=300&h=200"),
-        ("full-fit-in/300x200/img.test/a.jpg", "w=300&h=200&fit=outside&enlarge=1"),
-        ("adaptive-fit-in/300x200/img.test/a.jpg", "w=300&h=200&adaptive=1"),
-        ("adaptive-full-fit-in/300x200/img.test/a.jpg", "w=300&h=200&fit=outside&enlarge=1&adaptive=1"),
-        ("300x0/img.test/a.jpg", "w=300&enlarge=1"),
-        ("x200/img.test/a.jpg", "h=200&enlarge=1"),
-        ("fit-in/300x200/filters:upscale()/img.test/a.jpg", "w=300&h=200&enlarge=1"),
+        ("full-fit-in/300x200/img.test/a.jpg", "w=300&h=200&fit=outside&enlarge=1&rounding=thumbor-full-fit-in"),
+        ("adaptive-fit-in/300x200/img.test/a.jpg", "w=300&h=200&adaptive=1&rounding=thumbor-fit-in"),
+        (
+            "adaptive-full-fit-in/300x200/img.test/a.jpg",
+            "w=300&h=200&fit=outside&enlarge=1&adaptive=1&rounding=thumbor-full-fit-in"
+        ),
+        ("300x0/img.test/a.jpg", "w=300&enlarge=1&rounding=thumbor-crop"),
+        ("x200/img.test/a.jpg", "h=200&enlarge=1&rounding=thumbor-crop"),
+        ("fit-in/300x200/filters:upscale()/img.test/a.jpg", "w=300&h=200&enlarge=1&rounding=thumbor-fit-in"),
         ("300x200/filters:no_upscale()/img.test/a.jpg", "w=300&h=200&fit=cover"),
         ("300x200/filters:stretch()/img.test/a.jpg", "w=300&h=200&fit=fill&enlarge=1"),
         ("-300x200/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&flip=h"),
@@ -155,8 +158,13 @@ import Thumbnailing
         ("fit-in/300x200/filters:rotate(-90):rotate(360)/img.test/a.jpg", "w=200&h=300&rotate=90"),
         ("fit-in/300x200/filters:fill(red)/img.test/a.jpg", "w=300&h=200&fit=pad&bg=ff0000"),
         ("fit-in/300x200/filters:fill(transparent)/img.test/a.jpg", "w=300&h=200&fit=pad"),
+        // no_upscale() beside fill(): the letterbox's box at most the picture, resolved by the render
+        (
+            "fit-in/300x200/filters:no_upscale():fill(red)/img.test/a.jpg",
+            "w=300&h=200&fit=pad&bg=ff0000&rounding=thumbor-fit-in"
+        ),
         ("300x200/filters:fill(0f0,true)/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&bg=00ff00"),
-        ("10x20:110x220/100x0/img.test/a.jpg", "w=100&enlarge=1&crop=10,20,100,200"),
+        ("10x20:110x220/100x0/img.test/a.jpg", "w=100&enlarge=1&rounding=thumbor-crop&crop=10,20,100,200"),
         ("0.1x0.1:0.9x0.9/fit-in/100x100/img.test/a.jpg", "w=100&h=100&crop=0.1,0.1,0.8,0.8"),
         ("0.0x0.0:0.5x1.0/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&crop=0.5,0.0,0.5,1.0&flip=h"),
         ("0x0:0x0/fit-in/100x100/img.test/a.jpg", "w=100&h=100"),
@@ -169,13 +177,16 @@ import Thumbnailing
         // A crop in pixels beside a turn: placed from the corner the turn takes the top-left to
         (
             "10x20:110x220/-100x0/img.test/a.jpg",
-            "w=100&enlarge=1&flip=h&crop=100,200&crop_gravity=northeast&crop_offset=10,20"
+            "w=100&enlarge=1&flip=h&rounding=thumbor-crop&crop=100,200&crop_gravity=northeast&crop_offset=10,20"
         ),
         (
             "10x20:110x220/fit-in/100x100/filters:rotate(90)/img.test/a.jpg",
-            "w=100&h=100&rotate=270&crop=200,100&crop_gravity=southwest&crop_offset=20,10"
+            "w=100&h=100&rotate=270&rounding=thumbor-fit-in&crop=200,100&crop_gravity=southwest&crop_offset=20,10"
         ),
-        ("0x0:50x40/fit-in/100x-100/img.test/a.jpg", "w=100&h=100&flip=v&crop=50,40&crop_gravity=southwest"),
+        (
+            "0x0:50x40/fit-in/100x-100/img.test/a.jpg",
+            "w=100&h=100&flip=v&rounding=thumbor-fit-in&crop=50,40&crop_gravity=southwest"
+        ),
         (
             "fit-in/100x100/filters:quality(70):format(webp):blur(2):sharpen(1,0.5,true):grayscale():brightness(10)"
                 + ":contrast(20):saturation(0.5):background_color(fff):max_bytes(20000):strip_exif():strip_icc()"
@@ -185,6 +196,23 @@ import Thumbnailing
                 + "&bg=ffffff&max_bytes=20000"
         ),
         ("fit-in/100x100/filters:blur(4,1.5)/img.test/a.jpg", "w=100&h=100&blur=1.5"),
+        // thumbor's blur kernel stops at 150 px: a larger sigma is thumbd's largest, 100
+        ("fit-in/100x100/filters:blur(400)/img.test/a.jpg", "w=100&h=100&blur=100"),
+        // thumbor's formula (saturation_model=hsp): a negative factor inverts the colours about the HSP brightness
+        (
+            "10x10/filters:saturation(-1)/img.test/a.jpg",
+            "w=10&h=10&fit=cover&enlarge=1&saturation=-1&saturation_model=hsp"
+        ),
+        (
+            "10x10/filters:saturation(100)/img.test/a.jpg",
+            "w=10&h=10&fit=cover&enlarge=1&saturation=100&saturation_model=hsp"
+        ),
+        // max_bytes beside PNG or GIF output: thumbor lowers no quality there, and neither does thumbd
+        ("10x10/filters:max_bytes(5000):format(png)/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&format=png"),
+        (
+            "10x10/filters:format(webp):max_bytes(5000)/img.test/a.jpg",
+            "w=10&h=10&fit=cover&enlarge=1&format=webp&max_bytes=5000"
+        ),
         ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0"),
         ("trim:top-left:20/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=20"),
         ("trim:bottom-right/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br"),
@@ -199,7 +227,7 @@ import Thumbnailing
         ("fit-in/origx200/filters:rotate(90)/img.test/a.jpg", "w=200&h=4096&rotate=270&orig=h"),
         (
             "0x0:50x40/adaptive-full-fit-in/100xorig/img.test/a.jpg",
-            "w=100&h=4096&fit=outside&enlarge=1&adaptive=1&orig=h&crop=0,0,50,40"
+            "w=100&h=4096&fit=outside&enlarge=1&adaptive=1&orig=h&rounding=thumbor-full-fit-in&crop=0,0,50,40"
         ),
         ("fit-in/200x200/filters:proportion(0.5)/img.test/a.jpg", "w=200&h=200&scale=0.5"),
         ("filters:proportion(0.25)/img.test/a.jpg", "w=4096&h=4096&scale=0.25"),
@@ -382,6 +410,14 @@ import Thumbnailing
         }
         let unknown = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:sepia()/img.test/a.jpg")
         #expect(throws: RequestError.unsupportedOption("filter sepia")) { try unknown.plan(refusingSkipped: true) }
+        // format() with a name outside thumbor's list: thumbor keeps the default format, so it is a skip
+        let bmp = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:format(bmp):quality(80)/img.test/a.jpg")
+        let skipping = try bmp.plan(refusingSkipped: false)
+        #expect(skipping.skipped == ["format"])
+        #expect(skipping.plan.values.format == nil && skipping.plan.values.quality == 80)
+        #expect(
+            throws: RequestError.invalidValue("format", reason: "not a format thumbor writes (thumbor ignores it)")
+        ) { try bmp.plan(refusingSkipped: true) }
     }
 
     @Test func curveTablesAreThumborsSplines() {

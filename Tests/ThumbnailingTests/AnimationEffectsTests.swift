@@ -191,15 +191,25 @@ import Thumbnailing
         }
     }
 
-    @Test func trimIsRefusedOnAnAnimation() throws {
+    @Test func trimIsFoundOnTheFirstFrameAndCutsEveryFrame() throws {
+        // Given frames whose left half changes colour (red, green, blue) beside a yellow right half, trimmed
+        // against the top-right corner's yellow
         var operations = ThumbnailSpec.Operations()
-        operations.trim = ThumbnailSpec.Trim(threshold: 10, colour: nil)
+        operations.trim = ThumbnailSpec.Trim(threshold: 10, colour: nil, corner: .topRight)
         let spec = try ThumbnailSpec(width: 48, height: 48, format: .exactly(.webp), operations: operations)
-        #expect {
-            try TestThumbnailer.make().render(Fixtures.bytes("animated-halves.gif"), spec: spec)
-        } throws: { error in
-            if case .notAnimatable = error as? ThumbnailError { return true }
-            return false
+
+        // When it is rendered
+        let animation = try TestThumbnailer.make().render(Fixtures.bytes("animated-halves.gif"), spec: spec)
+
+        // Then the first frame's box (the left half, 24x32) is cut from all three frames, as thumbor trims
+        let frames = try DecodedImage(decoding: animation.bytes, allFrames: true)
+        try #require(frames.frameCount == 3)
+        #expect(frames.width == 24 && frames.pageHeight == 32)
+        let colours = [RGB(230, 30, 30), RGB(30, 200, 60), RGB(40, 60, 220)]
+        for frame in 0..<3 {
+            let colour = frames.colour(frame: frame, x: 12, y: 16)
+            #expect(colour.isClose(to: colours[frame], tolerance: 16), "frame \(frame): \(colour)")
+            #expect(frames.colour(frame: frame, x: 22, y: 2).isClose(to: colours[frame], tolerance: 16))
         }
     }
 }

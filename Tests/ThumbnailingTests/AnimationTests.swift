@@ -110,11 +110,12 @@ import Thumbnailing
         #expect(still.width == 24)
     }
 
-    @Test func trimIsRefusedOnAnAnimation() throws {
+    @Test func trimOfAnAnimationWithNothingToTrimKeepsEveryFrame() throws {
+        // Each frame one colour: the first frame is all background, so nothing is trimmed
         let spec = try Self.spec(24, 24, format: .exactly(.gif)) { $0.trim = .init(threshold: 10, colour: nil) }
-        #expect(throws: ThumbnailError.notAnimatable("trim")) {
-            try TestThumbnailer.make().render(Fixtures.bytes("animated.gif"), spec: spec)
-        }
+        let animation = try TestThumbnailer.make().render(Fixtures.bytes("animated.gif"), spec: spec)
+        let frames = try DecodedImage(decoding: animation.bytes, allFrames: true)
+        #expect(frames.frameCount == 3 && frames.width == 24 && frames.pageHeight == 16)
     }
 }
 

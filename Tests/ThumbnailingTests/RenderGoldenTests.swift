@@ -60,6 +60,7 @@ import Thumbnailing
             $0.crop = .pixels(left: 40, top: 30, width: 200, height: 24)
             $0.originalSides = .height
         },
+        Case("rounding-thumbor-full-fit-in") { $0.rounding = .thumborFullFitIn },
         Case("crop-placed") {
             $0.crop = .placed(
                 width: .pixels(120), height: .fraction(decimal("0.5")),

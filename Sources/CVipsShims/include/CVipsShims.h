@@ -126,6 +126,13 @@ typedef enum ThumbdVipsFilter {
 } ThumbdVipsFilter;
 
 /// Everything one thumbnail job needs, passed by value.
+/// params.thumbor_rounding's mode (its low byte).
+#define THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN 1
+#define THUMBD_VIPS_ROUNDING_THUMBOR_CROP 2
+#define THUMBD_VIPS_ROUNDING_THUMBOR_FULL_FIT_IN 3
+#define THUMBD_VIPS_ROUNDING_NO_WIDTH (1 << 8)
+#define THUMBD_VIPS_ROUNDING_NO_HEIGHT (1 << 9)
+
 typedef struct ThumbdVipsThumbnailParams {
     /// The box, in output (upright) pixels, both >= 1. The caller substitutes its own bound for an omitted
     /// side and passes THUMBD_VIPS_FIT_CONTAIN in that case.
@@ -150,6 +157,10 @@ typedef struct ThumbdVipsThumbnailParams {
     /// the fit gives (cover's and fill's the smaller of the sides', contain's and pad's the larger). Resolved by
     /// thumbd_box_settled.
     double dpr_limit;
+    /// Non-zero: thumbor's size arithmetic (THUMBD_VIPS_ROUNDING_*): the box's missing side derived from the picture
+    /// (rounded half to even), then fit-in's, full-fit-in's or the crop mode's own rounding; resolved by
+    /// thumbd_box_settled. Bits 1 << 8 and 1 << 9: the width / the height was not given.
+    int thumbor_rounding;
     /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
     ThumbdVipsFormat format_opaque;
     ThumbdVipsFormat format_alpha;

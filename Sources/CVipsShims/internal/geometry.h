@@ -40,6 +40,7 @@ typedef struct ThumbdBox {
     int min_width;       // params' min_width, min_height (kept when settled: thumbd_resize_target applies them)
     int min_height;
     double dpr_limit;    // params' dpr_limit (0 once settled)
+    int thumbor;         // params' thumbor_rounding (0 once settled)
 } ThumbdBox;
 
 // How vips_thumbnail may change the size: libvips's VipsSize, spelled here so that geometry needs no libvips.

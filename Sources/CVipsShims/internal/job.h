@@ -84,6 +84,9 @@ void thumbd_job_set_source(ThumbdJob *job, ThumbdSource source);
 // picture's): a focal point in pixels made fractions of it, an AUTO fit made COVER or CONTAIN, an adaptive box
 // turned. Every render path calls it once, before the steps after the resize.
 void thumbd_job_settle(ThumbdJob *job, ThumbdRect region, double kx, double ky);
+// The plan's box for this source: p's, with thumbor's no_upscale (rounding for full-fit-in, the crop mode or a
+// fit-in letterbox, without enlarge) bounding each side given by the upright picture's, before trim and crop.
+ThumbdBox thumbd_job_box(const ThumbdJob *job);
 // Non-zero when the job renders every frame of an animation (several pages and an animated output format).
 int thumbd_job_renders_animation(const ThumbdJob *job);
 

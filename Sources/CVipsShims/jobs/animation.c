@@ -14,10 +14,6 @@ ThumbdVipsStep thumbd_job_animation(ThumbdJob *job) {
     const ThumbdVipsThumbnailParams *p = job->params;
     ThumbdVipsThumbnailResult *result = job->result;
     int pages = job->source.pages, upright_width = job->upright_width, upright_height = job->upright_height;
-    if (p->trim) {
-        vips_error("thumbd", "trim cannot run on an animation");
-        return thumbd_fail(NULL, THUMBD_VIPS_STEP_NOT_ANIMATABLE, result);
-    }
     // Limits, before anything is decoded.
     if (pages > p->max_frames) {
         vips_error("thumbd", "%d frames exceed the limit of %d", pages, p->max_frames);
@@ -28,6 +24,18 @@ ThumbdVipsStep thumbd_job_animation(ThumbdJob *job) {
         return thumbd_fail(NULL, THUMBD_VIPS_STEP_PIXEL_LIMIT, result);
     }
     ThumbdRect whole = {0, 0, upright_width, upright_height}, region;
+    if (p->trim) {
+        // A trim is found on the first frame, decoded whole and turned, and cuts every frame (as thumbor trims an
+        // animation: its first frame's box, applied to all).
+        ThumbdResizeTarget page = {job->source.stored_width, job->source.stored_height, THUMBD_SIZE_FORCE};
+        VipsImage *first = NULL;
+        if (thumbd_job_thumbnail_buffer(job, page, 0, &first))
+            return thumbd_fail(NULL, THUMBD_VIPS_STEP_THUMBNAIL, result);
+        ThumbdVipsStep step = thumbd_turn(&first, job->turn);
+        if (step == THUMBD_VIPS_STEP_OK) step = thumbd_trim_frame(job, first, &whole);
+        g_object_unref(first);
+        if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, step, result);
+    }
     if (!thumbd_crop_rect(p, whole, 1, 1, &region)) {
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", upright_width, upright_height);
         return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, result);

@@ -48,7 +48,7 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
     int upright_width = job->upright_width, upright_height = job->upright_height;
     ThumbdRect whole = {0, 0, upright_width, upright_height}, region = whole;
     int made_width = upright_width, made_height = upright_height;  // what the box is made from, source pixels
-    ThumbdResizeTarget target = thumbd_resize_target(thumbd_box_of_params(p), upright_width, upright_height);
+    ThumbdResizeTarget target = thumbd_resize_target(thumbd_job_box(job), upright_width, upright_height);
     if (p->crop_unit == THUMBD_VIPS_CROP_NONE) {
         thumbd_job_settle(job, whole, 1, 1);
     } else {

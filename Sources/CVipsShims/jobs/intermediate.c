@@ -28,7 +28,7 @@ ThumbdVipsStep thumbd_job_plan(ThumbdJob *job, const int *bands, int band_count,
         return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, job->result);
     }
     int width = thumbd_whole(region.width), height = thumbd_whole(region.height);
-    ThumbdBox box = thumbd_box_of_params(p);
+    ThumbdBox box = thumbd_job_box(job);
     double hscale = 1, vscale = 1;
     thumbd_box_scale(box, width, height, &hscale, &vscale);
     // hscale, vscale: output pixels per source pixel, which is what an intermediate must hold (times margin),

@@ -42,6 +42,9 @@ extension ThumbnailSpec {
         /// The plan's dpr when, without `enlarge`, it is lowered for a picture smaller than the box asks (imgproxy's
         /// dpr); zero: the box is the dpr's exactly.
         package var dprLimit = FixedDecimal.zero
+        /// Whose size arithmetic the box follows (nil: thumbd's): thumbor's, decided by the render from the
+        /// picture's size.
+        package var rounding: Rounding?
         /// Added to every colour channel, -255...255.
         package var brightness = 0
         /// Multiplies the distance from mid-grey, 0...10; 1 does nothing.
@@ -121,7 +124,7 @@ enum OperationRegistry {
     static let steps: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
-        MinimumSidesOperation.self, DprLimitOperation.self,
+        MinimumSidesOperation.self, DprLimitOperation.self, RoundingOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -141,7 +144,7 @@ enum OperationRegistry {
     static let queryOrder: [any OperationDescriptor.Type] = [
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
-        MinimumSidesOperation.self, DprLimitOperation.self,
+        MinimumSidesOperation.self, DprLimitOperation.self, RoundingOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
@@ -166,7 +169,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
     case animated, autorotate, rotate, flip, adaptive, orig, scale
-    case min_w, min_h, dpr_limit
+    case min_w, min_h, dpr_limit, rounding
     case trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
     case brightness, contrast, saturation, saturation_model, grayscale, blur, sharpen
@@ -293,6 +296,7 @@ package struct PlanValues: Hashable, Sendable {
     package var minimumWidth: Int?
     package var minimumHeight: Int?
     package var dprLimit: Bool?
+    package var rounding: ThumbnailSpec.Operations.Rounding?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
     /// A placed crop's gravity (offsets zero: they are ``cropOffset``).
@@ -378,6 +382,7 @@ package struct PlanValues: Hashable, Sendable {
         minimumWidth = upper.minimumWidth ?? minimumWidth
         minimumHeight = upper.minimumHeight ?? minimumHeight
         dprLimit = upper.dprLimit ?? dprLimit
+        rounding = upper.rounding ?? rounding
         trim = upper.trim ?? trim
         crop = upper.crop ?? crop
         cropGravity = upper.cropGravity ?? cropGravity
@@ -541,6 +546,10 @@ extension PlanField where Value == FormatChoice {
 
 extension PlanField where Value == ThumbnailSpec.Flip {
     package static var flip: Self { Self(parameter: .flip, keyPath: \.flip) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Operations.Rounding {
+    package static var rounding: Self { Self(parameter: .rounding, keyPath: \.rounding) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Operations.OriginalSides {

@@ -367,7 +367,12 @@ package struct ImgproxyOptions: Sendable {
                 }
                 direct.set(.brightness, value.units / FixedDecimal.unitsPerOne, option: option)
             case .contrast: direct.set(.contrast, value, option: option)
-            default: direct.set(.saturation, value, option: option)
+            default:
+                // imgproxy's saturation is a factor of 0 or more (/thumb's negative ones are thumbor's).
+                guard value >= .zero else {
+                    throw .invalidValue(option, reason: "the saturation must be a number 0...10")
+                }
+                direct.set(.saturation, value, option: option)
             }
         }
     }

@@ -26,6 +26,8 @@ package struct ThumborFilters {
     private var plan = ThumbnailPlan()
     /// `fill(colour[, fill_transparent])`: the colour (nil: transparent) and whether transparency is filled.
     private var fill: (colour: RGBAColour?, transparent: Bool)?
+    /// `max_bytes(n)`: set by ``apply(to:fitIn:)`` unless the format is one thumbor does not lower (PNG, GIF).
+    private var maxBytes: Int?
     /// Whether `fill()` was given (with fit-in it pads to the box, so the box is the output).
     package var fills: Bool { fill != nil }
     /// `fill(auto)` / `fill(blur)`: the background is taken from the picture (`fill.colour` is then nil).
@@ -70,7 +72,7 @@ package struct ThumborFilters {
                 continue
             }
             guard name == "rotate" || seen.insert(name).inserted else { throw .duplicateParameter("filters:\(name)") }
-            try read(name, arguments)
+            try read(name, arguments, refusingSkipped: refusingSkipped)
             if let filter = Self.pixelFilters[name] { order.append(filter) }
         }
         // thumbor runs its filters in the URL's order; the plan's `order` says it (nothing when it is the table's).
@@ -85,7 +87,7 @@ package struct ThumborFilters {
     ]
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
-    private mutating func read(_ name: String, _ arguments: [String]) throws(RequestError) {
+    private mutating func read(_ name: String, _ arguments: [String], refusingSkipped: Bool) throws(RequestError) {
         func count(_ range: ClosedRange<Int>) throws(RequestError) {
             guard range.contains(arguments.count) else {
                 throw .invalidValue(name, reason: "takes \(range.lowerBound)…\(range.upperBound) arguments")
@@ -114,15 +116,25 @@ package struct ThumborFilters {
         case "format":
             try count(1...1)
             let format = arguments[0].lowercased()
+            // thumbor's format filter leaves a name outside its list (bmp, tiff, …) alone: the default format.
+            guard Self.thumborFormats.contains(format) else {
+                guard !refusingSkipped else {
+                    throw .invalidValue(name, reason: "not a format thumbor writes (thumbor ignores it)")
+                }
+                skipped.append(name)
+                return
+            }
             guard let output = Self.formats[format] else {
                 throw .unsupportedOption("format(\(RequestError.printable(format.prefix(16))))")
             }
             plan.set(.format, FormatChoice.exactly(output), option: name)
         case "blur":
             try count(1...2)
-            let radius = try number(0, 1...150)
-            let sigma = arguments.count > 1 ? try number(1, 0...150) : 0
-            plan.set(.blur, DialectGeometry.decimal(sigma == 0 ? radius : sigma), option: name)
+            // thumbor's sigma is the radius unless given; its kernel stops at 150 px, so a larger sigma blurs
+            // little more, and thumbd's sigma stops at 100 (docs/compatibility.md).
+            let radius = try number(0, 1...1e9)
+            let sigma = arguments.count > 1 ? try number(1, 0...1e9) : 0
+            plan.set(.blur, DialectGeometry.decimal(min(100, sigma == 0 ? radius : sigma)), option: name)
         case "sharpen":
             // thumbor's sharpen(amount, radius, luminance_only): thumbd's sharpen takes the radius as its sigma
             // (libvips's unsharp mask works on lightness); the amount is not modelled (docs/compatibility.md).
@@ -185,7 +197,7 @@ package struct ThumborFilters {
             // thumbor: 0 is no limit; a limit it cannot reach leaves its lowest quality, as thumbd's floor does.
             let limit = Int(try number(0, 0...1e15))
             let range = ThumbnailSpec.Operations.maxBytesRange
-            if limit > 0 { plan.set(.max_bytes, min(range.upperBound, max(range.lowerBound, limit)), option: name) }
+            if limit > 0 { maxBytes = min(range.upperBound, max(range.lowerBound, limit)) }
         case "background_color":
             try count(1...1)
             // thumbor pastes the picture over a canvas of that colour; a transparent canvas changes nothing.
@@ -343,6 +355,11 @@ package struct ThumborFilters {
     /// Sets what the filters ask into `plan`, after the box (`fill` depends on `fit-in`).
     package func apply(to plan: inout ThumbnailPlan, fitIn: Bool) throws(RequestError) {
         plan.layer(self.plan)
+        // thumbor lowers only JPEG's and WebP's quality for max_bytes: a PNG or GIF answer keeps its bytes.
+        let lossless: [FormatChoice] = [.exactly(.png), .exactly(.gif)]
+        if let maxBytes, !lossless.contains(where: { plan.values.format == $0 }) {
+            plan.set(.max_bytes, maxBytes, option: "max_bytes")
+        }
         if let fill {
             // With fit-in, fill pads the picture to the exact box; without, the picture fills the box already and
             // only transparency can be filled.
@@ -404,6 +421,9 @@ package struct ThumborFilters {
         else { throw .invalidValue(filter, reason: reason) }
         return colour
     }
+
+    /// thumbor 7.8's ALLOWED_FORMATS: any other name is ignored by its format filter.
+    private static let thumborFormats: Set<String> = ["png", "jpeg", "jpg", "gif", "webp", "avif", "heic", "heif"]
 
     /// The output formats `format()` names.
     private static let formats: [String: ImageFormat] = [

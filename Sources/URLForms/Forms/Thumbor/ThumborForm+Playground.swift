@@ -8,7 +8,9 @@ extension ThumborForm {
     /// mirror) and written as thumbor's mirror `-W` and `filters:rotate(…)`; the box is given as thumbor's (sides
     /// swapped by a quarter turn) and the alignment as the source's side that ends up where the gravity points. Its
     /// crop mode (`WxH`) enlarges unless `no_upscale()`, `fit-in` does not unless `upscale()`. `fill(colour)` with
-    /// `fit-in` is `pad`; a `pad` placed anywhere but the centre, and `entropy`, are not expressible.
+    /// `fit-in` is `pad`; a `pad` placed anywhere but the centre, and `entropy`, are not expressible, nor are
+    /// `outside`, an enlarged `contain` and one-sided boxes (thumbor's form sizes them by thumbor's rounding, another
+    /// plan).
     package static let playground = PlaygroundEntry(
         title: "thumbor", unsignedURLs: "<code>unsafe/</code> URLs", keySettings: "thumbor.security_keys",
         signingNotice: """
@@ -40,6 +42,13 @@ extension ThumborForm {
               // thumbor's crop mode (no fit-in) is cover, and fill with stretch(), which fit-in ignores.
               var cropMode = e.fit === 'cover' || e.fit === 'fill';
               if (!cropMode) { parts.push('fit-in'); }
+              // thumbor sizes full-fit-in, upscale() and a one-sided box by its own rounding (/thumb's
+              // rounding=thumbor-…): another entry than this plan's, whose sizes are thumbd's.
+              var oneSided = !(Number(ops.w) > 0 && Number(ops.h) > 0);
+              if (e.fit !== 'pad' && (oneSided || e.fit === 'outside' || (!cropMode && ops.enlarge))) {
+                refusals.push('full-fit-in, upscale() and one-sided sizes (thumbor rounds them its own way: '
+                  + 'rounding=thumbor-…)');
+              }
               parts.push((turn.mirrored ? '-' : '') + (swaps ? ops.h : ops.w) + 'x' + (swaps ? ops.w : ops.h));
               if (e.fit === 'cover' && e.gravity === 'attention') {
                 parts.push('smart');

@@ -99,15 +99,31 @@ extension ThumborPath {
             // adaptive- turns the box to the picture's orientation first.
             let full = fitIn == .fullFitIn || fitIn == .adaptiveFullFitIn
             let name = Self.fitInNames[fitIn] ?? "fit-in"
-            plan.set(.enlarge, full || filters.upscale, option: name)
+            // thumbor's no_upscale() bounds full-fit-in's box by the picture (resolved by the render: `enlarge=0`
+            // beside thumbor's rounding).
+            plan.set(.enlarge, (full && !(filters.noUpscale && !filters.fills)) || filters.upscale, option: name)
             if full { plan.set(.fit, Fit.outside, option: name) }
             if fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn { plan.set(.adaptive, true, option: name) }
+            // thumbor's own arithmetic for the size (a side derived and rounded, then fit-in's rounding, its
+            // upscale() and adaptive turn), which the render applies once it knows the picture's. A plain fit-in with
+            // both sides is thumbd's contain (the two differ only where a side is exactly half a pixel, and this way
+            // it stays one entry with /thumb's and imgproxy's); a letterbox (fill) is thumbd's, the canvas the box.
+            let adaptive = fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn
+            let sized = full || adaptive || filters.upscale || width == nil || height == nil
+            if (!filters.fills && sized) || (filters.fills && filters.noUpscale && !full && !filters.upscale) {
+                // (with fill(), only no_upscale() changes thumbd's letterbox: the box at most the picture)
+                plan.set(.rounding, full ? .thumborFullFitIn : .thumborFitIn, option: name)
+            }
             // thumbor reads stretch() only in its crop mode: beside fit-in it changes nothing.
             return
         }
         // thumbor's crop mode resizes to the box whatever the source's size, unless no_upscale.
         plan.set(.enlarge, !filters.noUpscale, option: "no_upscale")
-        guard width != nil && height != nil else { return }
+        guard width != nil && height != nil else {
+            // The missing side is the picture's aspect rounded half to even, as thumbor derives it.
+            plan.set(.rounding, .thumborCrop, option: "size")
+            return
+        }
         if filters.stretch {
             plan.set(.fit, Fit.fill, option: "stretch")
             return
@@ -182,6 +198,10 @@ extension ThumborPath {
         plan.set(.crop_gravity, ThumbnailSpec.CropGravity.compass(corner, x: .zero, y: .zero), option: "crop")
         if offset != (0, 0) {
             plan.set(.crop_offset, ThumbnailSpec.CropOffset(x: .pixels(offset.0), y: .pixels(offset.1)), option: "crop")
+        }
+        // thumbor's arithmetic also clamps the region to the picture (cut at its edges, not moved inside it).
+        if plan.values.rounding == nil {
+            plan.set(.rounding, fitIn == nil ? .thumborCrop : .thumborFitIn, option: "crop")
         }
     }
 
