@@ -112,6 +112,10 @@ import Thumbnailing
         ("bg=FF00FF80", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=ff00ff80"),
         ("bg=000000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bg=000000"),
         (
+            "frame_url=http%3A%2F%2Fa.test%2Ff.png",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto frame=u:19:http://a.test/f.png"
+        ),
+        (
             "wm_url=http%3A%2F%2Fa.test%2Fm.png",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0"
         ),

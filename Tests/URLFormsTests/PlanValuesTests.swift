@@ -17,7 +17,7 @@ import Thumbnailing
         .grayscale: "1", .blur: "2", .sharpen: "1", .pixelate: "4", .rgb: "1,-2,3", .colorize: "10,20,30,ff0000",
         .equalize: "1", .curve: "0:0|0:255,255:0|0:0|0:0",
         .convolution: "1;2;1,3", .noise: "10,2", .radius: "8,4", .radius_bg: "ff000000",
-        .padding: "1,2", .bg: "ffffff", .wm: "logo",
+        .padding: "1,2", .bg: "ffffff", .frame: "border", .frame_url: "https://example.com/f.png", .wm: "logo",
         .wm_url: "https://example.com/w.png", .wm_pos: "north", .wm_x: "1", .wm_y: "2", .wm_opacity: "0.5",
         .wm_scale: "0.3", .progressive: "1", .chroma: "444", .lossless: "1", .avif_effort: "3", .max_bytes: "2000",
         .keep_copyright: "1", .icc: "keep", .expires: "1900000000", .max_age: "60", .filename: "photo",

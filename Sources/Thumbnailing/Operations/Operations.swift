@@ -67,6 +67,8 @@ extension ThumbnailSpec {
         package var padding = Padding.zero
         /// The colour of padded areas; when opaque, transparent pixels are also flattened onto it.
         package var background: RGBAColour?
+        /// thumbor's nine-patch frame around the output, after the padding, before the watermark.
+        package var frame: Frame?
         /// An image laid over the output, last.
         package var watermark: Watermark?
         /// Progressive JPEG / interlaced PNG; `nil` takes the configuration's.
@@ -110,7 +112,9 @@ enum OperationRegistry {
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self,
         RoundCornerOperation.self,
-        PaddingOperation.self, WatermarkOperation.self,
+        PaddingOperation.self,
+        FrameOperation.self,
+        WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
         MaxBytesOperation.self,
@@ -129,6 +133,7 @@ enum OperationRegistry {
         ConvolutionOperation.self, NoiseOperation.self,
         RoundCornerOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
+        FrameOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
     ]
@@ -152,6 +157,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case convolution, noise
     case radius, radius_bg
     case padding, bg
+    case frame, frame_url
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
@@ -293,6 +299,9 @@ package struct PlanValues: Hashable, Sendable {
     /// In CSS pixels.
     package var padding: ThumbnailSpec.Padding?
     package var background: RGBAColour?
+    package var frameName: String?
+    /// As written; made canonical when the plan is built.
+    package var frameURL: String?
     package var watermarkName: String?
     /// As written; made canonical when the plan is built.
     package var watermarkURL: String?
@@ -365,6 +374,8 @@ package struct PlanValues: Hashable, Sendable {
         radiusColour = upper.radiusColour ?? radiusColour
         padding = upper.padding ?? padding
         background = upper.background ?? background
+        frameName = upper.frameName ?? frameName
+        frameURL = upper.frameURL ?? frameURL
         watermarkName = upper.watermarkName ?? watermarkName
         watermarkURL = upper.watermarkURL ?? watermarkURL
         watermarkPosition = upper.watermarkPosition ?? watermarkPosition
@@ -422,6 +433,8 @@ package struct PlanField<Value> {
 
 extension PlanField where Value == String {
     package static var url: Self { Self(parameter: .url, keyPath: \.url) }
+    package static var frame: Self { Self(parameter: .frame, keyPath: \.frameName) }
+    package static var frame_url: Self { Self(parameter: .frame_url, keyPath: \.frameURL) }
     package static var wm: Self { Self(parameter: .wm, keyPath: \.watermarkName) }
     package static var wm_url: Self { Self(parameter: .wm_url, keyPath: \.watermarkURL) }
     package static var filename: Self { Self(parameter: .filename, keyPath: \.filename) }
