@@ -22,6 +22,9 @@ void thumbd_job_release(ThumbdJob *job) {
     if (job->watermark_sized) g_object_unref(job->watermark_sized);
     if (job->watermark) g_object_unref(job->watermark);
     job->watermark_sized = job->watermark = NULL;
+    if (job->frame_overlay) g_object_unref(job->frame_overlay);
+    if (job->frame_patch) g_object_unref(job->frame_patch);
+    job->frame_overlay = job->frame_patch = NULL;
 }
 
 // MARK: - The header

@@ -29,6 +29,7 @@ static const ThumbdStepRow steps[] = {
     {"background-fill", thumbd_wants_background_fill, thumbd_step_background_fill, 1},
     {"pad", thumbd_wants_pad, thumbd_step_pad, 1},
     {"padding", thumbd_wants_padding, thumbd_step_padding, 0},
+    {"frame", thumbd_wants_frame, thumbd_step_frame, 0},
     {"watermark", thumbd_wants_watermark, thumbd_step_watermark, 1},
     {"memory", thumbd_wants_memory, thumbd_step_memory, 0},
     {"format", thumbd_wants_format, thumbd_step_format, 0},

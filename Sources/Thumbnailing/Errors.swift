@@ -29,6 +29,9 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     case tooManyFrames
     /// The watermark image is not an allowed image, is damaged, or has more pixels than the limit.
     case watermarkUnusable
+    /// The frame is not an allowed image, is damaged, is smaller than 3×3 or larger than 2048×2048 px, or has no
+    /// nine-patch stretch markers.
+    case frameUnusable
     /// The plan has a step that cannot run on an animation (`trim`); `animated=0` renders the first frame.
     case notAnimatable(String)
     /// The spec asks explicitly for a format this process cannot or may not write (for example AVIF when

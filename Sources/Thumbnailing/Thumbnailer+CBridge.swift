@@ -94,6 +94,8 @@ extension ThumbnailError {
             self = .notAnimatable("trim")
         case THUMBD_VIPS_STEP_WATERMARK:
             self = .watermarkUnusable
+        case THUMBD_VIPS_STEP_FRAME:
+            self = .frameUnusable
         default:
             // THUMBD_VIPS_STEP_THUMBNAIL, or OK with a result Swift cannot represent (a shim bug).
             self = .renderFailed(text.isEmpty ? "step \(step.rawValue)" : text)

@@ -45,19 +45,24 @@ extension Thumbnailer {
     /// the pixel limit are checked on every call, and a damaged source fails with `.decodeFailed` while its
     /// intermediate is made.
     /// - Parameter watermark: the encoded watermark image when the spec has one (borrowed for the call).
+    /// - Parameter frame: the encoded nine-patch when the spec has a frame (borrowed for the call).
     package func render(
         _ source: some ContiguousBytes,
         spec: ThumbnailSpec,
         watermark: [UInt8]? = nil,
+        frame: [UInt8]? = nil,
         intermediates: IntermediateProvider
     ) throws(ThumbnailError) -> RenderedThumbnail {
         var params = try parameters(for: spec)
         if spec.operations.watermark != nil && watermark == nil { throw .watermarkUnusable }
+        if spec.operations.frame != nil && frame == nil { throw .frameUnusable }
         let bands = configuration.intermediateBands.map { Int32($0) }
         let margin = configuration.intermediateMargin
-        let outcome = Self.withOptionalBytes(watermark) { mark in
+        let outcome = Self.withOptionalBytes(watermark, frame) { mark, patch in
             params.watermark = mark?.baseAddress
             params.watermark_length = mark?.count ?? 0
+            params.frame = patch?.baseAddress
+            params.frame_length = patch?.count ?? 0
             return source.withUnsafeBytes {
                 (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
                 // One C call: the shim reads the header once and, when the plan goes through an intermediate,
@@ -127,6 +132,12 @@ extension Thumbnailer {
     private static func withOptionalBytes<T>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> T) -> T {
         guard let bytes else { return body(nil) }
         return bytes.withUnsafeBytes { body($0) }
+    }
+
+    private static func withOptionalBytes<T>(
+        _ first: [UInt8]?, _ second: [UInt8]?, _ body: (UnsafeRawBufferPointer?, UnsafeRawBufferPointer?) -> T
+    ) -> T {
+        withOptionalBytes(first) { a in withOptionalBytes(second) { b in body(a, b) } }
     }
 
     /// The result of a shim job, with its C memory released.

@@ -62,14 +62,16 @@ package struct Thumbnailer: Sendable {
     /// `render(_:spec:intermediates:)`), so the bytes equal those of a render that reuses a cached one.
     /// - Throws: `ThumbnailError`; the case says which step failed (see its documentation).
     /// - Parameter watermark: the encoded watermark image when the spec has one (borrowed for the call).
+    /// - Parameter frame: the encoded nine-patch when the spec has a frame (borrowed for the call).
     package func render(
         _ source: some ContiguousBytes,
         spec: ThumbnailSpec,
-        watermark: [UInt8]? = nil
+        watermark: [UInt8]? = nil,
+        frame: [UInt8]? = nil
     ) throws(ThumbnailError)
         -> RenderedThumbnail
     {
-        try render(source, spec: spec, watermark: watermark) {
+        try render(source, spec: spec, watermark: watermark, frame: frame) {
             (_, make) throws(ThumbnailError) -> IntermediateImage in try make()
         }
     }

@@ -19,6 +19,7 @@ import Thumbnailing
         let fixture: String
         let format: ImageFormat
         let watermark: String?
+        var frame: String?
         let configure: @Sendable (inout ThumbnailSpec.Operations) -> Void
         var testDescription: String { name }
 
@@ -154,6 +155,11 @@ import Thumbnailing
             mark.scale = decimal("0.25")
             $0.watermark = mark
         },
+        {
+            var framed = Case("frame") { $0.frame = ThumbnailSpec.Frame(image: .url("https://a.test/nine-patch.png")) }
+            framed.frame = "nine-patch.png"
+            return framed
+        }(),
         Case("progressive", "progressive.jpg", .jpeg) { $0.progressive = true },
         Case("baseline", "progressive.jpg", .jpeg) { $0.progressive = false },
         Case("chroma-444", "progressive.jpg", .jpeg) { $0.chroma = .full },
@@ -209,17 +215,19 @@ import Thumbnailing
     static func hash(_ testCase: Case, _ path: Path) throws -> String? {
         let thumbnailer = try TestThumbnailer.make()
         let watermark = testCase.watermark.map { Fixtures.bytes($0) }
+        let frame = testCase.frame.map { Fixtures.bytes($0) }
         let spec = try spec(testCase, path)
         switch path {
         case .direct:
             return sha256(
-                try thumbnailer.render(Fixtures.bytes(testCase.fixture), spec: spec, watermark: watermark).bytes)
+                try thumbnailer.render(Fixtures.bytes(testCase.fixture), spec: spec, watermark: watermark, frame: frame)
+                    .bytes)
         case .kept:
             let source = Fixtures.bytes(testCase.fixture)
             let kept = Mutex<IntermediateImage?>(nil)
             let made = Mutex(0)
             func render() throws -> RenderedThumbnail {
-                try thumbnailer.render(source, spec: spec, watermark: watermark) {
+                try thumbnailer.render(source, spec: spec, watermark: watermark, frame: frame) {
                     (band, make) throws(ThumbnailError) -> IntermediateImage in
                     if let image = kept.withLock({ $0 }), image.band == band { return image }
                     let image = try make()
@@ -238,7 +246,8 @@ import Thumbnailing
             guard testCase.fixture == "progressive.jpg", [.png, .webp, .gif].contains(testCase.format) else {
                 return nil
             }
-            let rendered = try thumbnailer.render(Fixtures.bytes("animated.gif"), spec: spec, watermark: watermark)
+            let rendered = try thumbnailer.render(
+                Fixtures.bytes("animated.gif"), spec: spec, watermark: watermark, frame: frame)
             #expect(try DecodedImage(decoding: rendered.bytes, allFrames: true).frameCount == 3)
             return sha256(rendered.bytes)
         }

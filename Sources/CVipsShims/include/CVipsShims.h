@@ -105,6 +105,8 @@ typedef enum ThumbdVipsStep {
     THUMBD_VIPS_STEP_FRAME_LIMIT = 10,    // an animation to render has more frames than max_frames (nothing decoded)
     THUMBD_VIPS_STEP_NOT_ANIMATABLE = 11, // the plan has a step that cannot run on an animation (trim)
     THUMBD_VIPS_STEP_WATERMARK = 12,      // the watermark image is not an allowed image, is damaged or too large
+    THUMBD_VIPS_STEP_FRAME = 13,          // the frame is not an allowed image, is damaged, too small or too large,
+                                          // or has no nine-patch stretch markers
 } ThumbdVipsStep;
 
 /// The filters a plan may run in its own order (filter_order), by the step they run.
@@ -278,6 +280,13 @@ typedef struct ThumbdVipsThumbnailParams {
     int watermark_x, watermark_y;
     double watermark_opacity;
     double watermark_scale;
+
+    /// Frame (steps/frame.c), drawn around every output frame after padding, before the watermark: the encoded
+    /// nine-patch (borrowed for the call, NULL for none; the same allowed formats and pixel limit as a source,
+    /// 3x3...2048x2048). The picture grows by the content area's margins (opaque white), then the nine-patch's
+    /// inside is drawn over it, its stretching runs resized to fit.
+    const void *frame;
+    size_t frame_length;
 
     /// Encoder options (encode/encode.c): chroma subsampling for JPEG and AVIF (0 libvips's choice, 1 always
     /// 4:2:0, 2 never: 4:4:4); lossless WebP and AVIF; max_bytes (0 = none): lossy output is encoded again at

@@ -25,6 +25,21 @@ typedef struct ThumbdKeptMetadata {
     const char *artist;
 } ThumbdKeptMetadata;
 
+// A nine-patch's markers (steps/frame.c): the runs of equal stretch along its inside's columns and rows, and the
+// content area's margins.
+#define THUMBD_FRAME_MAX_RUNS 16
+typedef struct ThumbdFrameRuns {
+    int count;
+    int length[THUMBD_FRAME_MAX_RUNS];
+    int stretchy[THUMBD_FRAME_MAX_RUNS];
+    int stretch_total, fixed_total;
+} ThumbdFrameRuns;
+
+typedef struct ThumbdFrameMarks {
+    ThumbdFrameRuns columns, rows;
+    int left, top, right, bottom;
+} ThumbdFrameMarks;
+
 typedef struct ThumbdJob {
     const ThumbdVipsThumbnailParams *params;  // (transfer none) as Swift sent them; never written
     const void *buffer;                       // (transfer none) the encoded source, borrowed for the call; NULL
@@ -59,11 +74,18 @@ typedef struct ThumbdJob {
     // THUMBD_VIPS_BACKGROUND_AUTO's colour, RGBA 0...255, found by steps/background_fill.c; pad and flatten use it.
     int has_fill_colour;
     double fill_colour[4];
+
+    // The frame's nine-patch, decoded and read once per job on first use (steps/frame.c); owned by the job,
+    // released by thumbd_job_release.
+    VipsImage *frame_patch;    // its inside (the marker border cut off), premultiplied float RGBA, in memory
+    ThumbdFrameMarks frame_marks;
+    VipsImage *frame_overlay;  // the frame drawn for frame_overlay_width x _height, 8-bit RGBA, in memory
+    int frame_overlay_width, frame_overlay_height;
 } ThumbdJob;
 
 // A job for `p` (transfer none: must outlive the job) that fills `result` (zeroed here). No source yet.
 void thumbd_job_init(ThumbdJob *job, const ThumbdVipsThumbnailParams *p, ThumbdVipsThumbnailResult *result);
-// Releases what the job owns (the watermark); the job's params, buffer and result stay the caller's.
+// Releases what the job owns (the watermark, the frame); the job's params, buffer and result stay the caller's.
 void thumbd_job_release(ThumbdJob *job);
 
 // Finds the loader for buffer, checks its format against allowed_sources (a bit per ThumbdVipsFormat) and

@@ -92,6 +92,10 @@ ThumbdVipsStep thumbd_step_pad(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_padding(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_padding(ThumbdJob *job, VipsImage **image);
 
+// frame.c: the nine-patch (decoded once per job, kept in it) drawn around the image, which grows by its margins.
+int thumbd_wants_frame(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_frame(ThumbdJob *job, VipsImage **image);
+
 // watermark.c: the mark (decoded once per job, kept in it) laid over the image.
 int thumbd_wants_watermark(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image);

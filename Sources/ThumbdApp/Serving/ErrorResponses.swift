@@ -91,6 +91,11 @@ extension ErrorResponse {
             self.init(status: Self.unprocessable, publicMessage: "output has too many pixels", logLevel: .info)
         case .watermarkUnusable:
             self.init(status: Self.unprocessable, publicMessage: "watermark image is not usable", logLevel: .info)
+        case .frameUnusable:
+            self.init(
+                status: Self.unprocessable,
+                publicMessage: "frame image is not a usable nine-patch (3x3 to 2048x2048 px, black stretch markers)",
+                logLevel: .info)
         case .tooManyFrames:
             self.init(status: Self.unprocessable, publicMessage: "source has too many frames", logLevel: .info)
         case .notAnimatable:

@@ -108,7 +108,7 @@ struct FallbackImage: Sendable, Equatable {
             switch error {
             case .notAnImage, .unsupportedFormat, .tooManyPixels, .decodeFailed, .tooManyFrames: true
             case .cropOutsidePicture, .canvasTooLarge, .renderFailed, .encodeFailed, .outputFormatUnavailable,
-                .notAnimatable, .watermarkUnusable:
+                .notAnimatable, .watermarkUnusable, .frameUnusable:
                 false
             }
         // The watermark's fault, not the source's: the fallback would hide what the request got wrong.

@@ -54,6 +54,8 @@ extension InfoService: ThumborMetaAnswering {
         // The size does not depend on a watermark, which would need fetching: render without it.
         var operations = request.spec.operations
         operations.watermark = nil
+        // Nor a frame (whose margins it does change: the target is the size before them; docs/compatibility.md).
+        operations.frame = nil
         let spec: ThumbnailSpec
         do {
             let given = request.spec

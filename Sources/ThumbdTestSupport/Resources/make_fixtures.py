@@ -206,6 +206,7 @@ def main():
     open(out("document.pdf"), "wb").write(minimal_pdf())
 
     animation_fixtures()
+    nine_patch_fixture()
     print("fixtures written to", HERE)
 
 
@@ -249,6 +250,39 @@ def write_gif(path, width, height, palette, frames, loop=0):
     data += b"\x3B"
     with open(path, "wb") as f:
         f.write(data)
+
+
+# The nine-patch frame's colours, shared with FrameTests.swift.
+FRAME_CORNER = (200, 40, 200)
+FRAME_EDGE = (40, 200, 200)
+
+
+def nine_patch_fixture():
+    """nine-patch.png: a 12x12 Android nine-patch (thumbor's frame). Its inside (10x10 within the 1-px marker border)
+    is a 3-px ring, magenta corners and cyan edges, around a transparent centre. Stretch markers (opaque black) on
+    inner columns and rows 3..6; content markers on inner columns 4..6 (bottom row: margins left 4, right 3) and inner
+    rows 3..5 (right column: margins top 3, bottom 4)."""
+    size = 12
+
+    def pixel(x, y):
+        if x in (0, size - 1) or y in (0, size - 1):
+            inner_x, inner_y = x - 1, y - 1
+            if y == 0 and 3 <= inner_x <= 6 or x == 0 and 3 <= inner_y <= 6:
+                return (0, 0, 0, 255)
+            if y == size - 1 and 4 <= inner_x <= 6 or x == size - 1 and 3 <= inner_y <= 5:
+                return (0, 0, 0, 255)
+            return (0, 0, 0, 0)
+        inner_x, inner_y = x - 1, y - 1
+        ring_x, ring_y = inner_x < 3 or inner_x > 6, inner_y < 3 or inner_y > 6
+        if ring_x and ring_y:
+            return FRAME_CORNER + (255,)
+        if ring_x or ring_y:
+            return FRAME_EDGE + (255,)
+        return (0, 0, 0, 0)
+
+    write_pnm(tmp("nine.ppm"), size, size, lambda x, y: pixel(x, y)[:3])
+    write_pnm(tmp("nine-alpha.pgm"), size, size, lambda x, y: pixel(x, y)[3:], channels=1)
+    run("vips", "bandjoin", f"{tmp('nine.ppm')} {tmp('nine-alpha.pgm')}", out("nine-patch.png"))
 
 
 def animation_fixtures():

@@ -87,6 +87,8 @@ extension ThumbnailSpec {
         package var background: RGBAColour?
         /// The background taken from the picture instead (`bg=auto`, `bg=blur`).
         package var backgroundFill: BackgroundFill?
+        /// thumbor's nine-patch frame around the output, after the padding, before the watermark.
+        package var frame: Frame?
         /// An image laid over the output, last.
         package var watermark: Watermark?
         /// Progressive JPEG / interlaced PNG; `nil` takes the configuration's.
@@ -132,7 +134,9 @@ enum OperationRegistry {
         ConvolutionOperation.self, NoiseOperation.self, FilterOrderOperation.self,
         RoundCornerOperation.self,
         ExtendOperation.self,
-        PaddingOperation.self, WatermarkOperation.self,
+        PaddingOperation.self,
+        FrameOperation.self,
+        WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
         MaxBytesOperation.self,
@@ -153,6 +157,7 @@ enum OperationRegistry {
         RoundCornerOperation.self,
         ExtendOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
+        FrameOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
     ]
@@ -179,6 +184,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case radius, radius_bg
     case extend
     case padding, bg
+    case frame, frame_url
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
@@ -330,6 +336,9 @@ package struct PlanValues: Hashable, Sendable {
     package var background: RGBAColour?
     /// `bg=auto` or `bg=blur` (``background`` then nil).
     package var backgroundFill: ThumbnailSpec.BackgroundFill?
+    package var frameName: String?
+    /// As written; made canonical when the plan is built.
+    package var frameURL: String?
     package var watermarkName: String?
     /// As written; made canonical when the plan is built.
     package var watermarkURL: String?
@@ -411,6 +420,8 @@ package struct PlanValues: Hashable, Sendable {
         background = upper.background ?? background
         backgroundFill = upper.background != nil ? nil : upper.backgroundFill ?? backgroundFill
         if upper.backgroundFill != nil { background = nil }
+        frameName = upper.frameName ?? frameName
+        frameURL = upper.frameURL ?? frameURL
         watermarkName = upper.watermarkName ?? watermarkName
         watermarkURL = upper.watermarkURL ?? watermarkURL
         watermarkPosition = upper.watermarkPosition ?? watermarkPosition
@@ -468,6 +479,8 @@ package struct PlanField<Value> {
 
 extension PlanField where Value == String {
     package static var url: Self { Self(parameter: .url, keyPath: \.url) }
+    package static var frame: Self { Self(parameter: .frame, keyPath: \.frameName) }
+    package static var frame_url: Self { Self(parameter: .frame_url, keyPath: \.frameURL) }
     package static var wm: Self { Self(parameter: .wm, keyPath: \.watermarkName) }
     package static var wm_url: Self { Self(parameter: .wm_url, keyPath: \.watermarkURL) }
     package static var filename: Self { Self(parameter: .filename, keyPath: \.filename) }
