@@ -69,7 +69,7 @@ extension Integration {
                 Self.thumbor("fit-in/32x32/\(encoded1)", 200),  // a memory hit
                 Self.thumbor("meta/fit-in/32x32/\(encoded1)", 200),
                 Self.thumbor("fit-in/32x32/\(encoded2)", 404),
-                Self.thumbor("fit-in/32x32/filters:blur(99999)/\(encoded1)", 400),
+                Self.thumbor("fit-in/32x32/filters:blur(1):blur(2)/\(encoded1)", 400),
                 Self.thumbor("fit-in/32x32/filters:watermark(\(encoded4),0,0,50)/\(encoded1)", 200),
                 Self.imgproxy("/rs:fit:32:32/plain/\(encoded1)@png", 200),
                 Self.imgproxy("/rs:fit:32:32/plain/\(encoded1)@png", 200),

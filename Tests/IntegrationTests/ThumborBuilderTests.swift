@@ -269,9 +269,11 @@ extension Integration {
                     .init(width: 32, height: 24, probes: quadrants(32, 24, upright))
                 ),
                 (
-                    "frame is refused",
-                    #""width": 32, "height": 32, "filters": ["frame(f.png)"]"#, "q.png",
-                    .init(status: 400, error: "unsupported option: frame")
+                    "frame: a picture without nine-patch markers is not a frame",
+                    #""width": 32, "height": 32, "filters": ["frame(\#(mark))"]"#, "q.png",
+                    .init(
+                        status: 422,
+                        error: "frame image is not a usable nine-patch (3x3 to 2048x2048 px, black stretch markers)")
                 ),
             ]
         }

@@ -82,6 +82,46 @@ extension Integration {
             #expect(without.body == first.body)
         }
 
+        @Test func frameIsFetchedAfterTheSourceAndIsOneEntryWithFrameURL() async throws {
+            // Given the quadrants and a 12x12 nine-patch (a magenta-cornered cyan ring; margins 4, 3, 3, 4) at the
+            // origin
+            let harness = try Self.harness()
+            harness.origin.route("/nine.png", .ok(Fixtures.bytes("nine-patch.png"), contentType: "image/png"))
+            let patch = "\(originHost):\(harness.origin.port)/nine.png"
+            let thumbor = Self.thumbor(harness, "64x48/filters:format(png):frame(\(patch))")
+            let thumb = harness.thumbTarget(
+                "/q.png",
+                "w=64&h=48&fit=cover&enlarge=1&format=png&frame_url="
+                    + Harness.percentEncoded(harness.origin.url("/nine.png")))
+
+            // When thumbor's frame() is asked, then the same plan through /thumb
+            let first = try await harness.request(thumbor)
+            let second = try await harness.request(thumb)
+
+            // Then the picture grows by the margins with the ring drawn around it, one render and one entry, and
+            // the nine-patch was fetched once
+            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(first.text.prefix(200))")
+            #expect(second.status == 200 && second.header("x-cache") == "HIT-MEMORY")
+            #expect(first.body == second.body)
+            let image = try DecodedImage(decoding: first.body)
+            #expect(image.width == 71 && image.height == 55)
+            let probes: [(x: Int, y: Int, colour: RGB)] = [
+                (1, 1, RGB(200, 40, 200)), (35, 1, RGB(40, 200, 200)), (3, 27, RGB(255, 255, 255)),
+                (20, 15, Fixtures.red), (52, 39, Fixtures.yellow),
+            ]
+            #expect(image.mismatch(in: probes, tolerance: 4) == nil)
+            #expect(harness.origin.hits("/nine.png") == 1)
+
+            // And a frame image that is no picture: a 422 naming the frame, and the service keeps serving
+            harness.origin.route("/text.png", .ok(Array("not a picture".utf8), contentType: "image/png"))
+            let broken = Self.thumbor(
+                harness, "64x48/filters:format(png):frame(\(originHost):\(harness.origin.port)/text.png)")
+            let refused = try await harness.request(broken)
+            #expect(refused.status == 422, "\(refused.text.prefix(200))")
+            #expect(refused.text.contains("frame"))
+            #expect(try await harness.request(thumbor).header("x-cache") == "HIT-MEMORY")
+        }
+
         @Test func roundCornerIsOneEntryWithItsThumbParameters() async throws {
             // Given the quadrants (64x48: red, green over blue, yellow) and thumbor's round_corner in red
             let harness = try Self.harness()

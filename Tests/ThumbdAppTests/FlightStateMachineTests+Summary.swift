@@ -12,8 +12,8 @@ extension FlightStateMachineTests {
             case .lookUpSharedSource: "lookUpSharedSource"
             case .fetchOrigin(let priority): "fetchOrigin(\(priority))"
             case .fetchWatermark(let priority): "fetchWatermark(\(priority))"
-            case .submitRender(let priority, _, let watermark):
-                "submitRender(\(priority)\(watermark == nil ? "" : ", watermarked"))"
+            case .submitRender(let priority, _, let overlays):
+                "submitRender(\(priority)\(overlays.watermark == nil ? "" : ", watermarked"))"
             case .cancel(let ticket, let step): "cancel(\(ticket), \(step))"
             case .promoteFetch(let ticket): "promoteFetch(\(ticket))"
             case .promoteRender(let job): "promoteRender(\(job))"

@@ -105,13 +105,13 @@ final class Revalidator: Sendable {
             // request in between starts a second revalidation.
             cache.refresh(key, refreshed) { [self] in finish(key, .success((refreshed, .revalidated))) }
         case .success(.modified(let source)):
-            guard let watermark = key.spec.operations.watermark else {
-                submitRender(key, source: source, watermark: nil, priority: priority)
+            guard Overlays.needed(by: key.spec) else {
+                submitRender(key, source: source, overlays: Overlays(), priority: priority)
                 return
             }
-            watermarks.bytes(for: watermark, priority: priority) { [self] result in
+            watermarks.overlays(for: key.spec, priority: priority, issued: { _ in }) { [self] result in
                 switch result {
-                case .success(let bytes): submitRender(key, source: source, watermark: bytes, priority: priority)
+                case .success(let overlays): submitRender(key, source: source, overlays: overlays, priority: priority)
                 case .failure(let error): finish(key, .failure(error))
                 }
             }
@@ -129,11 +129,11 @@ final class Revalidator: Sendable {
     }
 
     private func submitRender(
-        _ key: VariantKey, source: FetchedSource, watermark: [UInt8]?, priority: FetchPriority
+        _ key: VariantKey, source: FetchedSource, overlays: Overlays, priority: FetchPriority
     ) {
         do {
             try renderPool.submit(priority: priority == .interactive ? .interactive : .background) { [self] in
-                render(key, source: source, watermark: watermark)
+                render(key, source: source, overlays: overlays)
             }
         } catch {
             finish(key, .failure(.renderQueueFull))
@@ -141,9 +141,10 @@ final class Revalidator: Sendable {
     }
 
     /// On a render worker: the origin sent a new source.
-    private func render(_ key: VariantKey, source: FetchedSource, watermark: [UInt8]?) {
+    private func render(_ key: VariantKey, source: FetchedSource, overlays: Overlays) {
         do {
-            let thumbnail = try thumbnailer.render(source.body, spec: key.spec, watermark: watermark)
+            let thumbnail = try thumbnailer.render(
+                source.body, spec: key.spec, watermark: overlays.watermark, frame: overlays.frame)
             let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy.current)
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)

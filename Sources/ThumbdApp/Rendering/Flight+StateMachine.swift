@@ -42,7 +42,7 @@ extension Flight {
             case lookingUpSharedSource(Ticket?)
             /// Fetching the source from the origin, asked for at `requestedAt`.
             case fetchingOrigin(Ticket?, requestedAt: FetchPriority)
-            /// Fetching the watermark; the source waits here for the render.
+            /// Fetching the images laid over the output (the watermark, then the frame); the source waits here.
             case fetchingWatermark(Ticket?, source: FetchedSource, requestedAt: FetchPriority)
             /// Waiting in the render pool, submitted at `requestedAt`; the job once the pool has returned it.
             case queued(Job?, requestedAt: FetchPriority)
@@ -65,7 +65,7 @@ extension Flight {
             /// Fetch the plan's watermark at this priority.
             case fetchWatermark(FetchPriority)
             /// Queue the render; report ``renderQueued(_:)`` or ``renderRejected()``.
-            case submitRender(FetchPriority, source: FetchedSource, watermark: [UInt8]?)
+            case submitRender(FetchPriority, source: FetchedSource, overlays: Overlays)
             /// Cancel a step's request; report ``cancelled(_:)`` when the cancel wins (no answer will come).
             case cancel(Ticket, Step)
             /// Raise a queued request to interactive.
@@ -185,7 +185,9 @@ extension Flight {
         /// A step's request exists (the owner gets the ticket when the call returns, which may be after the answer:
         /// then the ticket is stale and ignored).
         mutating func issued(_ ticket: Ticket, for step: Step) -> [Action] {
-            guard self.stage.step == step, self.stage.ticket == nil else { return [] }
+            // The overlays' step asks one transfer after another (watermark, then frame): the newer ticket replaces
+            // the finished one.
+            guard self.stage.step == step, self.stage.ticket == nil || step == .watermark else { return [] }
             switch stage {
             case .lookingUpSharedThumbnail: stage = .lookingUpSharedThumbnail(ticket)
             case .lookingUpSharedSource: stage = .lookingUpSharedSource(ticket)
@@ -255,7 +257,7 @@ extension Flight {
             default: return []
             }
             if let freshness { sourceToShare = (source, freshness) }
-            guard route.watermark else { return submitRender(source, watermark: nil) }
+            guard route.watermark else { return submitRender(source, overlays: Overlays()) }
             stage = .fetchingWatermark(nil, source: source, requestedAt: priority)
             return [.fetchWatermark(priority)]
         }
@@ -266,11 +268,11 @@ extension Flight {
             return finish(.failure(.fetch(error)))
         }
 
-        /// The watermark's bytes, or why there are none.
-        mutating func watermarkArrived(_ result: Result<[UInt8], ServiceError>) -> [Action] {
+        /// The overlays' bytes (watermark, frame), or why there are none.
+        mutating func watermarkArrived(_ result: Result<Overlays, ServiceError>) -> [Action] {
             guard case .fetchingWatermark(_, let source, _) = stage else { return [] }
             switch result {
-            case .success(let bytes): return submitRender(source, watermark: bytes)
+            case .success(let overlays): return submitRender(source, overlays: overlays)
             case .failure(let error): return finish(.failure(error))
             }
         }
@@ -355,10 +357,10 @@ extension Flight {
         }
 
         /// Queues the render: at background priority when nobody waits any more.
-        private mutating func submitRender(_ source: FetchedSource, watermark: [UInt8]?) -> [Action] {
+        private mutating func submitRender(_ source: FetchedSource, overlays: Overlays) -> [Action] {
             let priority = isAbandoned ? FetchPriority.background : priority
             stage = .queued(nil, requestedAt: priority)
-            return [.submitRender(priority, source: source, watermark: watermark)]
+            return [.submitRender(priority, source: source, overlays: overlays)]
         }
     }
 }

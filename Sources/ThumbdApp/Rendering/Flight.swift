@@ -14,7 +14,7 @@ enum Flight {
         case sharedSource
         /// The origin.
         case origin
-        /// The plan's watermark (named: at once; a URL: through the fetcher).
+        /// The plan's watermark and frame images (named: at once; a URL: through the fetcher).
         case watermark
     }
 
@@ -26,7 +26,7 @@ enum Flight {
         var sharedSources: Bool
         /// Whether there is a source cache to ask before the origin.
         var sourceCache: Bool
-        /// Whether the plan has a watermark to fetch after the source.
+        /// Whether the plan has a watermark or a frame to fetch after the source.
         var watermark: Bool
     }
 

@@ -69,11 +69,11 @@ final class IntermediateCache: Sendable {
     /// Renders `spec` of `source` (fetched from `url`) with `thumbnailer`, through a kept intermediate when
     /// the box is small enough. Blocks: call on a render thread.
     func render(
-        _ source: [UInt8], url: String, spec: ThumbnailSpec, watermark: [UInt8]? = nil, thumbnailer: Thumbnailer
+        _ source: [UInt8], url: String, spec: ThumbnailSpec, overlays: Overlays = Overlays(), thumbnailer: Thumbnailer
     ) throws(ThumbnailError) -> RenderedThumbnail {
         // Computed only when an intermediate is needed: hashing a large source costs about 0.1 ms per MB.
         var digest: UInt64?
-        return try thumbnailer.render(source, spec: spec, watermark: watermark) {
+        return try thumbnailer.render(source, spec: spec, watermark: overlays.watermark, frame: overlays.frame) {
             (band, make) throws(ThumbnailError) -> IntermediateImage in
             let sourceDigest = digest ?? source.withUnsafeBytes { XXHash64.hash($0) }
             digest = sourceDigest

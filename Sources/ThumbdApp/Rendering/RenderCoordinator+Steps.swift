@@ -94,23 +94,22 @@ extension RenderCoordinator {
         handle(id) { $0.sourceArrived(source, keptFor: kept) }
     }
 
-    /// The plan's watermark (the flight's route has this step only when the plan has one).
+    /// The plan's watermark and frame images (the flight's route has this step only when the plan has one).
     func fetchWatermark(_ key: VariantKey, flight id: UInt64, priority: FetchPriority) {
-        guard let watermark = key.spec.operations.watermark else { return }
-        let ticket = watermarks.bytes(for: watermark, priority: priority) { [self] result in
-            handle(id) { $0.watermarkArrived(result) }
-        }
-        if let ticket { handle(id) { $0.issued(ticket, for: .watermark) } }
+        watermarks.overlays(
+            for: key.spec, priority: priority,
+            issued: { [self] ticket in handle(id) { $0.issued(ticket, for: .watermark) } },
+            completion: { [self] result in handle(id) { $0.watermarkArrived(result) } })
     }
 
-    /// Hands the source (and the watermark) to a render worker.
+    /// Hands the source (and the overlays) to a render worker.
     func submitRender(
-        _ key: VariantKey, flight id: UInt64, priority: FetchPriority, source: FetchedSource, watermark: [UInt8]?
+        _ key: VariantKey, flight id: UInt64, priority: FetchPriority, source: FetchedSource, overlays: Overlays
     ) {
         do {
             let job = try renderPool.submit(priority: priority == .interactive ? .interactive : .background) {
                 [self] in
-                render(key, flight: id, source: source, watermark: watermark)
+                render(key, flight: id, source: source, overlays: overlays)
             }
             handle(id) { $0.renderQueued(job) }
         } catch {
@@ -121,7 +120,7 @@ extension RenderCoordinator {
 
     /// On a render worker. A rendered variant goes into the cache before any waiter is answered, so a request that
     /// arrives after an answer finds it there.
-    private func render(_ key: VariantKey, flight id: UInt64, source: FetchedSource, watermark: [UInt8]?) {
+    private func render(_ key: VariantKey, flight id: UInt64, source: FetchedSource, overlays: Overlays) {
         handle(id) { machine in
             machine.renderStarted()
             return []
@@ -133,10 +132,11 @@ extension RenderCoordinator {
             let thumbnail =
                 if let intermediates {
                     try intermediates.render(
-                        source.body, url: key.source.string, spec: key.spec, watermark: watermark,
+                        source.body, url: key.source.string, spec: key.spec, overlays: overlays,
                         thumbnailer: thumbnailer)
                 } else {
-                    try thumbnailer.render(source.body, spec: key.spec, watermark: watermark)
+                    try thumbnailer.render(
+                        source.body, spec: key.spec, watermark: overlays.watermark, frame: overlays.frame)
                 }
             let variant = Self.variant(thumbnail, from: source, policy: policy.current)
             cache?.store(key, variant)

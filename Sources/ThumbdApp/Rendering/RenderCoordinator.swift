@@ -129,7 +129,7 @@ final class RenderCoordinator: Sendable {
     ) -> (Ticket, Admission) {
         let route = Flight.Route(
             sharedThumbnails: shared != nil, sharedSources: shared?.keepsSources ?? false, sourceCache: cache != nil,
-            watermark: key.spec.operations.watermark != nil)
+            watermark: Overlays.needed(by: key.spec))
         let (ticket, admission, actions) = table.withLock { table -> (Ticket, Admission, [Machine.Action]) in
             table.lastWaiterID += 1
             let waiterID = table.lastWaiterID
@@ -193,8 +193,8 @@ final class RenderCoordinator: Sendable {
             case .lookUpSharedSource: lookUpSharedSource(key, flight: id)
             case .fetchOrigin(let priority): fetchOrigin(key, flight: id, priority: priority)
             case .fetchWatermark(let priority): fetchWatermark(key, flight: id, priority: priority)
-            case .submitRender(let priority, let source, let watermark):
-                submitRender(key, flight: id, priority: priority, source: source, watermark: watermark)
+            case .submitRender(let priority, let source, let overlays):
+                submitRender(key, flight: id, priority: priority, source: source, overlays: overlays)
             case .cancel(let ticket, let step):
                 // False when the answer is already on its way: the machine then takes it as it comes.
                 guard fetcher.cancel(ticket) else { continue }

@@ -78,7 +78,17 @@ final class WatermarkSource: Sendable {
         for watermark: ThumbnailSpec.Watermark, priority: FetchPriority,
         completion: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
     ) -> FetchTicket? {
-        switch watermark.image {
+        image(watermark.image, priority: priority, completion: completion)
+    }
+
+    /// Calls `completion` once with `image`'s bytes (a watermark's or a frame's): at once for a named one, else on
+    /// the fetch thread.
+    /// - Returns: the fetch's ticket when a transfer was asked for.
+    func image(
+        _ image: ThumbnailSpec.Watermark.Image, priority: FetchPriority,
+        completion: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
+    ) -> FetchTicket? {
+        switch image {
         case .named(let name, let digest):
             guard let mark = named[name], mark.digest == digest else {
                 completion(.failure(.thumbnail(.watermarkUnusable)))
@@ -109,6 +119,47 @@ final class WatermarkSource: Sendable {
                 }
             }
         }
+    }
+}
+
+/// The images a plan lays over its output, encoded, as the render takes them.
+struct Overlays: Sendable {
+    /// The watermark's, when the plan has one.
+    var watermark: [UInt8]?
+    /// The nine-patch frame's, when the plan has one.
+    var frame: [UInt8]?
+
+    /// Whether `spec` needs any (then the flight fetches them after the source).
+    static func needed(by spec: ThumbnailSpec) -> Bool {
+        spec.operations.watermark != nil || spec.operations.frame != nil
+    }
+}
+
+extension WatermarkSource {
+    /// Calls `completion` once with the images `spec` lays over its output: the watermark's, then the frame's (each
+    /// named or fetched as ``bytes(for:priority:completion:)`` does); the first failure ends it.
+    /// - Parameter issued: called with each transfer's ticket as it is asked for (to cancel the one running when
+    ///   nobody waits any more).
+    func overlays(
+        for spec: ThumbnailSpec, priority: FetchPriority, issued: @escaping @Sendable (FetchTicket) -> Void,
+        completion: @escaping @Sendable (Result<Overlays, ServiceError>) -> Void
+    ) {
+        let frame = spec.operations.frame
+        let withFrame: @Sendable (Overlays) -> Void = { [self] overlays in
+            guard let frame else { return completion(.success(overlays)) }
+            let ticket = image(frame.image, priority: priority) { result in
+                completion(result.map { Overlays(watermark: overlays.watermark, frame: $0) })
+            }
+            if let ticket { issued(ticket) }
+        }
+        guard let watermark = spec.operations.watermark else { return withFrame(Overlays()) }
+        let ticket = bytes(for: watermark, priority: priority) { result in
+            switch result {
+            case .success(let bytes): withFrame(Overlays(watermark: bytes))
+            case .failure(let error): completion(.failure(error))
+            }
+        }
+        if let ticket { issued(ticket) }
     }
 }
 

@@ -33,10 +33,8 @@ package struct ThumborFilters {
     /// `fill(auto)` / `fill(blur)`: the background is taken from the picture (`fill.colour` is then nil).
     private var fillFrom: ThumbnailSpec.BackgroundFill?
 
-    /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have.
-    package static let refused: Set<String> = [
-        "frame"
-    ]
+    /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have (none left).
+    package static let refused: Set<String> = []
 
     /// The filters thumbor itself would skip (``ThumborFilterPatterns``), by name, in URL order: the answer names them
     /// (`X-Thumbd-Skipped-Filters`).
@@ -216,6 +214,10 @@ package struct ThumborFilters {
             fill = (colour == "transparent" ? nil : try Self.colour(colour, filter: name), try boolean(1))
         case "watermark":
             try readWatermark(arguments)
+        case "frame":
+            // frame(url): the nine-patch, fetched after the source through the same guard as a watermark
+            try count(1...1)
+            plan.set(.frame_url, try ThumborPath.imageURL(Substring(arguments[0])), option: name)
         case "round_corner":
             // round_corner(a|b, r, g, b[, transparent]): radii in output pixels (clamped to half the output by the
             // step, as thumbor clamps); thumbor's C reads each channel as a byte and fails above 255.
