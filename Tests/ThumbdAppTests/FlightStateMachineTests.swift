@@ -66,7 +66,10 @@ import Thumbnailing
         #expect(Self.summary(machine.sourceCacheMissed()) == ["lookUpSharedSource"])
         #expect(Self.summary(machine.sharedSourceMissed(writeBack: .replace)) == ["fetchOrigin(interactive)"])
         #expect(Self.summary(machine.sourceArrived(source, keptFor: freshness)) == ["fetchWatermark(interactive)"])
-        #expect(Self.summary(machine.watermarkArrived(.success(Overlays(watermark: [7])))) == ["submitRender(interactive, watermarked)"])
+        #expect(
+            Self.summary(machine.watermarkArrived(.success(Overlays(watermark: [7])))) == [
+                "submitRender(interactive, watermarked)"
+            ])
         #expect(Self.summary(machine.renderQueued("job")).isEmpty)
         machine.renderStarted()
         #expect(
@@ -268,7 +271,10 @@ import Thumbnailing
         #expect(machine.leave(1).map(Self.summary) == ["cancel(origin, origin)"])
         // The fetcher had already claimed the ticket for delivery: no `cancelled`, the source arrives
         _ = machine.sourceArrived(source, keptFor: freshness)
-        #expect(Self.summary(machine.watermarkArrived(.success(Overlays(watermark: [7])))) == ["submitRender(background, watermarked)"])
+        #expect(
+            Self.summary(machine.watermarkArrived(.success(Overlays(watermark: [7])))) == [
+                "submitRender(background, watermarked)"
+            ])
         _ = machine.renderQueued("job")
         #expect(
             Self.summary(machine.rendered(.success(variant))) == ["share(variant: ifAbsent, source: ifAbsent)"])
