@@ -238,13 +238,15 @@ extension Integration {
                     "g.png",
                     .init(width: 150, height: 150, mime: "image/png", probes: [(55, 61, red), (94, 89, yellow)])
                 ),
+                // thumbor spreads the tiles: across 150 // 64 = 2, 22 px apart (x = 0, 86); down 3, 6 // 2 = 3 px
+                // apart (y = 0, 51, 102)
                 (
                     "watermark tiled",
                     #""width": 150, "height": 150, "fit_in": true, "filters": ["watermark(\#(mark),repeat,repeat,0)", "format(png)"]"#,
                     "g.png",
                     .init(
                         width: 150, height: 150, mime: "image/png",
-                        probes: [(16, 12, red), (80, 12, red), (16, 60, red)])
+                        probes: [(16, 12, red), (102, 12, red), (16, 63, red)])
                 ),
                 (
                     "strip_exif, strip_icc, autojpg",

@@ -80,6 +80,11 @@ import Thumbnailing
         ("format=webp&lossless=1&max_bytes=5000", "max_bytes"), ("format=gif&keep_copyright=1", "keep_copyright"),
         ("icc=p3", "icc"), ("avif_effort=10", "avif_effort"), ("format=jpeg&avif_effort=3", "avif_effort"),
         ("progressive=2", "progressive"), ("format=webp&progressive=1", "progressive"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=10p", "wm_place"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=5000,0", "wm_place"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=1,x", "wm_place"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=1,2&wm_pos=north", "wm_pos"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_hscale=2", "wm_hscale"), ("wm_place=1,2", "wm_place"),
         ("brightness=5&order=contrast", "order"), ("brightness=5&order=brightness,brightness", "order"),
         ("brightness=5&order=frame", "order"), ("brightness=5&order=", "order"),
     ]

@@ -241,7 +241,16 @@ import Thumbnailing
         ),
         (
             "fit-in/200x200/filters:watermark(img.test/wm.png,repeat,repeat,30)/img.test/a.jpg",
-            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=tile&wm_opacity=0.7"
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_place=repeat,repeat&wm_opacity=0.7"
+        ),
+        // percentages, repeat on one axis and h_ratio: thumbor's placement (wm_place) and wm_hscale
+        (
+            "fit-in/200x200/filters:watermark(img.test/wm.png,20p,-0,0,none,30)/img.test/a.jpg",
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_place=20p,-0&wm_hscale=0.3"
+        ),
+        (
+            "fit-in/200x200/filters:watermark(img.test/wm.png,-10,repeat,0,25)/img.test/a.jpg",
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_place=-10,repeat&wm_scale=0.25"
         ),
         // round_corner(a|b, r, g, b[, transparent]): radius and radius_bg (an alpha of 00 when transparent)
         ("fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg", "w=10&h=10&radius=20"),

@@ -154,6 +154,11 @@ import Thumbnailing
             "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=tile&wm_opacity=0.5&wm_scale=0.25",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,tile,0,0,0.5,0.25"
         ),
+        (
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=-20p,repeat&wm_hscale=0.25",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0,h=0.25"
+                + ",place=-20p,repeat"
+        ),
         ("keep_copyright=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto kcr"),
         ("icc=keep", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto icc=keep"),
         ("progressive=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto prog=1"),

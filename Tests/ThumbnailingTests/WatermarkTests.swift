@@ -46,6 +46,63 @@ import Thumbnailing
         #expect(image.colour(x: 236 + 16, y: 252 + 12).isClose(to: RGB(179, 79, 79), tolerance: 6))
     }
 
+    // MARK: thumbor's placement (wm_place, wm_hscale)
+
+    static func placed(_ x: String, _ y: String) -> ThumbnailSpec.Watermark.Place {
+        .init(x: .init(x)!, y: .init(y)!)
+    }
+
+    @Test func percentagesAreOfTheOutputsSideFromTheEdgeTheirSignNames() throws {
+        // Given 20p across (round(300 × 0.2) = 60 from the left) and -10p down (30 from the bottom: y = 300 − 48 − 30)
+        let image = try Self.render(try Self.spec { $0.place = Self.placed("20p", "-10p") })
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 60 + 16, y: 222 + 12, colour: Fixtures.red), (x: 60 + 48, y: 222 + 36, colour: Fixtures.yellow),
+                    (x: 55, y: 234, colour: Fixtures.grid[2][0]), (x: 70, y: 280, colour: Fixtures.grid[2][0]),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func repeatOnOneAxisSpreadsTheMarksAsThumborDoes() throws {
+        // Given repeat across and -0 down: 300 // 64 = 4 marks, the 44 px left spread 44 // 3 = 14 apart (x = 0, 78,
+        // 156, 234), flush with the bottom (y = 252)
+        let image = try Self.render(try Self.spec { $0.place = Self.placed("repeat", "-0") })
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 16, y: 264, colour: Fixtures.red), (x: 78 + 16, y: 264, colour: Fixtures.red),
+                    (x: 156 + 48, y: 252 + 36, colour: Fixtures.yellow), (x: 234 + 16, y: 264, colour: Fixtures.red),
+                    (x: 70, y: 264, colour: Fixtures.grid[2][0]), (x: 40, y: 240, colour: Fixtures.grid[2][0]),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func repeatOnBothAxesSpreadsOnEach() throws {
+        // Given repeat on both: across as above; down 300 // 48 = 6 marks, 12 px left, 12 // 5 = 2 apart (y = 0, 50, …)
+        let image = try Self.render(try Self.spec { $0.place = Self.placed("repeat", "repeat") })
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 78 + 16, y: 50 + 12, colour: Fixtures.red), (x: 234 + 48, y: 250 + 36, colour: Fixtures.yellow),
+                    (x: 70, y: 20, colour: Fixtures.grid[0][0]),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func aHeightRatioSizesTheMarkByTheOutputsHeight() throws {
+        // Given a height of 25 % (75 px; width round(64 × 75 / 48) = 100), centred: at (100, 112)
+        let image = try Self.render(
+            try Self.spec {
+                $0.heightScale = FixedDecimal(parsing: "0.25")!
+                $0.place = Self.placed("center", "center")
+            })
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 100 + 25, y: 112 + 19, colour: Fixtures.red),
+                    (x: 100 + 75, y: 112 + 56, colour: Fixtures.yellow),
+                    (x: 95, y: 150, colour: Fixtures.grid[1][0]), (x: 150, y: 108, colour: Fixtures.grid[1][1]),
+                ], tolerance: 8) == nil)
+    }
+
     @Test func tiledMarksCoverThePicture() throws {
         let image = try Self.render(try Self.spec { $0.position = .tile })
         // Every 64x48 block repeats the mark, from the top-left corner

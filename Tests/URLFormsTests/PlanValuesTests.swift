@@ -23,6 +23,7 @@ import Thumbnailing
         .extend: "box", .padding: "1,2", .bg: "ffffff", .frame: "border", .frame_url: "https://example.com/f.png",
         .wm: "logo",
         .wm_url: "https://example.com/w.png", .wm_pos: "north", .wm_x: "1", .wm_y: "2", .wm_opacity: "0.5",
+        .wm_hscale: "0.2", .wm_place: "20p,-0",
         .wm_scale: "0.3", .progressive: "1", .chroma: "444", .lossless: "1", .avif_effort: "3", .max_bytes: "2000",
         .keep_copyright: "1", .icc: "keep", .expires: "1900000000", .max_age: "60", .filename: "photo",
         .attachment: "1", .fq: "webp:70",

@@ -109,6 +109,18 @@ typedef enum ThumbdVipsStep {
                                           // or has no nine-patch stretch markers
 } ThumbdVipsStep;
 
+/// thumbor's watermark placement on one axis (watermark_place_kind): from the start (left/top) or the end
+/// (right/bottom) edge in output pixels or in percent of the output's side (round(side * N / 100)), centred, or
+/// repeated across it with thumbor's spread spacing.
+typedef enum ThumbdVipsWatermarkPlace {
+    THUMBD_VIPS_WM_START = 0,
+    THUMBD_VIPS_WM_END = 1,
+    THUMBD_VIPS_WM_START_PERCENT = 2,
+    THUMBD_VIPS_WM_END_PERCENT = 3,
+    THUMBD_VIPS_WM_CENTRE = 4,
+    THUMBD_VIPS_WM_REPEAT = 5,
+} ThumbdVipsWatermarkPlace;
+
 /// The filters a plan may run in its own order (filter_order), by the step they run.
 typedef enum ThumbdVipsFilter {
     THUMBD_VIPS_FILTER_NONE = 0,
@@ -280,6 +292,14 @@ typedef struct ThumbdVipsThumbnailParams {
     int watermark_x, watermark_y;
     double watermark_opacity;
     double watermark_scale;
+    /// Above 0: the mark's height at most this fraction of the output's height (with watermark_scale too, the mark
+    /// fits inside both; rounded as thumbor's h_ratio).
+    double watermark_height_scale;
+    /// Non-zero: thumbor's placement, axis by axis (x, then y), in place of the gravity, offsets and tile: each a
+    /// THUMBD_VIPS_WM_* kind and its value (output pixels, or percent of the output's side).
+    int watermark_place;
+    int watermark_place_kind[2];
+    int watermark_place_value[2];
 
     /// Frame (steps/frame.c), drawn around every output frame after padding, before the watermark: the encoded
     /// nine-patch (borrowed for the call, NULL for none; the same allowed formats and pixel limit as a source,

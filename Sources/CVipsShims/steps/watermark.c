@@ -49,9 +49,10 @@ static ThumbdVipsStep decode_mark(ThumbdJob *job) {
     return THUMBD_VIPS_STEP_OK;
 }
 
-// The mark for an output `width` wide (transfer none: the job's), its width p->watermark_scale of it and its
-// alpha multiplied by the opacity.
-static ThumbdVipsStep mark_for(ThumbdJob *job, int width, VipsImage **mark) {
+// The mark for an output `width` x `height` (transfer none: the job's; every frame of a job has one size), its
+// width p->watermark_scale of it (and its height at most p->watermark_height_scale of it) and its alpha multiplied
+// by the opacity.
+static ThumbdVipsStep mark_for(ThumbdJob *job, int width, int height, VipsImage **mark) {
     const ThumbdVipsThumbnailParams *p = job->params;
     if (!job->watermark) {
         ThumbdVipsStep step = decode_mark(job);
@@ -64,7 +65,23 @@ static ThumbdVipsStep mark_for(ThumbdJob *job, int width, VipsImage **mark) {
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
     VipsImage *in = job->watermark;
-    if (p->watermark_scale > 0) {
+    if (p->watermark_height_scale > 0) {
+        // thumbor's calc_watermark_size: the mark fits inside the width and height ratios' box, each side rounded.
+        double box_w = p->watermark_scale > 0 ? p->watermark_scale * width : 0;
+        double box_h = p->watermark_height_scale * height;
+        if (box_w <= 0) box_w = in->Xsize * box_h / in->Ysize;
+        double w, h;
+        if ((double)in->Xsize / box_w >= (double)in->Ysize / box_h) {
+            h = rint(in->Ysize * box_w / in->Xsize);
+            w = rint(box_w);
+        } else {
+            h = rint(box_h);
+            w = rint(in->Xsize * box_h / in->Ysize);
+        }
+        if (vips_resize(in, &t[0], VIPS_MAX(1.0, w) / in->Xsize, "vscale", VIPS_MAX(1.0, h) / in->Ysize, NULL))
+            return thumbd_scope_failed(scope);
+        in = t[0];
+    } else if (p->watermark_scale > 0) {
         double factor = VIPS_MAX(1.0, rint(p->watermark_scale * width)) / in->Xsize;
         if (vips_resize(in, &t[0], factor, NULL)) return thumbd_scope_failed(scope);
         in = t[0];
@@ -84,6 +101,31 @@ static ThumbdVipsStep mark_for(ThumbdJob *job, int width, VipsImage **mark) {
     return THUMBD_VIPS_STEP_OK;
 }
 
+// thumbor's watermark placement on one axis of `side` pixels for a mark of `size`: where the first mark goes, how
+// many (1 unless repeated) and the space between them.
+static void place_axis(int kind, int value, int side, int size, int *at, int *count, int *space) {
+    *count = 1;
+    *space = 0;
+    switch (kind) {
+    case THUMBD_VIPS_WM_START: *at = value; break;
+    case THUMBD_VIPS_WM_END: *at = side - size - value; break;
+    // round(side * N / 100 + 1e-5), as thumbor turns a percentage into pixels
+    case THUMBD_VIPS_WM_START_PERCENT: *at = (int)floor(side * (double)value / 100 + 1e-5 + 0.5); break;
+    case THUMBD_VIPS_WM_END_PERCENT: *at = side - size - (int)floor(side * (double)value / 100 + 1e-5 + 0.5); break;
+    case THUMBD_VIPS_WM_CENTRE: *at = (side - size) / 2; break;
+    default:  // repeat: as many as fit, the rest spread between them; 10 px apart when fewer than two fit
+        *at = 0;
+        if (side < 2 * size) {
+            *count = (side + size - 1) / size;
+            *space = 10;
+        } else {
+            *count = side / size;
+            *space = (side % size) / (VIPS_MAX(*count, 2) - 1);
+        }
+        break;
+    }
+}
+
 int thumbd_wants_watermark(const ThumbdJob *job) {
     return job->params->watermark && job->params->watermark_opacity > 0;
 }
@@ -93,13 +135,36 @@ ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image) {
     VipsImage *in = *image;
     int width = in->Xsize, height = in->Ysize;
     VipsImage *mark = NULL;
-    ThumbdVipsStep step = mark_for(job, width, &mark);
+    ThumbdVipsStep step = mark_for(job, width, height, &mark);
     if (step != THUMBD_VIPS_STEP_OK) return step;
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 7);
     int had_alpha = vips_image_hasalpha(in);
     int x = 0, y = 0;
-    if (p->watermark_tile) {
+    if (p->watermark_place) {
+        int count[2], space[2], at[2], side[2] = {width, height}, size[2] = {mark->Xsize, mark->Ysize};
+        for (int a = 0; a < 2; a++)
+            place_axis(p->watermark_place_kind[a], p->watermark_place_value[a], side[a], size[a], &at[a], &count[a],
+                       &space[a]);
+        if (p->watermark_place_kind[0] == THUMBD_VIPS_WM_REPEAT && p->watermark_place_kind[1] == THUMBD_VIPS_WM_REPEAT &&
+            (int64_t)count[0] * count[1] > 100) {
+            // thumbor's cap: at most 6 along each axis, spread over what they leave.
+            for (int a = 0; a < 2; a++) {
+                count[a] = VIPS_MIN(6, count[a]);
+                space[a] = (side[a] - count[a] * size[a]) / (VIPS_MAX(count[a], 2) - 1);
+            }
+        }
+        if (count[0] > 1 || count[1] > 1) {
+            // One tile with its spacing after it, repeated: tile i starts at i * (size + space), as thumbor pastes.
+            if (vips_embed(mark, &t[0], 0, 0, size[0] + space[0], size[1] + space[1], "extend", VIPS_EXTEND_BLACK,
+                           NULL) ||
+                vips_replicate(t[0], &t[1], count[0], count[1], NULL))
+                return thumbd_scope_failed(scope);
+            mark = t[1];
+        }
+        x = at[0];
+        y = at[1];
+    } else if (p->watermark_tile) {
         int across = (width + mark->Xsize - 1) / mark->Xsize, down = (height + mark->Ysize - 1) / mark->Ysize;
         if (vips_replicate(mark, &t[0], across, down, NULL) ||
             vips_extract_area(t[0], &t[1], 0, 0, width, height, NULL))

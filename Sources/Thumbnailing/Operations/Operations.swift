@@ -185,7 +185,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case extend
     case padding, bg
     case frame, frame_url
-    case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale
+    case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale, wm_hscale, wm_place
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
     case expires, max_age, filename, attachment
@@ -349,6 +349,8 @@ package struct PlanValues: Hashable, Sendable {
     package var watermarkY: Int?
     package var watermarkOpacity: FixedDecimal?
     package var watermarkScale: FixedDecimal?
+    package var watermarkHeightScale: FixedDecimal?
+    package var watermarkPlace: ThumbnailSpec.Watermark.Place?
     package var progressive: Bool?
     package var chroma: ThumbnailSpec.Operations.Chroma?
     package var lossless: Bool?
@@ -429,6 +431,8 @@ package struct PlanValues: Hashable, Sendable {
         watermarkY = upper.watermarkY ?? watermarkY
         watermarkOpacity = upper.watermarkOpacity ?? watermarkOpacity
         watermarkScale = upper.watermarkScale ?? watermarkScale
+        watermarkHeightScale = upper.watermarkHeightScale ?? watermarkHeightScale
+        watermarkPlace = upper.watermarkPlace ?? watermarkPlace
         progressive = upper.progressive ?? progressive
         chroma = upper.chroma ?? chroma
         lossless = upper.lossless ?? lossless
@@ -543,6 +547,7 @@ extension PlanField where Value == FixedDecimal {
     package static var sharpen: Self { Self(parameter: .sharpen, keyPath: \.sharpen) }
     package static var wm_opacity: Self { Self(parameter: .wm_opacity, keyPath: \.watermarkOpacity) }
     package static var wm_scale: Self { Self(parameter: .wm_scale, keyPath: \.watermarkScale) }
+    package static var wm_hscale: Self { Self(parameter: .wm_hscale, keyPath: \.watermarkHeightScale) }
 }
 
 extension PlanField where Value == Fit {
@@ -639,4 +644,8 @@ extension PlanField where Value == [ThumbnailSpec.PixelFilter] {
 
 extension PlanField where Value == ThumbnailSpec.Curve {
     package static var curve: Self { Self(parameter: .curve, keyPath: \.curve) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Watermark.Place {
+    package static var wm_place: Self { Self(parameter: .wm_place, keyPath: \.watermarkPlace) }
 }

@@ -29,6 +29,94 @@ extension ThumbnailSpec {
         package var opacity = FixedDecimal.one
         /// Width as a fraction of the output's width, 0...1; 0 keeps the image's own size.
         package var scale = FixedDecimal.zero
+        /// Height at most this fraction of the output's height, 0...1 (thumbor's `h_ratio`); 0: none.
+        package var heightScale = FixedDecimal.zero
+        /// thumbor's placement, axis by axis, in place of ``position`` and the offsets.
+        package var place: Place?
+
+        /// Where thumbor puts the mark on one axis (`wm_place`), written as thumbor writes it.
+        package enum PlaceAxis: Hashable, Sendable {
+            /// `N`: output pixels from the left/top edge.
+            case start(Int)
+            /// `-N`: the mark's far side N output pixels from the right/bottom edge (`-0`: flush).
+            case end(Int)
+            /// `Np`: percent of the output's side from the left/top edge.
+            case startPercent(Int)
+            /// `-Np`: percent of the output's side from the right/bottom edge.
+            case endPercent(Int)
+            /// `center`.
+            case centre
+            /// `repeat`: as many marks as fit, the space left spread between them (thumbor's arithmetic).
+            case spread
+
+            /// Parses thumbor's text for one axis.
+            package init?(_ text: some StringProtocol) {
+                if text == "center" || text == "centre" {
+                    self = .centre
+                    return
+                }
+                if text == "repeat" {
+                    self = .spread
+                    return
+                }
+                var digits = Substring(text)
+                let end = digits.hasPrefix("-")
+                if end { digits = digits.dropFirst() }
+                let percent = digits.hasSuffix("p")
+                if percent { digits = digits.dropLast() }
+                guard let value = ThumbValue.integer(String(digits)) else { return nil }
+                switch (end, percent) {
+                case (false, false): self = .start(value)
+                case (true, false): self = .end(value)
+                case (false, true): self = .startPercent(value)
+                case (true, true): self = .endPercent(value)
+                }
+            }
+
+            /// thumbor's text.
+            package var text: String {
+                switch self {
+                case .start(let value): "\(value)"
+                case .end(let value): "-\(value)"
+                case .startPercent(let value): "\(value)p"
+                case .endPercent(let value): "-\(value)p"
+                case .centre: "center"
+                case .spread: "repeat"
+                }
+            }
+
+            var value: Int {
+                switch self {
+                case .start(let value), .end(let value), .startPercent(let value), .endPercent(let value): value
+                case .centre, .spread: 0
+                }
+            }
+
+            var vipsKind: Int32 {
+                switch self {
+                case .start: Int32(THUMBD_VIPS_WM_START.rawValue)
+                case .end: Int32(THUMBD_VIPS_WM_END.rawValue)
+                case .startPercent: Int32(THUMBD_VIPS_WM_START_PERCENT.rawValue)
+                case .endPercent: Int32(THUMBD_VIPS_WM_END_PERCENT.rawValue)
+                case .centre: Int32(THUMBD_VIPS_WM_CENTRE.rawValue)
+                case .spread: Int32(THUMBD_VIPS_WM_REPEAT.rawValue)
+                }
+            }
+        }
+
+        /// Both axes of thumbor's placement.
+        package struct Place: Hashable, Sendable {
+            package var x: PlaceAxis
+            package var y: PlaceAxis
+
+            package init(x: PlaceAxis, y: PlaceAxis) {
+                self.x = x
+                self.y = y
+            }
+
+            /// `x,y` as `wm_place` writes it.
+            package var text: String { "\(x.text),\(y.text)" }
+        }
 
         /// Largest offset, in output pixels.
         package static let maxOffset = 4096
@@ -43,7 +131,11 @@ extension ThumbnailSpec {
 /// one (the digest of its file, so a replaced file makes new keys), ` wm=u:<length>:<url>,…` for one from a URL (the
 /// length first, so that no URL can end early and imitate the fields after it).
 enum WatermarkOperation: OperationDescriptor {
-    static let parameters: [ThumbParameter] = [.wm, .wm_url, .wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale]
+    static let parameters: [ThumbParameter] = [
+        .wm, .wm_url, .wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale, .wm_hscale, .wm_place,
+    ]
+    static let placeReason =
+        "must be X,Y, each N, -N, Np or -Np (whole N: pixels up to 4096, percent up to 1000), center or repeat"
 
     static let unit = FixedDecimal.zero...FixedDecimal.one
     static let positionReason = "must be centre, a compass point or tile"
@@ -67,6 +159,13 @@ enum WatermarkOperation: OperationDescriptor {
             }
             if parameter == .wm_x { values.watermarkX = value } else { values.watermarkY = value }
         case .wm_opacity: values.watermarkOpacity = try ThumbValue.decimal(text, .wm_opacity, within: unit)
+        case .wm_hscale: values.watermarkHeightScale = try ThumbValue.decimal(text, .wm_hscale, within: unit)
+        case .wm_place:
+            let axes = text.split(separator: ",", omittingEmptySubsequences: false)
+            guard axes.count == 2, let x = ThumbnailSpec.Watermark.PlaceAxis(axes[0]),
+                let y = ThumbnailSpec.Watermark.PlaceAxis(axes[1])
+            else { throw SpecError(field: "wm_place", reason: placeReason) }
+            values.watermarkPlace = ThumbnailSpec.Watermark.Place(x: x, y: y)
         default: values.watermarkScale = try ThumbValue.decimal(text, .wm_scale, within: unit)
         }
     }
@@ -81,7 +180,8 @@ enum WatermarkOperation: OperationDescriptor {
             let given: [(ThumbParameter, Bool)] = [
                 (.wm_pos, values.watermarkPosition != nil), (.wm_x, values.watermarkX != nil),
                 (.wm_y, values.watermarkY != nil), (.wm_opacity, values.watermarkOpacity != nil),
-                (.wm_scale, values.watermarkScale != nil),
+                (.wm_scale, values.watermarkScale != nil), (.wm_hscale, values.watermarkHeightScale != nil),
+                (.wm_place, values.watermarkPlace != nil),
             ]
             if let (parameter, _) = given.first(where: { $0.1 }) {
                 throw SpecError(field: parameter.rawValue, reason: "needs wm or wm_url")
@@ -105,6 +205,17 @@ enum WatermarkOperation: OperationDescriptor {
         if let y = values.watermarkY { watermark.offsetY = ThumbValue.scaled(y, dpr: context.dpr) }
         if let opacity = values.watermarkOpacity { watermark.opacity = opacity }
         if let scale = values.watermarkScale { watermark.scale = scale }
+        if let heightScale = values.watermarkHeightScale { watermark.heightScale = heightScale }
+        if let place = values.watermarkPlace {
+            let placed: [(ThumbParameter, Bool)] = [
+                (.wm_pos, values.watermarkPosition != nil), (.wm_x, values.watermarkX != nil),
+                (.wm_y, values.watermarkY != nil),
+            ]
+            if let (parameter, _) = placed.first(where: { $0.1 }) {
+                throw SpecError(field: parameter.rawValue, reason: "give wm_place or wm_pos, wm_x and wm_y, not both")
+            }
+            watermark.place = place
+        }
         operations.watermark = watermark
     }
 
@@ -119,6 +230,17 @@ enum WatermarkOperation: OperationDescriptor {
         }
         _ = try ThumbValue.checked(watermark.opacity, .wm_opacity, in: unit)
         _ = try ThumbValue.checked(watermark.scale, .wm_scale, in: unit)
+        _ = try ThumbValue.checked(watermark.heightScale, .wm_hscale, in: unit)
+        if let place = watermark.place {
+            for axis in [place.x, place.y] {
+                let limit: Int
+                switch axis {
+                case .startPercent, .endPercent: limit = 1000
+                default: limit = ThumbnailSpec.Watermark.maxOffset
+                }
+                guard (0...limit).contains(axis.value) else { throw SpecError(field: "wm_place", reason: placeReason) }
+            }
+        }
     }
 
     /// Smart gravities find a region of the picture; they are not places to put a watermark.
@@ -152,6 +274,9 @@ enum WatermarkOperation: OperationDescriptor {
         case .gravity(let gravity): text += ",\(gravity.rawValue)"
         }
         text += ",\(watermark.offsetX),\(watermark.offsetY),\(watermark.opacity),\(watermark.scale)"
+        // Appended only when set, so that the keys written before they existed stay.
+        if watermark.heightScale != .zero { text += ",h=\(watermark.heightScale)" }
+        if let place = watermark.place { text += ",place=\(place.text)" }
     }
 
     /// `wm` (a configured name; the digest is the configuration's) or `wm_url`, then the options that differ from
@@ -171,6 +296,10 @@ enum WatermarkOperation: OperationDescriptor {
         if watermark.offsetY != 0 { fields.append(CanonicalField(.wm_y, String(watermark.offsetY))) }
         if watermark.opacity != .one { fields.append(CanonicalField(.wm_opacity, watermark.opacity.description)) }
         if watermark.scale != .zero { fields.append(CanonicalField(.wm_scale, watermark.scale.description)) }
+        if watermark.heightScale != .zero {
+            fields.append(CanonicalField(.wm_hscale, watermark.heightScale.description))
+        }
+        if let place = watermark.place { fields.append(CanonicalField(.wm_place, place.text)) }
     }
 
     static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
@@ -183,5 +312,11 @@ enum WatermarkOperation: OperationDescriptor {
         params.watermark_y = Int32(watermark.offsetY)
         params.watermark_opacity = watermark.opacity.value
         params.watermark_scale = watermark.scale.value
+        params.watermark_height_scale = watermark.heightScale.value
+        if let place = watermark.place {
+            params.watermark_place = 1
+            params.watermark_place_kind = (place.x.vipsKind, place.y.vipsKind)
+            params.watermark_place_value = (Int32(place.x.value), Int32(place.y.value))
+        }
     }
 }

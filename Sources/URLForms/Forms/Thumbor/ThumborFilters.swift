@@ -315,29 +315,29 @@ package struct ThumborFilters {
         let name = "watermark"
         guard (4...6).contains(arguments.count) else { throw .invalidValue(name, reason: "takes 4…6 arguments") }
         plan.set(.wm_url, try ThumborPath.imageURL(Substring(arguments[0])), option: name)
-        // Each axis: a number from the left/top edge, a negative one from the right/bottom edge, or `center`.
-        func axis(_ text: String) throws(RequestError) -> (side: Int, offset: Int)? {
-            if text == "center" { return (0, 0) }
-            if text == "repeat" { return nil }
-            if text.hasSuffix("p") { throw .unsupportedOption("watermark position in percent") }
-            let negative = text.hasPrefix("-")
-            guard let offset = ThumbnailRequest.integer(negative ? String(text.dropFirst()) : text) else {
-                throw .invalidValue(name, reason: "a position must be a whole number, center or repeat")
-            }
-            return (negative ? 1 : -1, offset)
+        // Each axis: a number from the left/top edge, a negative one (`-0` too) from the right/bottom edge,
+        // `center`, a percentage of the output's side (`20p`, `-20p`) or `repeat` (thumbor's spread tiles).
+        typealias Axis = ThumbnailSpec.Watermark.PlaceAxis
+        guard let x = Axis(arguments[1]), let y = Axis(arguments[2]) else {
+            throw .invalidValue(name, reason: "a position must be a whole number, a percentage (Np), center or repeat")
         }
-        let x = try axis(arguments[1])
-        let y = try axis(arguments[2])
-        switch (x, y) {
-        case (nil, nil):
-            plan.set(.wm_pos, ThumbnailSpec.Watermark.Position.tile, option: name)
-        case (let x?, let y?):
-            let gravity = DialectGeometry.compass(x.side, y.side)
+        // Numbers and `center` are a compass point and offsets (the form shared with /thumb's wm_pos); percentages
+        // and repeats are thumbor's own placement (wm_place), resolved once the output's size is known.
+        func compass(_ axis: Axis) -> (side: Int, offset: Int)? {
+            switch axis {
+            case .centre: (0, 0)
+            case .start(let offset): (-1, offset)
+            case .end(let offset): (1, offset)
+            case .startPercent, .endPercent, .spread: nil
+            }
+        }
+        if let cx = compass(x), let cy = compass(y) {
+            let gravity = DialectGeometry.compass(cx.side, cy.side)
             plan.set(.wm_pos, ThumbnailSpec.Watermark.Position.gravity(gravity), option: name)
-            if x.offset != 0 { plan.set(.wm_x, x.offset, option: name) }
-            if y.offset != 0 { plan.set(.wm_y, y.offset, option: name) }
-        default:
-            throw .unsupportedOption("watermark repeated along one axis")
+            if cx.offset != 0 { plan.set(.wm_x, cx.offset, option: name) }
+            if cy.offset != 0 { plan.set(.wm_y, cy.offset, option: name) }
+        } else {
+            plan.set(.wm_place, ThumbnailSpec.Watermark.Place(x: x, y: y), option: name)
         }
         guard let alpha = ThumbnailRequest.integer(arguments[3]), alpha <= 100 else {
             throw .invalidValue(name, reason: "alpha must be 0…100")
@@ -345,7 +345,12 @@ package struct ThumborFilters {
         if alpha != 0 { plan.set(.wm_opacity, DialectGeometry.decimal(1 - Double(alpha) / 100), option: name) }
         let widthRatio = arguments.count > 4 ? arguments[4] : "none"
         let heightRatio = arguments.count > 5 ? arguments[5] : "none"
-        guard heightRatio == "none" else { throw .unsupportedOption("watermark h_ratio") }
+        if heightRatio != "none" {
+            guard let percent = ThumbnailRequest.integer(heightRatio), (1...100).contains(percent) else {
+                throw .invalidValue(name, reason: "h_ratio must be 1…100 or none")
+            }
+            plan.set(.wm_hscale, DialectGeometry.decimal(Double(percent) / 100), option: name)
+        }
         if widthRatio != "none" {
             guard let percent = ThumbnailRequest.integer(widthRatio), (1...100).contains(percent) else {
                 throw .invalidValue(name, reason: "w_ratio must be 1…100 or none")
