@@ -139,6 +139,9 @@ import Thumbnailing
             ("\(url)&w=100&format=png", "image/webp"),
             ("\(url)&w=33&h=21&dpr=1.5&padding=3,1&fit=pad", nil),
             ("\(url)&w=1024&dpr=4&padding=256", nil),
+            // dpr_limit keeps the dpr the sides were multiplied by (fuzz/FailCases: it was written as 1 and lost)
+            ("\(url)&w=300&h=200&fit=pad&dpr=2&dpr_limit=1", nil),
+            ("\(url)&w=300&h=200&fit=cover&dpr=1.5&dpr_limit=true", nil),
             ("url=HTTP%3A%2F%2FExample.COM%3A80%2Fx%2F..%2Fa%2520b.jpg%3Fv%3D1%26s%3D2%23top&w=10", nil),
             ("url=http://example.com/a+b.jpg&w=10", nil),
             ("url=https%3A%2F%2F%5B2001%3Adb8%3A%3A1%5D%3A8443%2Fa.jpg&w=10", nil),

@@ -85,6 +85,7 @@ import Thumbnailing
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=1,x", "wm_place"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=1,2&wm_pos=north", "wm_pos"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_hscale=2", "wm_hscale"), ("wm_place=1,2", "wm_place"),
+        ("dpr_limit=0.5", "dpr_limit"), ("dpr_limit=9", "dpr_limit"), ("dpr_limit=x", "dpr_limit"),
         ("brightness=5&order=contrast", "order"), ("brightness=5&order=brightness,brightness", "order"),
         ("brightness=5&order=frame", "order"), ("brightness=5&order=", "order"),
     ]

@@ -63,6 +63,7 @@ import Thumbnailing
         ("min_w=150&dpr=2", "v1 w=128 h=128 fit=contain g=centre q=80 up=0 f=auto min_w=300"),
         ("dpr_limit=1&dpr=1.5", "v1 w=96 h=96 fit=contain g=centre q=80 up=0 f=auto dprlim=1.5"),
         ("dpr_limit=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
+        ("dpr_limit=1.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto dprlim=1.5"),
         ("rounding=thumbor-fit-in", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto round=thumbor-fit-in"),
         ("rotate=270&flip=h", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=270m"),
         ("flip=v", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto o=180m"),

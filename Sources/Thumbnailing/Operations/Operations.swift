@@ -301,7 +301,8 @@ package struct PlanValues: Hashable, Sendable {
     /// In CSS pixels.
     package var minimumWidth: Int?
     package var minimumHeight: Int?
-    package var dprLimit: Bool?
+    /// 1: the request's dpr; above 1: that dpr (the sides already scaled by it); 0: none.
+    package var dprLimit: FixedDecimal?
     package var rounding: ThumbnailSpec.Operations.Rounding?
     package var trim: ThumbnailSpec.Trim?
     package var crop: ThumbnailSpec.Crop?
@@ -519,7 +520,6 @@ extension PlanField where Value == Bool {
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
-    package static var dpr_limit: Self { Self(parameter: .dpr_limit, keyPath: \.dprLimit) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Greyscale {
@@ -547,6 +547,7 @@ extension PlanField where Value == FixedDecimal {
     package static var sharpen: Self { Self(parameter: .sharpen, keyPath: \.sharpen) }
     package static var wm_opacity: Self { Self(parameter: .wm_opacity, keyPath: \.watermarkOpacity) }
     package static var wm_scale: Self { Self(parameter: .wm_scale, keyPath: \.watermarkScale) }
+    package static var dpr_limit: Self { Self(parameter: .dpr_limit, keyPath: \.dprLimit) }
     package static var wm_hscale: Self { Self(parameter: .wm_hscale, keyPath: \.watermarkHeightScale) }
 }
 

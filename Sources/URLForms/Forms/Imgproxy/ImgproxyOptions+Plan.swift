@@ -98,7 +98,7 @@ extension ImgproxyOptions {
         // that is the output (a crop or a canvas) shows it: contain's picture is the same either way.
         let extendsCanvas = extending != nil || extendAspectRatio?.value.isEnabled == true
         if let dpr, dpr.value > .one, !enlarges, hasWidth && hasHeight, type != .fit || extendsCanvas {
-            plan.set(.dpr_limit, true, option: dpr.option)
+            plan.set(.dpr_limit, FixedDecimal.one, option: dpr.option)
         }
 
         let typeOption = resizingType?.option ?? "rt"
