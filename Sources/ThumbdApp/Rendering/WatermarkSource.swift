@@ -71,16 +71,6 @@ final class WatermarkSource: Sendable {
     /// The digest of the named watermark, `nil` when there is none by that name (the parser's check).
     func digest(named name: String) -> UInt64? { named[name]?.digest }
 
-    /// Calls `completion` once with `watermark`'s bytes: at once for a named one, else on the fetch thread.
-    /// - Returns: the fetch's ticket when a transfer was asked for (to cancel it when nobody waits any more).
-    @discardableResult
-    func bytes(
-        for watermark: ThumbnailSpec.Watermark, priority: FetchPriority,
-        completion: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
-    ) -> FetchTicket? {
-        image(watermark.image, priority: priority, completion: completion)
-    }
-
     /// Calls `completion` once with `image`'s bytes (a watermark's or a frame's): at once for a named one, else on
     /// the fetch thread.
     /// - Returns: the fetch's ticket when a transfer was asked for.
@@ -137,7 +127,7 @@ struct Overlays: Sendable {
 
 extension WatermarkSource {
     /// Calls `completion` once with the images `spec` lays over its output: the watermark's, then the frame's (each
-    /// named or fetched as ``bytes(for:priority:completion:)`` does); the first failure ends it.
+    /// named or fetched as ``image(_:priority:completion:)`` does); the first failure ends it.
     /// - Parameter issued: called with each transfer's ticket as it is asked for (to cancel the one running when
     ///   nobody waits any more).
     func overlays(
@@ -153,7 +143,7 @@ extension WatermarkSource {
             if let ticket { issued(ticket) }
         }
         guard let watermark = spec.operations.watermark else { return withFrame(Overlays()) }
-        let ticket = bytes(for: watermark, priority: priority) { result in
+        let ticket = image(watermark.image, priority: priority) { result in
             switch result {
             case .success(let bytes): withFrame(Overlays(watermark: bytes))
             case .failure(let error): completion(.failure(error))
