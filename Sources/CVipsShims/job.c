@@ -19,9 +19,12 @@ void thumbd_job_init(ThumbdJob *job, const ThumbdVipsThumbnailParams *p, ThumbdV
 }
 
 void thumbd_job_release(ThumbdJob *job) {
-    if (job->watermark_sized) g_object_unref(job->watermark_sized);
-    if (job->watermark) g_object_unref(job->watermark);
-    job->watermark_sized = job->watermark = NULL;
+    for (int i = 0; i < THUMBD_VIPS_MAX_WATERMARKS; i++) {
+        ThumbdJobMark *mark = &job->marks[i];
+        if (mark->sized) g_object_unref(mark->sized);
+        if (mark->decoded) g_object_unref(mark->decoded);
+        mark->sized = mark->decoded = NULL;
+    }
     if (job->frame_overlay) g_object_unref(job->frame_overlay);
     if (job->frame_patch) g_object_unref(job->frame_patch);
     job->frame_overlay = job->frame_patch = NULL;

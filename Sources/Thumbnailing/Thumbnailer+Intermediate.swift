@@ -44,43 +44,50 @@ extension Thumbnailer {
     /// it keeps them per source bytes. Checks and errors are those of `render(_:spec:)`: the header and
     /// the pixel limit are checked on every call, and a damaged source fails with `.decodeFailed` while its
     /// intermediate is made.
-    /// - Parameter watermark: the encoded watermark image when the spec has one (borrowed for the call).
+    /// - Parameter watermarks: the encoded image of each of the spec's watermarks, in order (borrowed for the call).
     /// - Parameter frame: the encoded nine-patch when the spec has a frame (borrowed for the call).
     package func render(
         _ source: some ContiguousBytes,
         spec: ThumbnailSpec,
-        watermark: [UInt8]? = nil,
+        watermarks: [[UInt8]] = [],
         frame: [UInt8]? = nil,
         intermediates: IntermediateProvider
     ) throws(ThumbnailError) -> RenderedThumbnail {
         var params = try parameters(for: spec)
-        if spec.operations.watermark != nil && watermark == nil { throw .watermarkUnusable }
+        if spec.operations.watermarks.count != watermarks.count { throw .watermarkUnusable }
         if spec.operations.frame != nil && frame == nil { throw .frameUnusable }
         let bands = configuration.intermediateBands.map { Int32($0) }
         let margin = configuration.intermediateMargin
-        let outcome = Self.withOptionalBytes(watermark, frame) { mark, patch in
-            params.watermark = mark?.baseAddress
-            params.watermark_length = mark?.count ?? 0
-            params.frame = patch?.baseAddress
-            params.frame_length = patch?.count ?? 0
-            return source.withUnsafeBytes {
-                (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
-                // One C call: the shim reads the header once and, when the plan goes through an intermediate,
-                // asks for it through `provide` (below) during the call.
-                withoutActuallyEscaping(intermediates) { intermediates in
-                    let request = IntermediateRequest(provider: intermediates, bytes: bytes)
-                    var result = ThumbdVipsThumbnailResult()
-                    let step = withExtendedLifetime(request) {
-                        bands.withUnsafeBufferPointer {
-                            thumbd_vips_render(
-                                bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin,
-                                Self.provide, Unmanaged.passUnretained(request).toOpaque(), &result)
-                        }
+        let outcome = Self.withEveryBytes(watermarks) { marks in
+            Self.withOptionalBytes(frame) { patch in
+                withUnsafeMutableBytes(of: &params.watermarks) { raw in
+                    let slots = raw.bindMemory(to: ThumbdVipsWatermark.self)
+                    for (slot, mark) in marks.enumerated() {
+                        slots[slot].image = mark.baseAddress
+                        slots[slot].length = mark.count
                     }
-                    let outcome = Self.outcome(step, &result, bytes)
-                    // The provider's own error (a failed decode of the intermediate, say) is the render's.
-                    if let error = request.error { return .failure(error) }
-                    return outcome
+                }
+                params.frame = patch?.baseAddress
+                params.frame_length = patch?.count ?? 0
+                return source.withUnsafeBytes {
+                    (bytes: UnsafeRawBufferPointer) -> Result<RenderedThumbnail, ThumbnailError> in
+                    // One C call: the shim reads the header once and, when the plan goes through an intermediate,
+                    // asks for it through `provide` (below) during the call.
+                    withoutActuallyEscaping(intermediates) { intermediates in
+                        let request = IntermediateRequest(provider: intermediates, bytes: bytes)
+                        var result = ThumbdVipsThumbnailResult()
+                        let step = withExtendedLifetime(request) {
+                            bands.withUnsafeBufferPointer {
+                                thumbd_vips_render(
+                                    bytes.baseAddress, bytes.count, params, $0.baseAddress, Int32($0.count), margin,
+                                    Self.provide, Unmanaged.passUnretained(request).toOpaque(), &result)
+                            }
+                        }
+                        let outcome = Self.outcome(step, &result, bytes)
+                        // The provider's own error (a failed decode of the intermediate, say) is the render's.
+                        if let error = request.error { return .failure(error) }
+                        return outcome
+                    }
                 }
             }
         }
@@ -134,10 +141,13 @@ extension Thumbnailer {
         return bytes.withUnsafeBytes { body($0) }
     }
 
-    private static func withOptionalBytes<T>(
-        _ first: [UInt8]?, _ second: [UInt8]?, _ body: (UnsafeRawBufferPointer?, UnsafeRawBufferPointer?) -> T
-    ) -> T {
-        withOptionalBytes(first) { a in withOptionalBytes(second) { b in body(a, b) } }
+    /// Runs `body` with the storage of every one of `arrays`, in order.
+    private static func withEveryBytes<T>(_ arrays: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) -> T) -> T {
+        func pin(_ index: Int, _ pinned: [UnsafeRawBufferPointer]) -> T {
+            guard index < arrays.count else { return body(pinned) }
+            return arrays[index].withUnsafeBytes { pin(index + 1, pinned + [$0]) }
+        }
+        return pin(0, [])
     }
 
     /// The result of a shim job, with its C memory released.

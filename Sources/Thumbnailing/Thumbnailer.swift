@@ -61,17 +61,17 @@ package struct Thumbnailer: Sendable {
     /// Small boxes go through an intermediate made for this call and dropped after it (see
     /// `render(_:spec:intermediates:)`), so the bytes equal those of a render that reuses a cached one.
     /// - Throws: `ThumbnailError`; the case says which step failed (see its documentation).
-    /// - Parameter watermark: the encoded watermark image when the spec has one (borrowed for the call).
+    /// - Parameter watermarks: the encoded image of each of the spec's watermarks, in order (borrowed for the call).
     /// - Parameter frame: the encoded nine-patch when the spec has a frame (borrowed for the call).
     package func render(
         _ source: some ContiguousBytes,
         spec: ThumbnailSpec,
-        watermark: [UInt8]? = nil,
+        watermarks: [[UInt8]] = [],
         frame: [UInt8]? = nil
     ) throws(ThumbnailError)
         -> RenderedThumbnail
     {
-        try render(source, spec: spec, watermark: watermark, frame: frame) {
+        try render(source, spec: spec, watermarks: watermarks, frame: frame) {
             (_, make) throws(ThumbnailError) -> IntermediateImage in try make()
         }
     }

@@ -122,6 +122,50 @@ extension Integration {
             #expect(try await harness.request(thumbor).header("x-cache") == "HIT-MEMORY")
         }
 
+        @Test func severalWatermarksAreLaidInOrderAndAreOneEntryWithWm2() async throws {
+            // Given grid.png (300x300, 3x3 cells) and two marks at the origin: the quadrants (64x48: red, green over
+            // blue, yellow) and grey.png (64x48: grey 40 on the left, 200 on the right)
+            let harness = try Self.harness()
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            harness.origin.route("/a.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            harness.origin.route("/b.png", .ok(Fixtures.bytes("grey.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            // The quadrants at the top-left corner, grey.png half-transparent at the bottom-right one, and grey.png
+            // again 32 px in from the left edge, over the right half of the first mark
+            let thumbor =
+                "/t/unsafe/300x300/filters:format(png):watermark(\(host)/a.png,0,0,0):watermark(\(host)/b.png,-0,-0,50)"
+                + ":watermark(\(host)/b.png,32,0,0)/\(host)/grid.png"
+            func encoded(_ path: String) -> String { Harness.percentEncoded(harness.origin.url(path)) }
+            let thumb = harness.thumbTarget(
+                "/grid.png",
+                "w=300&h=300&fit=cover&enlarge=1&format=png&wm_url=\(encoded("/a.png"))&wm_pos=northwest"
+                    + "&wm2_url=\(encoded("/b.png"))&wm2_opacity=0.5"
+                    + "&wm3_url=\(encoded("/b.png"))&wm3_pos=northwest&wm3_x=32")
+
+            // When thumbor's URL is asked, then the same plan through /thumb
+            let first = try await harness.request(thumbor)
+            let second = try await harness.request(thumb)
+
+            // Then one render and one entry
+            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(first.text.prefix(200))")
+            #expect(second.status == 200 && second.header("x-cache") == "HIT-MEMORY")
+            #expect(first.body == second.body)
+            // And each mark is where its filter put it, the third over the first, the grid elsewhere
+            let image = try DecodedImage(decoding: first.body)
+            #expect(image.width == 300 && image.height == 300)
+            let grey = Fixtures.grid[2][2]
+            let probes: [(x: Int, y: Int, colour: RGB)] = [
+                (16, 12, Fixtures.red), (16, 36, Fixtures.blue),  // the first mark's left half
+                (40, 12, RGB(40, 40, 40)), (80, 36, RGB(200, 200, 200)),  // the third mark over it and beside it
+                (100, 60, Fixtures.grid[0][1]), (150, 150, Fixtures.grid[1][1]),  // the grid untouched
+                (250, 276, RGB(84, 84, 84)), (290, 276, RGB(164, 164, 164)),  // the second, half over grey 128
+                (250, 240, grey),
+            ]
+            #expect(image.mismatch(in: probes, tolerance: 4) == nil)
+            // And each mark image was fetched once
+            #expect(harness.origin.hits("/a.png") == 1 && harness.origin.hits("/b.png") == 1)
+        }
+
         @Test func roundCornerIsOneEntryWithItsThumbParameters() async throws {
             // Given the quadrants (64x48: red, green over blue, yellow) and thumbor's round_corner in red
             let harness = try Self.harness()

@@ -94,6 +94,11 @@ import Thumbnailing
             "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=center&wm_y=4&wm_x=3",
             "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=centre&wm_x=3&wm_y=4"
         ),
+        // Several watermarks: each slot's fields in order.
+        (
+            "wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_pos=north&wm_url=http%3A%2F%2Fa.test%2Fm.png",
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_pos=north"
+        ),
         // Encoder and metadata.
         ("progressive=true", "progressive=1"),
         ("progressive=0", "progressive=0"),

@@ -13,7 +13,7 @@ extension FlightStateMachineTests {
             case .fetchOrigin(let priority): "fetchOrigin(\(priority))"
             case .fetchWatermark(let priority): "fetchWatermark(\(priority))"
             case .submitRender(let priority, _, let overlays):
-                "submitRender(\(priority)\(overlays.watermark == nil ? "" : ", watermarked"))"
+                "submitRender(\(priority)\(overlays.watermarks.isEmpty ? "" : ", watermarked"))"
             case .cancel(let ticket, let step): "cancel(\(ticket), \(step))"
             case .promoteFetch(let ticket): "promoteFetch(\(ticket))"
             case .promoteRender(let job): "promoteRender(\(job))"

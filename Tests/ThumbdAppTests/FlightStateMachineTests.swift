@@ -67,7 +67,7 @@ import Thumbnailing
         #expect(Self.summary(machine.sharedSourceMissed(writeBack: .replace)) == ["fetchOrigin(interactive)"])
         #expect(Self.summary(machine.sourceArrived(source, keptFor: freshness)) == ["fetchWatermark(interactive)"])
         #expect(
-            Self.summary(machine.watermarkArrived(.success(Overlays(watermark: [7])))) == [
+            Self.summary(machine.watermarkArrived(.success(Overlays(watermarks: [[7]])))) == [
                 "submitRender(interactive, watermarked)"
             ])
         #expect(Self.summary(machine.renderQueued("job")).isEmpty)
@@ -92,7 +92,7 @@ import Thumbnailing
         _ = machine.sharedThumbnailLookedUp(.unavailable)
         #expect(Self.summary(machine.sourceCacheMissed()) == ["fetchOrigin(interactive)"])
         _ = machine.sourceArrived(source, keptFor: freshness)
-        _ = machine.watermarkArrived(.success(Overlays(watermark: [7])))
+        _ = machine.watermarkArrived(.success(Overlays(watermarks: [[7]])))
         #expect(Self.summary(machine.rendered(.success(variant))) == ["answer(w1: thumbnail)"])
     }
 
@@ -100,7 +100,7 @@ import Thumbnailing
         var (fromCache, _) = Self.started(Self.everyStep)
         _ = fromCache.sharedThumbnailLookedUp(.miss(replace: true))
         _ = fromCache.sourceArrived(source, keptFor: nil)
-        _ = fromCache.watermarkArrived(.success(Overlays(watermark: [7])))
+        _ = fromCache.watermarkArrived(.success(Overlays(watermarks: [[7]])))
         #expect(
             Self.summary(fromCache.rendered(.success(variant)))
                 == ["answer(w1: thumbnail)", "share(variant: replace, source: none)"])
@@ -110,7 +110,7 @@ import Thumbnailing
         _ = fromSharedTier.sourceCacheMissed()
         // (kept in this node's source cache, but the tier's lookup found it, so the source write stays none)
         _ = fromSharedTier.sourceArrived(source, keptFor: freshness)
-        _ = fromSharedTier.watermarkArrived(.success(Overlays(watermark: [7])))
+        _ = fromSharedTier.watermarkArrived(.success(Overlays(watermarks: [[7]])))
         #expect(
             Self.summary(fromSharedTier.rendered(.success(variant)))
                 == ["answer(w1: thumbnail)", "share(variant: ifAbsent, source: none)"])
@@ -272,7 +272,7 @@ import Thumbnailing
         // The fetcher had already claimed the ticket for delivery: no `cancelled`, the source arrives
         _ = machine.sourceArrived(source, keptFor: freshness)
         #expect(
-            Self.summary(machine.watermarkArrived(.success(Overlays(watermark: [7])))) == [
+            Self.summary(machine.watermarkArrived(.success(Overlays(watermarks: [[7]])))) == [
                 "submitRender(background, watermarked)"
             ])
         _ = machine.renderQueued("job")
@@ -348,7 +348,7 @@ import Thumbnailing
         _ = failed.sharedSourceMissed(writeBack: .ifAbsent)
         _ = failed.join(Self.waiter(2), priority: .interactive)
         _ = failed.sourceArrived(source, keptFor: freshness)
-        _ = failed.watermarkArrived(.success(Overlays(watermark: [7])))
+        _ = failed.watermarkArrived(.success(Overlays(watermarks: [[7]])))
         #expect(
             Self.summary(failed.rendered(.failure(.thumbnail(.watermarkUnusable))))
                 == ["answer(w1 w2: error)", "share(variant: none, source: ifAbsent)"])

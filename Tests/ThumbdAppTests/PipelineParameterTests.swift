@@ -85,6 +85,11 @@ import Thumbnailing
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=1,x", "wm_place"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=1,2&wm_pos=north", "wm_pos"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_hscale=2", "wm_hscale"), ("wm_place=1,2", "wm_place"),
+        ("wm2_url=http%3A%2F%2Fa.test%2Fm.png", "wm2"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm3_url=http%3A%2F%2Fa.test%2Fm.png", "wm3"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_x=3", "wm2_x"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_opacity=2", "wm2_opacity"),
+        ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_pos=tile&wm2_y=1", "wm2_y"),
         ("dpr_limit=0.5", "dpr_limit"), ("dpr_limit=9", "dpr_limit"), ("dpr_limit=x", "dpr_limit"),
         ("brightness=5&order=contrast", "order"), ("brightness=5&order=brightness,brightness", "order"),
         ("brightness=5&order=frame", "order"), ("brightness=5&order=", "order"),
@@ -140,7 +145,7 @@ import Thumbnailing
         }
         let first = try request(0xabc)
         let replaced = try request(0xdef)
-        #expect(first.spec.operations.watermark?.image == .named("logo", digest: 0xabc))
+        #expect(first.spec.operations.watermarks.first?.image == .named("logo", digest: 0xabc))
         let key = VariantKey.description(source: first.source, spec: first.spec)
         #expect(key.contains(" wm=n:logo:abc,southeast,0,0,0.5,0 "))
         #expect(key != VariantKey.description(source: replaced.source, spec: replaced.spec))

@@ -252,6 +252,13 @@ import Thumbnailing
             "fit-in/200x200/filters:watermark(img.test/wm.png,-10,repeat,0,25)/img.test/a.jpg",
             "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_place=-10,repeat&wm_scale=0.25"
         ),
+        // several watermark() filters: each into the next slot, laid in the URL's order
+        (
+            "fit-in/200x200/filters:watermark(img.test/a.png,0,0,0):watermark(img.test/b.png,-0,-0,50,20)"
+                + "/img.test/a.jpg",
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fa.png&wm_pos=northwest"
+                + "&wm2_url=http%3A%2F%2Fimg.test%2Fb.png&wm2_opacity=0.5&wm2_scale=0.2"
+        ),
         // round_corner(a|b, r, g, b[, transparent]): radius and radius_bg (an alpha of 00 when transparent)
         ("fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg", "w=10&h=10&radius=20"),
         (
@@ -351,6 +358,11 @@ import Thumbnailing
         ),
         ("debug/10x10/img.test/a.jpg", .unsupportedOption("debug")),
         ("10x10/filters:blur(1):blur(2)/img.test/a.jpg", .duplicateParameter("filters:blur")),
+        (
+            "10x10/filters:watermark(a.png,0,0,0):watermark(a.png,0,0,0):watermark(a.png,0,0,0)"
+                + ":watermark(a.png,0,0,0):watermark(a.png,0,0,0)/img.test/a.jpg",
+            .invalidValue("watermark", reason: "at most 4 watermarks")
+        ),
         ("-10x10/filters:focal(1x1:5x5)/img.test/a.jpg", .unsupportedOption("focal with a flip or rotate")),
         ("fit-in/10x10/filters:fill(blur,true)/img.test/a.jpg", .unsupportedOption("fill(blur) with fill_transparent")),
         ("10x10/filters:format(heic)/img.test/a.jpg", .unsupportedOption("format(heic)")),

@@ -160,6 +160,16 @@ import Thumbnailing
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0,h=0.25"
                 + ",place=-20p,repeat"
         ),
+        (
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_pos=north&wm2_opacity=0.5",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0"
+                + " wm2=u:19:http://a.test/n.png,north,0,0,0.5,0"
+        ),
+        // An invisible watermark leaves; the next one moves up a slot
+        (
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_opacity=0&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_pos=north",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/n.png,north,0,0,1,0"
+        ),
         ("keep_copyright=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto kcr"),
         ("icc=keep", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto icc=keep"),
         ("progressive=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto prog=1"),
@@ -200,7 +210,7 @@ import Thumbnailing
         operations.lossless = true
         var watermark = ThumbnailSpec.Watermark(image: .named("logo", digest: 0xabc123))
         watermark.position = .gravity(.east)
-        operations.watermark = watermark
+        operations.watermarks = [watermark]
         let spec = try ThumbnailSpec(
             width: 64, height: 48, fit: .cover, format: .exactly(.webp), operations: operations)
         let key = VariantKey.description(source: try SourceURL("http://example.com/a.jpg"), spec: spec)

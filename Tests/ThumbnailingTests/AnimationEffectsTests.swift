@@ -99,14 +99,14 @@ import Thumbnailing
             mark.position = .gravity(.northWest)
             mark.scale = decimal("0.5")
             mark.opacity = decimal("0.7")
-            $0.watermark = mark
+            $0.watermarks = [mark]
         },
         Case("watermark-tile", watermark: "quadrants.png") {
             var mark = ThumbnailSpec.Watermark(image: .named("quadrants", digest: 1))
             mark.position = .tile
             mark.scale = decimal("0.25")
             mark.opacity = decimal("0.5")
-            $0.watermark = mark
+            $0.watermarks = [mark]
         },
         Case("metadata") {
             $0.keepCopyright = true
@@ -126,10 +126,10 @@ import Thumbnailing
     @Test(arguments: cases)
     func eachFrameIsWhatTheStillPlanMakesOfIt(_ testCase: Case) throws {
         let thumbnailer = try TestThumbnailer.make()
-        let watermark = testCase.watermark.map { Fixtures.bytes($0) }
+        let watermarks = testCase.watermark.map { [Fixtures.bytes($0)] } ?? []
         // When the animation goes through the plan
         let animation = try thumbnailer.render(
-            Fixtures.bytes("animated-halves.gif"), spec: Self.spec(testCase, format: .webp), watermark: watermark)
+            Fixtures.bytes("animated-halves.gif"), spec: Self.spec(testCase, format: .webp), watermarks: watermarks)
         let frames = try DecodedImage(decoding: animation.bytes, allFrames: true)
         try #require(frames.frameCount == 3)
         for frame in 0..<3 {
@@ -137,7 +137,7 @@ import Thumbnailing
             let still = try DecodedImage(
                 decoding: thumbnailer.render(
                     Fixtures.bytes("halves-frame\(frame).gif"), spec: Self.spec(testCase, format: .png),
-                    watermark: watermark
+                    watermarks: watermarks
                 ).bytes)
             #expect(frames.width == still.width && frames.pageHeight == still.height, "frame \(frame)")
             guard frames.width == still.width && frames.pageHeight == still.height else { continue }
@@ -165,11 +165,12 @@ import Thumbnailing
     @Test(arguments: cases.filter { !["resize", "auto-orient-off", "metadata", "background"].contains($0.name) })
     func theStepChangesEveryFrame(_ testCase: Case) throws {
         let thumbnailer = try TestThumbnailer.make()
-        let watermark = testCase.watermark.map { Fixtures.bytes($0) }
+        let watermarks = testCase.watermark.map { [Fixtures.bytes($0)] } ?? []
         let source = Fixtures.bytes("animated-halves.gif")
         let plain = Case(testCase.name, box: (48, 48)) { _ in }
         let with = try DecodedImage(
-            decoding: thumbnailer.render(source, spec: Self.spec(testCase, format: .webp), watermark: watermark).bytes,
+            decoding: thumbnailer.render(source, spec: Self.spec(testCase, format: .webp), watermarks: watermarks)
+                .bytes,
             allFrames: true)
         let without = try DecodedImage(
             decoding: thumbnailer.render(source, spec: Self.spec(plain, format: .webp)).bytes, allFrames: true)

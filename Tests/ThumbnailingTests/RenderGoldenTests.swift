@@ -147,13 +147,13 @@ import Thumbnailing
             mark.offsetX = 5
             mark.offsetY = 3
             mark.opacity = decimal("0.6")
-            $0.watermark = mark
+            $0.watermarks = [mark]
         },
         Case("watermark-tile-scaled", watermark: "rgba.png") {
             var mark = ThumbnailSpec.Watermark(image: .named("rgba", digest: 2))
             mark.position = .tile
             mark.scale = decimal("0.25")
-            $0.watermark = mark
+            $0.watermarks = [mark]
         },
         {
             var framed = Case("frame") { $0.frame = ThumbnailSpec.Frame(image: .url("https://a.test/nine-patch.png")) }
@@ -214,20 +214,22 @@ import Thumbnailing
     /// Renders one case through one path and returns the output's hash (nil when the case does not apply there).
     static func hash(_ testCase: Case, _ path: Path) throws -> String? {
         let thumbnailer = try TestThumbnailer.make()
-        let watermark = testCase.watermark.map { Fixtures.bytes($0) }
+        let watermarks = testCase.watermark.map { [Fixtures.bytes($0)] } ?? []
         let frame = testCase.frame.map { Fixtures.bytes($0) }
         let spec = try spec(testCase, path)
         switch path {
         case .direct:
             return sha256(
-                try thumbnailer.render(Fixtures.bytes(testCase.fixture), spec: spec, watermark: watermark, frame: frame)
-                    .bytes)
+                try thumbnailer.render(
+                    Fixtures.bytes(testCase.fixture), spec: spec, watermarks: watermarks, frame: frame
+                )
+                .bytes)
         case .kept:
             let source = Fixtures.bytes(testCase.fixture)
             let kept = Mutex<IntermediateImage?>(nil)
             let made = Mutex(0)
             func render() throws -> RenderedThumbnail {
-                try thumbnailer.render(source, spec: spec, watermark: watermark, frame: frame) {
+                try thumbnailer.render(source, spec: spec, watermarks: watermarks, frame: frame) {
                     (band, make) throws(ThumbnailError) -> IntermediateImage in
                     if let image = kept.withLock({ $0 }), image.band == band { return image }
                     let image = try make()
@@ -247,7 +249,7 @@ import Thumbnailing
                 return nil
             }
             let rendered = try thumbnailer.render(
-                Fixtures.bytes("animated.gif"), spec: spec, watermark: watermark, frame: frame)
+                Fixtures.bytes("animated.gif"), spec: spec, watermarks: watermarks, frame: frame)
             #expect(try DecodedImage(decoding: rendered.bytes, allFrames: true).frameCount == 3)
             return sha256(rendered.bytes)
         }

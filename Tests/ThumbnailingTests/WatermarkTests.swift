@@ -10,13 +10,13 @@ import Thumbnailing
         var watermark = ThumbnailSpec.Watermark(image: .named("quadrants", digest: 1))
         configure(&watermark)
         var operations = ThumbnailSpec.Operations()
-        operations.watermark = watermark
+        operations.watermarks = [watermark]
         return try ThumbnailSpec(width: 300, height: 300, format: .exactly(.png), operations: operations)
     }
 
     static func render(_ spec: ThumbnailSpec, mark: String = "quadrants.png") throws -> DecodedImage {
         let thumbnail = try TestThumbnailer.make().render(
-            Fixtures.bytes("grid.png"), spec: spec, watermark: Fixtures.bytes(mark))
+            Fixtures.bytes("grid.png"), spec: spec, watermarks: [Fixtures.bytes(mark)])
         return try DecodedImage(decoding: thumbnail.bytes)
     }
 
@@ -38,6 +38,38 @@ import Thumbnailing
                     (x: 295, y: 295, colour: Self.grey), (x: 220, y: 250, colour: Self.grey),
                 ], tolerance: 8) == nil)
         #expect(!image.hasAlpha)
+    }
+
+    @Test func severalMarksAreLaidInOrder() throws {
+        // Given the quadrants at the top-left corner, grey.png (64x48: grey 40 left, 200 right) at the bottom-right,
+        // and grey.png again 32 px in from the left edge, over the first mark's right half
+        var first = ThumbnailSpec.Watermark(image: .named("quadrants", digest: 1))
+        first.position = .gravity(.northWest)
+        let second = ThumbnailSpec.Watermark(image: .named("grey", digest: 2))
+        var third = ThumbnailSpec.Watermark(image: .named("grey", digest: 2))
+        third.position = .gravity(.northWest)
+        third.offsetX = 32
+        var operations = ThumbnailSpec.Operations()
+        operations.watermarks = [first, second, third]
+        let spec = try ThumbnailSpec(width: 300, height: 300, format: .exactly(.png), operations: operations)
+        let thumbnail = try TestThumbnailer.make().render(
+            Fixtures.bytes("grid.png"), spec: spec,
+            watermarks: [Fixtures.bytes("quadrants.png"), Fixtures.bytes("grey.png"), Fixtures.bytes("grey.png")])
+        let image = try DecodedImage(decoding: thumbnail.bytes)
+        // Then each is in its place, the third over the first
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 16, y: 12, colour: Fixtures.red), (x: 16, y: 36, colour: Fixtures.blue),
+                    (x: 40, y: 12, colour: RGB(40, 40, 40)), (x: 80, y: 36, colour: RGB(200, 200, 200)),
+                    (x: 250, y: 276, colour: RGB(40, 40, 40)), (x: 290, y: 276, colour: RGB(200, 200, 200)),
+                    (x: 150, y: 150, colour: Fixtures.grid[1][1]), (x: 250, y: 240, colour: Self.grey),
+                ], tolerance: 4) == nil)
+        // And a plan whose marks are not all given is refused, not rendered with fewer
+        #expect(throws: ThumbnailError.watermarkUnusable) {
+            try TestThumbnailer.make().render(
+                Fixtures.bytes("grid.png"), spec: spec, watermarks: [Fixtures.bytes("quadrants.png")])
+        }
     }
 
     @Test func opacityMixesTheMarkWithThePicture() throws {
@@ -153,11 +185,11 @@ import Thumbnailing
         var operations = ThumbnailSpec.Operations()
         var watermark = ThumbnailSpec.Watermark(image: .url("http://example.com/m.png"))
         watermark.position = .gravity(.northWest)
-        operations.watermark = watermark
+        operations.watermarks = [watermark]
         let spec = try ThumbnailSpec(
             width: 96, height: 64, enlarge: true, format: .exactly(.gif), operations: operations)
         let thumbnail = try TestThumbnailer.make().render(
-            Fixtures.bytes("animated.gif"), spec: spec, watermark: Fixtures.bytes("grey.png"))
+            Fixtures.bytes("animated.gif"), spec: spec, watermarks: [Fixtures.bytes("grey.png")])
         let image = try DecodedImage(decoding: thumbnail.bytes, allFrames: true)
         #expect(image.frameCount == 3)
         for (frame, colour) in Fixtures.animationFrames.enumerated() {

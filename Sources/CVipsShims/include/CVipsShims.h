@@ -121,6 +121,30 @@ typedef enum ThumbdVipsWatermarkPlace {
     THUMBD_VIPS_WM_REPEAT = 5,
 } ThumbdVipsWatermarkPlace;
 
+/// Most watermarks one plan lays over its output (thumbor's URLs may carry several `watermark()` filters).
+#define THUMBD_VIPS_MAX_WATERMARKS 4
+
+/// One watermark (steps/watermark.c): the encoded image (borrowed for the call; the same allowed formats and pixel
+/// limit as a source), placed at `gravity` (a compass point) moved inward by the offsets, or tiled when `tile`;
+/// alpha multiplied by `opacity`; resized to `scale` x the output's width when above 0.
+typedef struct ThumbdVipsWatermark {
+    const void *image;
+    size_t length;
+    ThumbdVipsGravity gravity;
+    int tile;
+    int x, y;
+    double opacity;
+    double scale;
+    /// Above 0: the mark's height at most this fraction of the output's height (with `scale` too, the mark fits
+    /// inside both; rounded as thumbor's h_ratio).
+    double height_scale;
+    /// Non-zero: thumbor's placement, axis by axis (x, then y), in place of the gravity, offsets and tile: each a
+    /// THUMBD_VIPS_WM_* kind and its value (output pixels, or percent of the output's side).
+    int place;
+    int place_kind[2];
+    int place_value[2];
+} ThumbdVipsWatermark;
+
 /// The filters a plan may run in its own order (filter_order), by the step they run.
 typedef enum ThumbdVipsFilter {
     THUMBD_VIPS_FILTER_NONE = 0,
@@ -281,25 +305,10 @@ typedef struct ThumbdVipsThumbnailParams {
     ThumbdVipsFormat format_animated;
     int max_frames;
 
-    /// Watermark, laid over every output frame after padding: the encoded image (borrowed for the call, NULL
-    /// for none; the same allowed formats and pixel limit as a source), placed at watermark_gravity (a compass
-    /// point) moved inward by the offsets, or tiled when watermark_tile; alpha multiplied by watermark_opacity;
-    /// resized to watermark_scale x the output's width when above 0.
-    const void *watermark;
-    size_t watermark_length;
-    ThumbdVipsGravity watermark_gravity;
-    int watermark_tile;
-    int watermark_x, watermark_y;
-    double watermark_opacity;
-    double watermark_scale;
-    /// Above 0: the mark's height at most this fraction of the output's height (with watermark_scale too, the mark
-    /// fits inside both; rounded as thumbor's h_ratio).
-    double watermark_height_scale;
-    /// Non-zero: thumbor's placement, axis by axis (x, then y), in place of the gravity, offsets and tile: each a
-    /// THUMBD_VIPS_WM_* kind and its value (output pixels, or percent of the output's side).
-    int watermark_place;
-    int watermark_place_kind[2];
-    int watermark_place_value[2];
+    /// Watermarks, laid over every output frame after padding, in order (the first underneath): watermarks[0]
+    /// up to watermark_count (0 for none, at most THUMBD_VIPS_MAX_WATERMARKS).
+    ThumbdVipsWatermark watermarks[THUMBD_VIPS_MAX_WATERMARKS];
+    int watermark_count;
 
     /// Frame (steps/frame.c), drawn around every output frame after padding, before the watermark: the encoded
     /// nine-patch (borrowed for the call, NULL for none; the same allowed formats and pixel limit as a source,

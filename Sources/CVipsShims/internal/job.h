@@ -40,6 +40,14 @@ typedef struct ThumbdFrameMarks {
     int left, top, right, bottom;
 } ThumbdFrameMarks;
 
+// One watermark as a job keeps it: decoded once, and resized and faded for the output width it was last laid on
+// (every frame of a job has one size).
+typedef struct ThumbdJobMark {
+    VipsImage *decoded;  // 8-bit sRGB with alpha, in memory
+    VipsImage *sized;    // resized for `width` and its opacity applied (lazy over `decoded`)
+    int width;
+} ThumbdJobMark;
+
 typedef struct ThumbdJob {
     const ThumbdVipsThumbnailParams *params;  // (transfer none) as Swift sent them; never written
     const void *buffer;                       // (transfer none) the encoded source, borrowed for the call; NULL
@@ -66,11 +74,9 @@ typedef struct ThumbdJob {
     int has_kept;              // `kept` replaces the image's own EXIF copyright and artist
     ThumbdKeptMetadata kept;
 
-    // The watermark, decoded once per job on first use (steps/watermark.c); owned by the job (transfer full),
-    // released by thumbd_job_release.
-    VipsImage *watermark;        // 8-bit sRGB with alpha, in memory
-    VipsImage *watermark_sized;  // resized for `watermark_width` and its opacity applied (lazy over `watermark`)
-    int watermark_width;
+    // The watermarks, each decoded once per job on first use (steps/watermark.c); owned by the job (transfer
+    // full), released by thumbd_job_release.
+    ThumbdJobMark marks[THUMBD_VIPS_MAX_WATERMARKS];
     // THUMBD_VIPS_BACKGROUND_AUTO's colour, RGBA 0...255, found by steps/background_fill.c; pad and flatten use it.
     int has_fill_colour;
     double fill_colour[4];

@@ -92,6 +92,12 @@ ThumbdVipsStep thumbd_step_pad(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_padding(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_padding(ThumbdJob *job, VipsImage **image);
 
+// overlay.c: an image laid over the output (a watermark, a frame's nine-patch) decoded whole from its encoded
+// bytes into *out (transfer full): 8-bit sRGB with alpha (4 bands), in memory. `unusable`, the step to report, when
+// it is not an allowed image, is above the pixel limit, has a side outside min_side...max_side or is damaged (the
+// reason, naming `what`, in libvips's error buffer); THUMBD_VIPS_STEP_THUMBNAIL when libvips failed on a good one.
+ThumbdVipsStep thumbd_decode_overlay(const ThumbdJob *job, const void *bytes, size_t length, const char *what,
+                                     int min_side, int max_side, ThumbdVipsStep unusable, VipsImage **out);
 // frame.c: the nine-patch (decoded once per job, kept in it) drawn around the image, which grows by its margins.
 int thumbd_wants_frame(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_frame(ThumbdJob *job, VipsImage **image);

@@ -57,45 +57,13 @@ static void read_content(VipsImage *image, int vertical, int *near, int *far) {
 // no stretch markers), THUMBD_VIPS_STEP_THUMBNAIL when libvips failed on a good one.
 static ThumbdVipsStep decode_patch(ThumbdJob *job) {
     const ThumbdVipsThumbnailParams *p = job->params;
-    ThumbdVipsFormat format;
-    const char *loader;
-    VipsImage *header = NULL;
-    if (thumbd_vips_open_header(p->frame, p->frame_length, p->allowed_sources, &header, &format, &loader) !=
-        THUMBD_VIPS_STEP_OK)
-        return THUMBD_VIPS_STEP_FRAME;
-    int width = header->Xsize, height = header->Ysize;
-    g_object_unref(header);
-    if (width < 3 || height < 3 || width > THUMBD_FRAME_MAX_SIDE || height > THUMBD_FRAME_MAX_SIDE ||
-        (int64_t)width * height > p->max_source_pixels) {
-        vips_error("thumbd", "a %dx%d frame is outside 3x3...%dx%d", width, height, THUMBD_FRAME_MAX_SIDE,
-                   THUMBD_FRAME_MAX_SIDE);
-        return THUMBD_VIPS_STEP_FRAME;
-    }
     VipsObject *scope = thumbd_scope_new();
-    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 8);
-    // Decoded whole, here, so that a damaged frame fails as such (not later, inside the output's encode).
-    t[0] = vips_image_new_from_buffer((void *)p->frame, p->frame_length, "", "fail_on", VIPS_FAIL_ON_ERROR, NULL);
-    if (!t[0]) return thumbd_scope_fail(scope, THUMBD_VIPS_STEP_FRAME);
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 3);
+    ThumbdVipsStep step = thumbd_decode_overlay(job, p->frame, p->frame_length, "frame", 3, THUMBD_FRAME_MAX_SIDE,
+                                                THUMBD_VIPS_STEP_FRAME, &t[0]);
+    if (step != THUMBD_VIPS_STEP_OK) return thumbd_scope_fail(scope, step);
     VipsImage *in = t[0];
-    if (in->Type != VIPS_INTERPRETATION_sRGB || in->BandFmt != VIPS_FORMAT_UCHAR) {
-        if (vips_colourspace(in, &t[1], VIPS_INTERPRETATION_sRGB, NULL))
-            return thumbd_scope_fail(scope, THUMBD_VIPS_STEP_FRAME);
-        in = t[1];
-        if (in->BandFmt != VIPS_FORMAT_UCHAR) {
-            if (vips_cast_uchar(in, &t[2], NULL)) return thumbd_scope_failed(scope);
-            in = t[2];
-        }
-    }
-    if (!vips_image_hasalpha(in)) {
-        if (vips_addalpha(in, &t[3], NULL)) return thumbd_scope_failed(scope);
-        in = t[3];
-    }
-    if (in->Bands != 4) {
-        if (vips_extract_band(in, &t[4], 0, "n", 4, NULL)) return thumbd_scope_failed(scope);
-        in = t[4];
-    }
-    if (!(t[5] = vips_image_copy_memory(in))) return thumbd_scope_fail(scope, THUMBD_VIPS_STEP_FRAME);
-    in = t[5];
+    int width = in->Xsize, height = in->Ysize;
     ThumbdFrameMarks *marks = &job->frame_marks;
     if (!read_runs(in, 0, &marks->columns) || !read_runs(in, 1, &marks->rows)) {
         vips_error("thumbd", "the frame has no nine-patch stretch markers (or more than %d runs of them)",
@@ -104,9 +72,9 @@ static ThumbdVipsStep decode_patch(ThumbdJob *job) {
     }
     read_content(in, 0, &marks->left, &marks->right);
     read_content(in, 1, &marks->top, &marks->bottom);
-    if (vips_extract_area(in, &t[6], 1, 1, width - 2, height - 2, NULL) || vips_premultiply(t[6], &t[7], NULL))
+    if (vips_extract_area(in, &t[1], 1, 1, width - 2, height - 2, NULL) || vips_premultiply(t[1], &t[2], NULL))
         return thumbd_scope_failed(scope);
-    if (!(job->frame_patch = vips_image_copy_memory(t[7]))) return thumbd_scope_failed(scope);
+    if (!(job->frame_patch = vips_image_copy_memory(t[2]))) return thumbd_scope_failed(scope);
     g_object_unref(scope);
     return THUMBD_VIPS_STEP_OK;
 }

@@ -1,100 +1,60 @@
 // SPDX-License-Identifier: Apache-2.0
-// Step: the watermark, laid over the output (every frame of an animation) after the canvas. The mark is decoded
-// once per job and kept in it (job->watermark, owned by the job); its resized, faded form is kept for the width
-// it was made for, so the frames of an animation share one.
+// Step: the watermarks, laid over the output (every frame of an animation) after the canvas, in order. Each mark
+// is decoded once per job and kept in it (job->marks, owned by the job); its resized, faded form is kept for the
+// width it was made for, so the frames of an animation share one.
 #include <math.h>
 
 #include "../internal/steps.h"
 
-// Decodes the watermark into job->watermark: 8-bit sRGB with alpha. THUMBD_VIPS_STEP_WATERMARK when the image
-// itself is unusable (not an allowed image, too large, damaged), THUMBD_VIPS_STEP_THUMBNAIL when libvips failed
-// on a good one.
-static ThumbdVipsStep decode_mark(ThumbdJob *job) {
-    const ThumbdVipsThumbnailParams *p = job->params;
-    ThumbdVipsFormat format;
-    const char *loader;
-    VipsImage *header = NULL;
-    if (thumbd_vips_open_header(p->watermark, p->watermark_length, p->allowed_sources, &header, &format, &loader) !=
-        THUMBD_VIPS_STEP_OK)
-        return THUMBD_VIPS_STEP_WATERMARK;
-    int64_t pixels = (int64_t)header->Xsize * header->Ysize;
-    if (pixels > p->max_source_pixels) {
-        vips_error("thumbd", "watermark of %dx%d exceeds the pixel limit", header->Xsize, header->Ysize);
-    }
-    g_object_unref(header);
-    if (pixels > p->max_source_pixels) return THUMBD_VIPS_STEP_WATERMARK;
-    VipsObject *scope = thumbd_scope_new();
-    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 5);
-    // Decoded whole, here, so that a damaged watermark fails as such (not later, inside the output's encode).
-    t[0] = vips_image_new_from_buffer((void *)p->watermark, p->watermark_length, "", "fail_on", VIPS_FAIL_ON_ERROR,
-                                      NULL);
-    if (!t[0] || !(t[1] = vips_image_copy_memory(t[0]))) return thumbd_scope_fail(scope, THUMBD_VIPS_STEP_WATERMARK);
-    VipsImage *in = t[1];
-    if (in->Type != VIPS_INTERPRETATION_sRGB || in->BandFmt != VIPS_FORMAT_UCHAR) {
-        if (vips_colourspace(in, &t[2], VIPS_INTERPRETATION_sRGB, NULL))
-            return thumbd_scope_failed(scope);
-        in = t[2];
-        if (in->BandFmt != VIPS_FORMAT_UCHAR) {
-            if (vips_cast_uchar(in, &t[3], NULL)) return thumbd_scope_failed(scope);
-            in = t[3];
-        }
-    }
-    if (!vips_image_hasalpha(in)) {
-        if (vips_addalpha(in, &t[4], NULL)) return thumbd_scope_failed(scope);
-        in = t[4];
-    }
-    job->watermark = in;
-    g_object_ref(in);
-    g_object_unref(scope);
-    return THUMBD_VIPS_STEP_OK;
-}
-
-// The mark for an output `width` x `height` (transfer none: the job's; every frame of a job has one size), its
-// width p->watermark_scale of it (and its height at most p->watermark_height_scale of it) and its alpha multiplied
-// by the opacity.
-static ThumbdVipsStep mark_for(ThumbdJob *job, int width, int height, VipsImage **mark) {
-    const ThumbdVipsThumbnailParams *p = job->params;
-    if (!job->watermark) {
-        ThumbdVipsStep step = decode_mark(job);
+// The mark `w` of the job for an output `width` x `height` (transfer none: the job's; every frame of a job has one
+// size), decoded on first use, its width w->scale of the output's (and its height at most w->height_scale of it)
+// and its alpha multiplied by the opacity.
+static ThumbdVipsStep mark_for(ThumbdJob *job, int index, int width, int height, VipsImage **mark) {
+    const ThumbdVipsWatermark *w = &job->params->watermarks[index];
+    ThumbdJobMark *kept = &job->marks[index];
+    if (!kept->decoded) {
+        ThumbdVipsStep step = thumbd_decode_overlay(job, w->image, w->length, "watermark", 1, VIPS_MAX_COORD,
+                                                    THUMBD_VIPS_STEP_WATERMARK, &kept->decoded);
         if (step != THUMBD_VIPS_STEP_OK) return step;
     }
-    if (job->watermark_sized && job->watermark_width == width) {
-        *mark = job->watermark_sized;
+    if (kept->sized && kept->width == width) {
+        *mark = kept->sized;
         return THUMBD_VIPS_STEP_OK;
     }
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
-    VipsImage *in = job->watermark;
-    if (p->watermark_height_scale > 0) {
+    VipsImage *in = kept->decoded;
+    if (w->height_scale > 0) {
         // thumbor's calc_watermark_size: the mark fits inside the width and height ratios' box, each side rounded.
-        double box_w = p->watermark_scale > 0 ? p->watermark_scale * width : 0;
-        double box_h = p->watermark_height_scale * height;
+        double box_w = w->scale > 0 ? w->scale * width : 0;
+        double box_h = w->height_scale * height;
         if (box_w <= 0) box_w = in->Xsize * box_h / in->Ysize;
-        double w, h;
+        double mark_w, mark_h;
         if ((double)in->Xsize / box_w >= (double)in->Ysize / box_h) {
-            h = rint(in->Ysize * box_w / in->Xsize);
-            w = rint(box_w);
+            mark_h = rint(in->Ysize * box_w / in->Xsize);
+            mark_w = rint(box_w);
         } else {
-            h = rint(box_h);
-            w = rint(in->Xsize * box_h / in->Ysize);
+            mark_h = rint(box_h);
+            mark_w = rint(in->Xsize * box_h / in->Ysize);
         }
-        if (vips_resize(in, &t[0], VIPS_MAX(1.0, w) / in->Xsize, "vscale", VIPS_MAX(1.0, h) / in->Ysize, NULL))
+        if (vips_resize(in, &t[0], VIPS_MAX(1.0, mark_w) / in->Xsize, "vscale", VIPS_MAX(1.0, mark_h) / in->Ysize,
+                        NULL))
             return thumbd_scope_failed(scope);
         in = t[0];
-    } else if (p->watermark_scale > 0) {
-        double factor = VIPS_MAX(1.0, rint(p->watermark_scale * width)) / in->Xsize;
+    } else if (w->scale > 0) {
+        double factor = VIPS_MAX(1.0, rint(w->scale * width)) / in->Xsize;
         if (vips_resize(in, &t[0], factor, NULL)) return thumbd_scope_failed(scope);
         in = t[0];
     }
-    if (p->watermark_opacity < 1) {
-        double a[4] = {1, 1, 1, p->watermark_opacity}, b[4] = {0, 0, 0, 0};
+    if (w->opacity < 1) {
+        double a[4] = {1, 1, 1, w->opacity}, b[4] = {0, 0, 0, 0};
         if (vips_linear(in, &t[1], a, b, 4, "uchar", TRUE, NULL))
             return thumbd_scope_failed(scope);
         in = t[1];
     }
-    if (job->watermark_sized) g_object_unref(job->watermark_sized);
-    job->watermark_sized = in;
-    job->watermark_width = width;
+    if (kept->sized) g_object_unref(kept->sized);
+    kept->sized = in;
+    kept->width = width;
     g_object_ref(in);
     g_object_unref(scope);
     *mark = in;
@@ -127,26 +87,26 @@ static void place_axis(int kind, int value, int side, int size, int *at, int *co
 }
 
 int thumbd_wants_watermark(const ThumbdJob *job) {
-    return job->params->watermark && job->params->watermark_opacity > 0;
+    return job->params->watermark_count > 0;
 }
 
-ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image) {
-    const ThumbdVipsThumbnailParams *p = job->params;
+// Lays mark `index` over *image.
+static ThumbdVipsStep lay_mark(ThumbdJob *job, int index, VipsImage **image) {
+    const ThumbdVipsWatermark *w = &job->params->watermarks[index];
     VipsImage *in = *image;
     int width = in->Xsize, height = in->Ysize;
     VipsImage *mark = NULL;
-    ThumbdVipsStep step = mark_for(job, width, height, &mark);
+    ThumbdVipsStep step = mark_for(job, index, width, height, &mark);
     if (step != THUMBD_VIPS_STEP_OK) return step;
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 7);
     int had_alpha = vips_image_hasalpha(in);
     int x = 0, y = 0;
-    if (p->watermark_place) {
+    if (w->place) {
         int count[2], space[2], at[2], side[2] = {width, height}, size[2] = {mark->Xsize, mark->Ysize};
         for (int a = 0; a < 2; a++)
-            place_axis(p->watermark_place_kind[a], p->watermark_place_value[a], side[a], size[a], &at[a], &count[a],
-                       &space[a]);
-        if (p->watermark_place_kind[0] == THUMBD_VIPS_WM_REPEAT && p->watermark_place_kind[1] == THUMBD_VIPS_WM_REPEAT &&
+            place_axis(w->place_kind[a], w->place_value[a], side[a], size[a], &at[a], &count[a], &space[a]);
+        if (w->place_kind[0] == THUMBD_VIPS_WM_REPEAT && w->place_kind[1] == THUMBD_VIPS_WM_REPEAT &&
             (int64_t)count[0] * count[1] > 100) {
             // thumbor's cap: at most 6 along each axis, spread over what they leave.
             for (int a = 0; a < 2; a++) {
@@ -164,19 +124,17 @@ ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image) {
         }
         x = at[0];
         y = at[1];
-    } else if (p->watermark_tile) {
+    } else if (w->tile) {
         int across = (width + mark->Xsize - 1) / mark->Xsize, down = (height + mark->Ysize - 1) / mark->Ysize;
         if (vips_replicate(mark, &t[0], across, down, NULL) ||
             vips_extract_area(t[0], &t[1], 0, 0, width, height, NULL))
             return thumbd_scope_failed(scope);
         mark = t[1];
     } else {
-        ThumbdCompass c = thumbd_compass(p->watermark_gravity);
+        ThumbdCompass c = thumbd_compass(w->gravity);
         // Offsets move the mark inward from the edges it is placed against (a shift right/down at the centre).
-        x = c.west ? p->watermark_x
-                   : c.east ? width - mark->Xsize - p->watermark_x : (width - mark->Xsize) / 2 + p->watermark_x;
-        y = c.north ? p->watermark_y
-                    : c.south ? height - mark->Ysize - p->watermark_y : (height - mark->Ysize) / 2 + p->watermark_y;
+        x = c.west ? w->x : c.east ? width - mark->Xsize - w->x : (width - mark->Xsize) / 2 + w->x;
+        y = c.north ? w->y : c.south ? height - mark->Ysize - w->y : (height - mark->Ysize) / 2 + w->y;
     }
     if (in->Bands < 3) {
         if (vips_colourspace(in, &t[2], VIPS_INTERPRETATION_sRGB, NULL))
@@ -197,4 +155,12 @@ ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image) {
         in = t[5];
     }
     return thumbd_scope_keep(scope, image, in);
+}
+
+ThumbdVipsStep thumbd_step_watermark(ThumbdJob *job, VipsImage **image) {
+    for (int i = 0; i < VIPS_MIN(job->params->watermark_count, THUMBD_VIPS_MAX_WATERMARKS); i++) {
+        ThumbdVipsStep step = lay_mark(job, i, image);
+        if (step != THUMBD_VIPS_STEP_OK) return step;
+    }
+    return THUMBD_VIPS_STEP_OK;
 }

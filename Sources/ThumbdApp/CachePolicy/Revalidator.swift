@@ -144,7 +144,7 @@ final class Revalidator: Sendable {
     private func render(_ key: VariantKey, source: FetchedSource, overlays: Overlays) {
         do {
             let thumbnail = try thumbnailer.render(
-                source.body, spec: key.spec, watermark: overlays.watermark, frame: overlays.frame)
+                source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
             let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy.current)
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)

@@ -73,7 +73,7 @@ final class IntermediateCache: Sendable {
     ) throws(ThumbnailError) -> RenderedThumbnail {
         // Computed only when an intermediate is needed: hashing a large source costs about 0.1 ms per MB.
         var digest: UInt64?
-        return try thumbnailer.render(source, spec: spec, watermark: overlays.watermark, frame: overlays.frame) {
+        return try thumbnailer.render(source, spec: spec, watermarks: overlays.watermarks, frame: overlays.frame) {
             (band, make) throws(ThumbnailError) -> IntermediateImage in
             let sourceDigest = digest ?? source.withUnsafeBytes { XXHash64.hash($0) }
             digest = sourceDigest

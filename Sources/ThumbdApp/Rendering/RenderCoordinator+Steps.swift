@@ -136,7 +136,7 @@ extension RenderCoordinator {
                         thumbnailer: thumbnailer)
                 } else {
                     try thumbnailer.render(
-                        source.body, spec: key.spec, watermark: overlays.watermark, frame: overlays.frame)
+                        source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
                 }
             let variant = Self.variant(thumbnail, from: source, policy: policy.current)
             cache?.store(key, variant)

@@ -114,38 +114,51 @@ final class WatermarkSource: Sendable {
 
 /// The images a plan lays over its output, encoded, as the render takes them.
 struct Overlays: Sendable {
-    /// The watermark's, when the plan has one.
-    var watermark: [UInt8]?
+    /// Each watermark's, in the plan's order.
+    var watermarks: [[UInt8]] = []
     /// The nine-patch frame's, when the plan has one.
     var frame: [UInt8]?
 
     /// Whether `spec` needs any (then the flight fetches them after the source).
     static func needed(by spec: ThumbnailSpec) -> Bool {
-        spec.operations.watermark != nil || spec.operations.frame != nil
+        !spec.operations.watermarks.isEmpty || spec.operations.frame != nil
     }
 }
 
 extension WatermarkSource {
-    /// Calls `completion` once with the images `spec` lays over its output: the watermark's, then the frame's (each
-    /// named or fetched as ``image(_:priority:completion:)`` does); the first failure ends it.
+    /// Calls `completion` once with the images `spec` lays over its output: each watermark's in order, then the
+    /// frame's (each named or fetched as ``image(_:priority:completion:)`` does, one after another); the first
+    /// failure ends it.
     /// - Parameter issued: called with each transfer's ticket as it is asked for (to cancel the one running when
     ///   nobody waits any more).
     func overlays(
         for spec: ThumbnailSpec, priority: FetchPriority, issued: @escaping @Sendable (FetchTicket) -> Void,
         completion: @escaping @Sendable (Result<Overlays, ServiceError>) -> Void
     ) {
-        let frame = spec.operations.frame
-        let withFrame: @Sendable (Overlays) -> Void = { [self] overlays in
-            guard let frame else { return completion(.success(overlays)) }
-            let ticket = image(frame.image, priority: priority) { result in
-                completion(result.map { Overlays(watermark: overlays.watermark, frame: $0) })
-            }
-            if let ticket { issued(ticket) }
+        var images = spec.operations.watermarks.map(\.image)
+        if let frame = spec.operations.frame { images.append(frame.image) }
+        let watermarkCount = spec.operations.watermarks.count
+        collect(images[...], [], priority: priority, issued: issued) { result in
+            completion(
+                result.map { bytes in
+                    Overlays(
+                        watermarks: Array(bytes.prefix(watermarkCount)),
+                        frame: bytes.count > watermarkCount ? bytes[watermarkCount] : nil)
+                })
         }
-        guard let watermark = spec.operations.watermark else { return withFrame(Overlays()) }
-        let ticket = image(watermark.image, priority: priority) { result in
+    }
+
+    /// Gets `images`' bytes one after another onto `got`.
+    private func collect(
+        _ images: ArraySlice<ThumbnailSpec.Watermark.Image>, _ got: [[UInt8]], priority: FetchPriority,
+        issued: @escaping @Sendable (FetchTicket) -> Void,
+        completion: @escaping @Sendable (Result<[[UInt8]], ServiceError>) -> Void
+    ) {
+        guard let next = images.first else { return completion(.success(got)) }
+        let ticket = image(next, priority: priority) { [self] result in
             switch result {
-            case .success(let bytes): withFrame(Overlays(watermark: bytes))
+            case .success(let bytes):
+                collect(images.dropFirst(), got + [bytes], priority: priority, issued: issued, completion: completion)
             case .failure(let error): completion(.failure(error))
             }
         }

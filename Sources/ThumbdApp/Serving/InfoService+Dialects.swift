@@ -53,7 +53,7 @@ extension InfoService: ThumborMetaAnswering {
     func answerThumborMeta(_ request: ThumbnailRequest, path: ThumborPath, _ responder: HTTPResponder) {
         // The size does not depend on a watermark, which would need fetching: render without it.
         var operations = request.spec.operations
-        operations.watermark = nil
+        operations.watermarks = []
         // Nor a frame (whose margins it does change: the target is the size before them; docs/compatibility.md).
         operations.frame = nil
         let spec: ThumbnailSpec

@@ -89,8 +89,9 @@ extension ThumbnailSpec {
         package var backgroundFill: BackgroundFill?
         /// thumbor's nine-patch frame around the output, after the padding, before the watermark.
         package var frame: Frame?
-        /// An image laid over the output, last.
-        package var watermark: Watermark?
+        /// Images laid over the output, last, in order (the first underneath); at most
+        /// ``ThumbnailSpec/Watermark/maxCount``.
+        package var watermarks: [Watermark] = []
         /// Progressive JPEG / interlaced PNG; `nil` takes the configuration's.
         package var progressive: Bool?
         /// JPEG and AVIF chroma subsampling; `nil` lets libvips choose (4:2:0 below quality 90).
@@ -186,6 +187,9 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case padding, bg
     case frame, frame_url
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale, wm_hscale, wm_place
+    case wm2, wm2_url, wm2_pos, wm2_x, wm2_y, wm2_opacity, wm2_scale, wm2_hscale, wm2_place
+    case wm3, wm3_url, wm3_pos, wm3_x, wm3_y, wm3_opacity, wm3_scale, wm3_hscale, wm3_place
+    case wm4, wm4_url, wm4_pos, wm4_x, wm4_y, wm4_opacity, wm4_scale, wm4_hscale, wm4_place
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
     case expires, max_age, filename, attachment
@@ -340,18 +344,8 @@ package struct PlanValues: Hashable, Sendable {
     package var frameName: String?
     /// As written; made canonical when the plan is built.
     package var frameURL: String?
-    package var watermarkName: String?
-    /// As written; made canonical when the plan is built.
-    package var watermarkURL: String?
-    package var watermarkPosition: ThumbnailSpec.Watermark.Position?
-    /// In CSS pixels.
-    package var watermarkX: Int?
-    /// In CSS pixels.
-    package var watermarkY: Int?
-    package var watermarkOpacity: FixedDecimal?
-    package var watermarkScale: FixedDecimal?
-    package var watermarkHeightScale: FixedDecimal?
-    package var watermarkPlace: ThumbnailSpec.Watermark.Place?
+    /// The watermarks' values, slot by slot (`wm*` the first, `wm2*`...`wm4*` the others).
+    package var watermarks = WatermarkSlots()
     package var progressive: Bool?
     package var chroma: ThumbnailSpec.Operations.Chroma?
     package var lossless: Bool?
@@ -425,15 +419,7 @@ package struct PlanValues: Hashable, Sendable {
         if upper.backgroundFill != nil { background = nil }
         frameName = upper.frameName ?? frameName
         frameURL = upper.frameURL ?? frameURL
-        watermarkName = upper.watermarkName ?? watermarkName
-        watermarkURL = upper.watermarkURL ?? watermarkURL
-        watermarkPosition = upper.watermarkPosition ?? watermarkPosition
-        watermarkX = upper.watermarkX ?? watermarkX
-        watermarkY = upper.watermarkY ?? watermarkY
-        watermarkOpacity = upper.watermarkOpacity ?? watermarkOpacity
-        watermarkScale = upper.watermarkScale ?? watermarkScale
-        watermarkHeightScale = upper.watermarkHeightScale ?? watermarkHeightScale
-        watermarkPlace = upper.watermarkPlace ?? watermarkPlace
+        watermarks.layer(upper.watermarks)
         progressive = upper.progressive ?? progressive
         chroma = upper.chroma ?? chroma
         lossless = upper.lossless ?? lossless
@@ -486,8 +472,8 @@ extension PlanField where Value == String {
     package static var url: Self { Self(parameter: .url, keyPath: \.url) }
     package static var frame: Self { Self(parameter: .frame, keyPath: \.frameName) }
     package static var frame_url: Self { Self(parameter: .frame_url, keyPath: \.frameURL) }
-    package static var wm: Self { Self(parameter: .wm, keyPath: \.watermarkName) }
-    package static var wm_url: Self { Self(parameter: .wm_url, keyPath: \.watermarkURL) }
+    package static var wm: Self { wm(slot: 0) }
+    package static var wm_url: Self { wm_url(slot: 0) }
     package static var filename: Self { Self(parameter: .filename, keyPath: \.filename) }
 }
 
@@ -498,8 +484,8 @@ extension PlanField where Value == Int {
     package static var rotate: Self { Self(parameter: .rotate, keyPath: \.rotate) }
     package static var brightness: Self { Self(parameter: .brightness, keyPath: \.brightness) }
     package static var pixelate: Self { Self(parameter: .pixelate, keyPath: \.pixelate) }
-    package static var wm_x: Self { Self(parameter: .wm_x, keyPath: \.watermarkX) }
-    package static var wm_y: Self { Self(parameter: .wm_y, keyPath: \.watermarkY) }
+    package static var wm_x: Self { wm_x(slot: 0) }
+    package static var wm_y: Self { wm_y(slot: 0) }
     package static var avif_effort: Self { Self(parameter: .avif_effort, keyPath: \.avifEffort) }
     package static var max_bytes: Self { Self(parameter: .max_bytes, keyPath: \.maxBytes) }
     package static var max_age: Self { Self(parameter: .max_age, keyPath: \.maxAge) }
@@ -545,10 +531,10 @@ extension PlanField where Value == FixedDecimal {
     package static var blur: Self { Self(parameter: .blur, keyPath: \.blur) }
     package static var scale: Self { Self(parameter: .scale, keyPath: \.scale) }
     package static var sharpen: Self { Self(parameter: .sharpen, keyPath: \.sharpen) }
-    package static var wm_opacity: Self { Self(parameter: .wm_opacity, keyPath: \.watermarkOpacity) }
-    package static var wm_scale: Self { Self(parameter: .wm_scale, keyPath: \.watermarkScale) }
+    package static var wm_opacity: Self { wm_opacity(slot: 0) }
+    package static var wm_scale: Self { wm_scale(slot: 0) }
     package static var dpr_limit: Self { Self(parameter: .dpr_limit, keyPath: \.dprLimit) }
-    package static var wm_hscale: Self { Self(parameter: .wm_hscale, keyPath: \.watermarkHeightScale) }
+    package static var wm_hscale: Self { wm_hscale(slot: 0) }
 }
 
 extension PlanField where Value == Fit {
@@ -611,7 +597,7 @@ extension PlanField where Value == ThumbnailSpec.BackgroundFill {
 }
 
 extension PlanField where Value == ThumbnailSpec.Watermark.Position {
-    package static var wm_pos: Self { Self(parameter: .wm_pos, keyPath: \.watermarkPosition) }
+    package static var wm_pos: Self { wm_pos(slot: 0) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Operations.Chroma {
@@ -648,5 +634,5 @@ extension PlanField where Value == ThumbnailSpec.Curve {
 }
 
 extension PlanField where Value == ThumbnailSpec.Watermark.Place {
-    package static var wm_place: Self { Self(parameter: .wm_place, keyPath: \.watermarkPlace) }
+    package static var wm_place: Self { wm_place(slot: 0) }
 }

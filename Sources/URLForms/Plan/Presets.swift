@@ -44,7 +44,7 @@ package struct Presets: Sendable, Equatable {
     }
 
     /// The watermark names the presets' `wm=` use.
-    package var watermarkNames: Set<String> { Set(table.values.compactMap(\.watermarkName)) }
+    package var watermarkNames: Set<String> { Set(table.values.flatMap(\.watermarks.names)) }
 
     /// The names, sorted.
     package var names: [String] { table.keys.sorted() }
@@ -96,7 +96,7 @@ package struct Presets: Sendable, Equatable {
         if trial.width == nil && trial.height == nil { trial.width = 1 }
         // A named watermark is checked against the watermarks the service loads (ThumbdService), not here: the
         // configuration check knows the names, not the files' contents.
-        let watermarks = trial.watermarkName.map { WatermarkDigests.standIn(named: $0) } ?? WatermarkDigests.empty
+        let watermarks = WatermarkDigests.standIns(named: trial.watermarks.names)
         _ = try ThumbnailRequest(values: trial, signature: nil, accept: nil, hints: nil, watermarks: watermarks)
         return values
     }

@@ -38,6 +38,11 @@ package struct WatermarkDigests: WatermarkNames {
         WatermarkDigests([name: 0])
     }
 
+    /// Stand-ins for every one of `names`.
+    package static func standIns(named names: some Sequence<String>) -> WatermarkDigests {
+        WatermarkDigests(Dictionary(names.map { ($0, 0) }) { first, _ in first })
+    }
+
     /// The digest of the named watermark, `nil` when there is none by that name (the parser's check).
     package func digest(named name: String) -> UInt64? { digests[name] }
 }

@@ -120,20 +120,150 @@ extension ThumbnailSpec {
 
         /// Largest offset, in output pixels.
         package static let maxOffset = 4096
+        /// Most watermarks in one plan (thumbor's URLs may carry several `watermark()` filters): the shim's.
+        package static let maxCount = Int(THUMBD_VIPS_MAX_WATERMARKS)
 
         package init(image: Image) { self.image = image }
     }
 }
 
-/// `wm=<name>` or `wm_url=<url>`, placed by `wm_pos` (a compass point or `tile`; default `southeast`), `wm_x`/`wm_y`
-/// (CSS px inward from the edges, × dpr), `wm_opacity` (0...1; 0 removes it) and `wm_scale` (0...1 of the output's
-/// width). The `wm_*` options without an image are refused, not ignored. Key ` wm=n:<name>:<digest>,…` for a named
-/// one (the digest of its file, so a replaced file makes new keys), ` wm=u:<length>:<url>,…` for one from a URL (the
-/// length first, so that no URL can end early and imitate the fields after it).
-enum WatermarkOperation: OperationDescriptor {
-    static let parameters: [ThumbParameter] = [
-        .wm, .wm_url, .wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale, .wm_hscale, .wm_place,
+/// The `/thumb` values of one watermark, as written (offsets in CSS pixels, the URL not yet canonical).
+package struct WatermarkValues: Hashable, Sendable {
+    package var name: String?
+    package var url: String?
+    package var position: ThumbnailSpec.Watermark.Position?
+    package var x: Int?
+    package var y: Int?
+    package var opacity: FixedDecimal?
+    package var scale: FixedDecimal?
+    package var heightScale: FixedDecimal?
+    package var place: ThumbnailSpec.Watermark.Place?
+
+    package init() {}
+
+    /// Nothing set.
+    var isEmpty: Bool { self == WatermarkValues() }
+
+    /// `upper`'s values over these, field by field.
+    mutating func layer(_ upper: WatermarkValues) {
+        name = upper.name ?? name
+        url = upper.url ?? url
+        position = upper.position ?? position
+        x = upper.x ?? x
+        y = upper.y ?? y
+        opacity = upper.opacity ?? opacity
+        scale = upper.scale ?? scale
+        heightScale = upper.heightScale ?? heightScale
+        place = upper.place ?? place
+    }
+}
+
+/// The watermark slots of a plan's values, `wm*` (slot 0) to `wm4*` (slot 3): stored apart, not in an array, so
+/// that a plan without watermarks allocates nothing and a key path can name one slot's field.
+package struct WatermarkSlots: Hashable, Sendable {
+    private var first = WatermarkValues()
+    private var second = WatermarkValues()
+    private var third = WatermarkValues()
+    private var fourth = WatermarkValues()
+
+    package init() {}
+
+    package subscript(slot: Int) -> WatermarkValues {
+        get {
+            switch slot {
+            case 0: first
+            case 1: second
+            case 2: third
+            default: fourth
+            }
+        }
+        set {
+            switch slot {
+            case 0: first = newValue
+            case 1: second = newValue
+            case 2: third = newValue
+            default: fourth = newValue
+            }
+        }
+    }
+
+    /// The configured watermarks the slots name (`wm=`).
+    package var names: [String] { [first.name, second.name, third.name, fourth.name].compactMap { $0 } }
+
+    /// `upper`'s values over these, slot by slot and field by field.
+    mutating func layer(_ upper: WatermarkSlots) {
+        first.layer(upper.first)
+        second.layer(upper.second)
+        third.layer(upper.third)
+        fourth.layer(upper.fourth)
+    }
+}
+
+/// One field of a watermark slot: which `/thumb` parameter it is in each slot.
+enum WatermarkField: Int, CaseIterable {
+    case name, url, position, x, y, opacity, scale, heightScale, place
+
+    /// Each slot's parameters, in ``WatermarkField``'s order.
+    static let slots: [[ThumbParameter]] = [
+        [.wm, .wm_url, .wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale, .wm_hscale, .wm_place],
+        [.wm2, .wm2_url, .wm2_pos, .wm2_x, .wm2_y, .wm2_opacity, .wm2_scale, .wm2_hscale, .wm2_place],
+        [.wm3, .wm3_url, .wm3_pos, .wm3_x, .wm3_y, .wm3_opacity, .wm3_scale, .wm3_hscale, .wm3_place],
+        [.wm4, .wm4_url, .wm4_pos, .wm4_x, .wm4_y, .wm4_opacity, .wm4_scale, .wm4_hscale, .wm4_place],
     ]
+
+    /// The slot and field of each watermark parameter.
+    static let owners: [ThumbParameter: (slot: Int, field: WatermarkField)] = Dictionary(
+        uniqueKeysWithValues: slots.enumerated().flatMap { slot, parameters in
+            parameters.enumerated().map { ($1, (slot, WatermarkField(rawValue: $0)!)) }
+        })
+
+    /// This field's parameter in `slot`.
+    func parameter(_ slot: Int) -> ThumbParameter { Self.slots[slot][rawValue] }
+}
+
+extension PlanField {
+    /// Slot `slot`'s field at `path` (for a foreign form's second `watermark()`, say).
+    fileprivate static func watermark(
+        _ slot: Int, _ field: WatermarkField, _ path: WritableKeyPath<WatermarkValues, Value?>
+    ) -> Self {
+        let slotPath: WritableKeyPath<PlanValues, WatermarkValues> = \.watermarks[slot]
+        return Self(parameter: field.parameter(slot), keyPath: slotPath.appending(path: path))
+    }
+}
+
+extension PlanField where Value == String {
+    package static func wm(slot: Int) -> Self { watermark(slot, .name, \.name) }
+    package static func wm_url(slot: Int) -> Self { watermark(slot, .url, \.url) }
+}
+
+extension PlanField where Value == Int {
+    package static func wm_x(slot: Int) -> Self { watermark(slot, .x, \.x) }
+    package static func wm_y(slot: Int) -> Self { watermark(slot, .y, \.y) }
+}
+
+extension PlanField where Value == FixedDecimal {
+    package static func wm_opacity(slot: Int) -> Self { watermark(slot, .opacity, \.opacity) }
+    package static func wm_scale(slot: Int) -> Self { watermark(slot, .scale, \.scale) }
+    package static func wm_hscale(slot: Int) -> Self { watermark(slot, .heightScale, \.heightScale) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Watermark.Position {
+    package static func wm_pos(slot: Int) -> Self { watermark(slot, .position, \.position) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Watermark.Place {
+    package static func wm_place(slot: Int) -> Self { watermark(slot, .place, \.place) }
+}
+
+/// `wm=<name>` or `wm_url=<url>`, placed by `wm_pos` (a compass point or `tile`; default `southeast`), `wm_x`/`wm_y`
+/// (CSS px inward from the edges, × dpr) or `wm_place` (thumbor's axes), `wm_opacity` (0...1; 0 removes it),
+/// `wm_scale` (0...1 of the output's width) and `wm_hscale` (at most 0...1 of its height); `wm2*`...`wm4*` the same
+/// for more watermarks, laid in order over the first, each slot given only when the one before it is. The `wm_*`
+/// options without an image are refused, not ignored. Key ` wm=n:<name>:<digest>,…` for a named one (the digest of
+/// its file, so a replaced file makes new keys), ` wm=u:<length>:<url>,…` for one from a URL (the length first, so
+/// that no URL can end early and imitate the fields after it); ` wm2=…` to ` wm4=…` for the others.
+enum WatermarkOperation: OperationDescriptor {
+    static let parameters: [ThumbParameter] = WatermarkField.slots.flatMap { $0 }
     static let placeReason =
         "must be X,Y, each N, -N, Np or -Np (whole N: pixels up to 4096, percent up to 1000), center or repeat"
 
@@ -142,111 +272,146 @@ enum WatermarkOperation: OperationDescriptor {
     static let offsetReason = "must be a whole number 0...\(ThumbnailSpec.Watermark.maxOffset) (× dpr)"
 
     static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
-        switch parameter {
-        case .wm: values.watermarkName = text
-        case .wm_url: values.watermarkURL = text
-        case .wm_pos:
+        guard let (slot, field) = WatermarkField.owners[parameter] else { return }
+        var mark = values.watermarks[slot]
+        switch field {
+        case .name: mark.name = text
+        case .url: mark.url = text
+        case .position:
             if text == "tile" {
-                values.watermarkPosition = .tile
+                mark.position = .tile
             } else if let gravity = Gravity(rawValue: text == "center" ? "centre" : text) {
-                values.watermarkPosition = .gravity(gravity)
+                mark.position = .gravity(gravity)
             } else {
-                throw SpecError(field: "wm_pos", reason: positionReason)
+                throw SpecError(field: parameter.rawValue, reason: positionReason)
             }
-        case .wm_x, .wm_y:
+        case .x, .y:
             guard let value = ThumbValue.integer(text) else {
                 throw SpecError(field: parameter.rawValue, reason: offsetReason)
             }
-            if parameter == .wm_x { values.watermarkX = value } else { values.watermarkY = value }
-        case .wm_opacity: values.watermarkOpacity = try ThumbValue.decimal(text, .wm_opacity, within: unit)
-        case .wm_hscale: values.watermarkHeightScale = try ThumbValue.decimal(text, .wm_hscale, within: unit)
-        case .wm_place:
+            if field == .x { mark.x = value } else { mark.y = value }
+        case .opacity: mark.opacity = try ThumbValue.decimal(text, parameter, within: unit)
+        case .heightScale: mark.heightScale = try ThumbValue.decimal(text, parameter, within: unit)
+        case .place:
             let axes = text.split(separator: ",", omittingEmptySubsequences: false)
             guard axes.count == 2, let x = ThumbnailSpec.Watermark.PlaceAxis(axes[0]),
                 let y = ThumbnailSpec.Watermark.PlaceAxis(axes[1])
-            else { throw SpecError(field: "wm_place", reason: placeReason) }
-            values.watermarkPlace = ThumbnailSpec.Watermark.Place(x: x, y: y)
-        default: values.watermarkScale = try ThumbValue.decimal(text, .wm_scale, within: unit)
+            else { throw SpecError(field: parameter.rawValue, reason: placeReason) }
+            mark.place = ThumbnailSpec.Watermark.Place(x: x, y: y)
+        case .scale: mark.scale = try ThumbValue.decimal(text, parameter, within: unit)
         }
+        values.watermarks[slot] = mark
     }
 
-    /// The image (a configured name's digest, a URL made canonical), then the options, offsets times the dpr.
+    /// Each slot's image (a configured name's digest, a URL made canonical), then its options, offsets times the dpr.
     static func build(
         _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
+        var marks: [ThumbnailSpec.Watermark] = []
+        for slot in 0..<ThumbnailSpec.Watermark.maxCount {
+            let slotValues = values.watermarks[slot]
+            if slotValues.isEmpty { continue }
+            // A slot after an empty one would be read as that one: refused, so one plan has one spelling.
+            if marks.count < slot {
+                throw SpecError(field: WatermarkField.name.parameter(slot).rawValue, reason: slotReason(slot - 1))
+            }
+            guard let mark = try build(slot, slotValues, context) else { continue }
+            marks.append(mark)
+        }
+        operations.watermarks = marks
+    }
+
+    private static func slotReason(_ slot: Int) -> String {
+        "needs \(WatermarkField.name.parameter(slot).rawValue) or \(WatermarkField.url.parameter(slot).rawValue) first"
+    }
+
+    /// Slot `slot`'s watermark, nil when only options without an image are given there.
+    private static func build(
+        _ slot: Int, _ values: WatermarkValues, _ context: OperationContext
+    ) throws(SpecError) -> ThumbnailSpec.Watermark? {
+        func name(_ field: WatermarkField) -> String { field.parameter(slot).rawValue }
         var watermark: ThumbnailSpec.Watermark
-        switch (values.watermarkName, values.watermarkURL) {
+        switch (values.name, values.url) {
         case (nil, nil):
-            let given: [(ThumbParameter, Bool)] = [
-                (.wm_pos, values.watermarkPosition != nil), (.wm_x, values.watermarkX != nil),
-                (.wm_y, values.watermarkY != nil), (.wm_opacity, values.watermarkOpacity != nil),
-                (.wm_scale, values.watermarkScale != nil), (.wm_hscale, values.watermarkHeightScale != nil),
-                (.wm_place, values.watermarkPlace != nil),
+            let given: [(WatermarkField, Bool)] = [
+                (.position, values.position != nil), (.x, values.x != nil), (.y, values.y != nil),
+                (.opacity, values.opacity != nil), (.scale, values.scale != nil),
+                (.heightScale, values.heightScale != nil), (.place, values.place != nil),
             ]
-            if let (parameter, _) = given.first(where: { $0.1 }) {
-                throw SpecError(field: parameter.rawValue, reason: "needs wm or wm_url")
+            if let (field, _) = given.first(where: { $0.1 }) {
+                throw SpecError(field: name(field), reason: "needs \(name(.name)) or \(name(.url))")
             }
-            return
+            return nil
         case (.some, .some):
-            throw SpecError(field: "wm_url", reason: "give wm or wm_url, not both")
-        case (let name?, nil):
-            guard let digest = context.watermarks.digest(named: name) else {
-                throw SpecError(field: "wm", reason: "no watermark of that name is configured")
+            throw SpecError(field: name(.url), reason: "give \(name(.name)) or \(name(.url)), not both")
+        case (let named?, nil):
+            guard let digest = context.watermarks.digest(named: named) else {
+                throw SpecError(field: name(.name), reason: "no watermark of that name is configured")
             }
-            watermark = ThumbnailSpec.Watermark(image: .named(name, digest: digest))
+            watermark = ThumbnailSpec.Watermark(image: .named(named, digest: digest))
         case (nil, let text?):
             guard let url = context.watermarks.canonicalURL(text) else {
-                throw SpecError(field: "wm_url", reason: "must be an absolute http(s) URL or s3://bucket/key")
+                throw SpecError(field: name(.url), reason: "must be an absolute http(s) URL or s3://bucket/key")
             }
             watermark = ThumbnailSpec.Watermark(image: .url(url))
         }
-        if let position = values.watermarkPosition { watermark.position = position }
-        if let x = values.watermarkX { watermark.offsetX = ThumbValue.scaled(x, dpr: context.dpr) }
-        if let y = values.watermarkY { watermark.offsetY = ThumbValue.scaled(y, dpr: context.dpr) }
-        if let opacity = values.watermarkOpacity { watermark.opacity = opacity }
-        if let scale = values.watermarkScale { watermark.scale = scale }
-        if let heightScale = values.watermarkHeightScale { watermark.heightScale = heightScale }
-        if let place = values.watermarkPlace {
-            let placed: [(ThumbParameter, Bool)] = [
-                (.wm_pos, values.watermarkPosition != nil), (.wm_x, values.watermarkX != nil),
-                (.wm_y, values.watermarkY != nil),
+        if let position = values.position { watermark.position = position }
+        if let x = values.x { watermark.offsetX = ThumbValue.scaled(x, dpr: context.dpr) }
+        if let y = values.y { watermark.offsetY = ThumbValue.scaled(y, dpr: context.dpr) }
+        if let opacity = values.opacity { watermark.opacity = opacity }
+        if let scale = values.scale { watermark.scale = scale }
+        if let heightScale = values.heightScale { watermark.heightScale = heightScale }
+        if let place = values.place {
+            let placed: [(WatermarkField, Bool)] = [
+                (.position, values.position != nil), (.x, values.x != nil), (.y, values.y != nil),
             ]
-            if let (parameter, _) = placed.first(where: { $0.1 }) {
-                throw SpecError(field: parameter.rawValue, reason: "give wm_place or wm_pos, wm_x and wm_y, not both")
+            if let (field, _) = placed.first(where: { $0.1 }) {
+                throw SpecError(
+                    field: name(field),
+                    reason: "give \(name(.place)) or \(name(.position)), \(name(.x)) and \(name(.y)), not both")
             }
             watermark.place = place
         }
-        operations.watermark = watermark
+        return watermark
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
-        guard let watermark = operations.watermark else { return }
-        try checkPosition(watermark.position)
-        for (offset, parameter) in [(watermark.offsetX, ThumbParameter.wm_x), (watermark.offsetY, .wm_y)] {
-            _ = try checkedOffset(offset, parameter)
-            if watermark.position == .tile, offset != 0 {
-                throw SpecError(field: parameter.rawValue, reason: "a tiled watermark has no offset")
-            }
+        guard operations.watermarks.count <= ThumbnailSpec.Watermark.maxCount else {
+            throw SpecError(field: "wm", reason: "at most \(ThumbnailSpec.Watermark.maxCount) watermarks")
         }
-        _ = try ThumbValue.checked(watermark.opacity, .wm_opacity, in: unit)
-        _ = try ThumbValue.checked(watermark.scale, .wm_scale, in: unit)
-        _ = try ThumbValue.checked(watermark.heightScale, .wm_hscale, in: unit)
-        if let place = watermark.place {
-            for axis in [place.x, place.y] {
-                let limit: Int
-                switch axis {
-                case .startPercent, .endPercent: limit = 1000
-                default: limit = ThumbnailSpec.Watermark.maxOffset
+        for (slot, watermark) in operations.watermarks.enumerated() {
+            func parameter(_ field: WatermarkField) -> ThumbParameter { field.parameter(slot) }
+            try checkPosition(watermark.position, parameter(.position))
+            for (offset, field) in [(watermark.offsetX, WatermarkField.x), (watermark.offsetY, .y)] {
+                _ = try checkedOffset(offset, parameter(field))
+                if watermark.position == .tile, offset != 0 {
+                    throw SpecError(field: parameter(field).rawValue, reason: "a tiled watermark has no offset")
                 }
-                guard (0...limit).contains(axis.value) else { throw SpecError(field: "wm_place", reason: placeReason) }
+            }
+            _ = try ThumbValue.checked(watermark.opacity, parameter(.opacity), in: unit)
+            _ = try ThumbValue.checked(watermark.scale, parameter(.scale), in: unit)
+            _ = try ThumbValue.checked(watermark.heightScale, parameter(.heightScale), in: unit)
+            if let place = watermark.place {
+                for axis in [place.x, place.y] {
+                    let limit: Int
+                    switch axis {
+                    case .startPercent, .endPercent: limit = 1000
+                    default: limit = ThumbnailSpec.Watermark.maxOffset
+                    }
+                    guard (0...limit).contains(axis.value) else {
+                        throw SpecError(field: parameter(.place).rawValue, reason: placeReason)
+                    }
+                }
             }
         }
     }
 
     /// Smart gravities find a region of the picture; they are not places to put a watermark.
-    private static func checkPosition(_ position: ThumbnailSpec.Watermark.Position) throws(SpecError) {
+    private static func checkPosition(
+        _ position: ThumbnailSpec.Watermark.Position, _ parameter: ThumbParameter
+    ) throws(SpecError) {
         if case .gravity(let gravity) = position, gravity == .attention || gravity == .entropy {
-            throw SpecError(field: "wm_pos", reason: positionReason)
+            throw SpecError(field: parameter.rawValue, reason: positionReason)
         }
     }
 
@@ -257,66 +422,85 @@ enum WatermarkOperation: OperationDescriptor {
         return offset
     }
 
-    /// An invisible watermark is none.
+    /// An invisible watermark is none (the ones after it move up a slot).
     static func normalize(_ operations: inout ThumbnailSpec.Operations) {
-        if operations.watermark?.opacity == .zero { operations.watermark = nil }
+        if operations.watermarks.contains(where: { $0.opacity == .zero }) {
+            operations.watermarks.removeAll { $0.opacity == .zero }
+        }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
-        guard let watermark = operations.watermark else { return }
-        text += " wm="
-        switch watermark.image {
-        case .named(let name, let digest): text += "n:\(name):" + String(digest, radix: 16)
-        case .url(let url): text += "u:\(url.utf8.count):\(url)"
+        for (slot, watermark) in operations.watermarks.enumerated() {
+            text += slot == 0 ? " wm=" : " wm\(slot + 1)="
+            switch watermark.image {
+            case .named(let name, let digest): text += "n:\(name):" + String(digest, radix: 16)
+            case .url(let url): text += "u:\(url.utf8.count):\(url)"
+            }
+            switch watermark.position {
+            case .tile: text += ",tile"
+            case .gravity(let gravity): text += ",\(gravity.rawValue)"
+            }
+            text += ",\(watermark.offsetX),\(watermark.offsetY),\(watermark.opacity),\(watermark.scale)"
+            // Appended only when set, so that the keys written before they existed stay.
+            if watermark.heightScale != .zero { text += ",h=\(watermark.heightScale)" }
+            if let place = watermark.place { text += ",place=\(place.text)" }
         }
-        switch watermark.position {
-        case .tile: text += ",tile"
-        case .gravity(let gravity): text += ",\(gravity.rawValue)"
-        }
-        text += ",\(watermark.offsetX),\(watermark.offsetY),\(watermark.opacity),\(watermark.scale)"
-        // Appended only when set, so that the keys written before they existed stay.
-        if watermark.heightScale != .zero { text += ",h=\(watermark.heightScale)" }
-        if let place = watermark.place { text += ",place=\(place.text)" }
     }
 
-    /// `wm` (a configured name; the digest is the configuration's) or `wm_url`, then the options that differ from
-    /// their defaults.
+    /// Each slot's `wm` (a configured name; the digest is the configuration's) or `wm_url`, then the options that
+    /// differ from their defaults.
     static func appendQuery(_ operations: ThumbnailSpec.Operations, to fields: inout [CanonicalField]) {
-        guard let watermark = operations.watermark else { return }
-        switch watermark.image {
-        case .named(let name, _): fields.append(CanonicalField(.wm, name))
-        case .url(let url): fields.append(CanonicalField(.wm_url, url, isURL: true))
+        for (slot, watermark) in operations.watermarks.enumerated() {
+            func parameter(_ field: WatermarkField) -> ThumbParameter { field.parameter(slot) }
+            switch watermark.image {
+            case .named(let name, _): fields.append(CanonicalField(parameter(.name), name))
+            case .url(let url): fields.append(CanonicalField(parameter(.url), url, isURL: true))
+            }
+            switch watermark.position {
+            case .tile: fields.append(CanonicalField(parameter(.position), "tile"))
+            case .gravity(let gravity) where gravity != .southEast:
+                fields.append(CanonicalField(parameter(.position), gravity.rawValue))
+            case .gravity: break
+            }
+            if watermark.offsetX != 0 { fields.append(CanonicalField(parameter(.x), String(watermark.offsetX))) }
+            if watermark.offsetY != 0 { fields.append(CanonicalField(parameter(.y), String(watermark.offsetY))) }
+            if watermark.opacity != .one {
+                fields.append(CanonicalField(parameter(.opacity), watermark.opacity.description))
+            }
+            if watermark.scale != .zero {
+                fields.append(CanonicalField(parameter(.scale), watermark.scale.description))
+            }
+            if watermark.heightScale != .zero {
+                fields.append(CanonicalField(parameter(.heightScale), watermark.heightScale.description))
+            }
+            if let place = watermark.place { fields.append(CanonicalField(parameter(.place), place.text)) }
         }
-        switch watermark.position {
-        case .tile: fields.append(CanonicalField(.wm_pos, "tile"))
-        case .gravity(let gravity) where gravity != .southEast: fields.append(CanonicalField(.wm_pos, gravity.rawValue))
-        case .gravity: break
-        }
-        if watermark.offsetX != 0 { fields.append(CanonicalField(.wm_x, String(watermark.offsetX))) }
-        if watermark.offsetY != 0 { fields.append(CanonicalField(.wm_y, String(watermark.offsetY))) }
-        if watermark.opacity != .one { fields.append(CanonicalField(.wm_opacity, watermark.opacity.description)) }
-        if watermark.scale != .zero { fields.append(CanonicalField(.wm_scale, watermark.scale.description)) }
-        if watermark.heightScale != .zero {
-            fields.append(CanonicalField(.wm_hscale, watermark.heightScale.description))
-        }
-        if let place = watermark.place { fields.append(CanonicalField(.wm_place, place.text)) }
     }
 
+    /// Every field but the image, which the render sets while it holds the bytes.
     static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
-        guard let watermark = operations.watermark else { return }
-        switch watermark.position {
-        case .tile: params.watermark_tile = 1
-        case .gravity(let gravity): params.watermark_gravity = gravity.vipsGravity
-        }
-        params.watermark_x = Int32(watermark.offsetX)
-        params.watermark_y = Int32(watermark.offsetY)
-        params.watermark_opacity = watermark.opacity.value
-        params.watermark_scale = watermark.scale.value
-        params.watermark_height_scale = watermark.heightScale.value
-        if let place = watermark.place {
-            params.watermark_place = 1
-            params.watermark_place_kind = (place.x.vipsKind, place.y.vipsKind)
-            params.watermark_place_value = (Int32(place.x.value), Int32(place.y.value))
+        let count = min(operations.watermarks.count, ThumbnailSpec.Watermark.maxCount)
+        params.watermark_count = Int32(count)
+        withUnsafeMutableBytes(of: &params.watermarks) { raw in
+            let marks = raw.bindMemory(to: ThumbdVipsWatermark.self)
+            for (slot, watermark) in operations.watermarks.prefix(count).enumerated() {
+                var mark = ThumbdVipsWatermark()
+                switch watermark.position {
+                case .tile: mark.tile = 1
+                case .gravity(let gravity): mark.gravity = gravity.vipsGravity
+                }
+                mark.x = Int32(watermark.offsetX)
+                mark.y = Int32(watermark.offsetY)
+                mark.opacity = watermark.opacity.value
+                mark.scale = watermark.scale.value
+                mark.height_scale = watermark.heightScale.value
+                if let place = watermark.place {
+                    mark.place = 1
+                    mark.place_kind = (place.x.vipsKind, place.y.vipsKind)
+                    mark.place_value = (Int32(place.x.value), Int32(place.y.value))
+                }
+                marks[slot] = mark
+            }
         }
     }
 }

@@ -32,6 +32,8 @@ package struct ThumborFilters {
     package var fills: Bool { fill != nil }
     /// `fill(auto)` / `fill(blur)`: the background is taken from the picture (`fill.colour` is then nil).
     private var fillFrom: ThumbnailSpec.BackgroundFill?
+    /// How many `watermark()` filters were read (the next one's slot).
+    private var watermarks = 0
 
     /// thumbor's filter names that thumbd refuses: they need a step its pipeline does not have (none left).
     package static let refused: Set<String> = []
@@ -69,7 +71,10 @@ package struct ThumborFilters {
                 skipped.append(name)
                 continue
             }
-            guard name == "rotate" || seen.insert(name).inserted else { throw .duplicateParameter("filters:\(name)") }
+            // Turns add up and watermarks are laid one over another; any other filter given twice is refused.
+            guard name == "rotate" || name == "watermark" || seen.insert(name).inserted else {
+                throw .duplicateParameter("filters:\(name)")
+            }
             try read(name, arguments, refusingSkipped: refusingSkipped)
             if let filter = Self.pixelFilters[name] { order.append(filter) }
         }
@@ -310,11 +315,16 @@ package struct ThumborFilters {
         }
     }
 
-    /// `watermark(url, x, y, alpha[, w_ratio[, h_ratio]])`.
+    /// `watermark(url, x, y, alpha[, w_ratio[, h_ratio]])`, each one into the next watermark slot (`wm`, `wm2`…).
     private mutating func readWatermark(_ arguments: [String]) throws(RequestError) {
         let name = "watermark"
         guard (4...6).contains(arguments.count) else { throw .invalidValue(name, reason: "takes 4…6 arguments") }
-        plan.set(.wm_url, try ThumborPath.imageURL(Substring(arguments[0])), option: name)
+        let slot = watermarks
+        guard slot < ThumbnailSpec.Watermark.maxCount else {
+            throw .invalidValue(name, reason: "at most \(ThumbnailSpec.Watermark.maxCount) watermarks")
+        }
+        watermarks += 1
+        plan.set(.wm_url(slot: slot), try ThumborPath.imageURL(Substring(arguments[0])), option: name)
         // Each axis: a number from the left/top edge, a negative one (`-0` too) from the right/bottom edge,
         // `center`, a percentage of the output's side (`20p`, `-20p`) or `repeat` (thumbor's spread tiles).
         typealias Axis = ThumbnailSpec.Watermark.PlaceAxis
@@ -333,29 +343,31 @@ package struct ThumborFilters {
         }
         if let cx = compass(x), let cy = compass(y) {
             let gravity = DialectGeometry.compass(cx.side, cy.side)
-            plan.set(.wm_pos, ThumbnailSpec.Watermark.Position.gravity(gravity), option: name)
-            if cx.offset != 0 { plan.set(.wm_x, cx.offset, option: name) }
-            if cy.offset != 0 { plan.set(.wm_y, cy.offset, option: name) }
+            plan.set(.wm_pos(slot: slot), ThumbnailSpec.Watermark.Position.gravity(gravity), option: name)
+            if cx.offset != 0 { plan.set(.wm_x(slot: slot), cx.offset, option: name) }
+            if cy.offset != 0 { plan.set(.wm_y(slot: slot), cy.offset, option: name) }
         } else {
-            plan.set(.wm_place, ThumbnailSpec.Watermark.Place(x: x, y: y), option: name)
+            plan.set(.wm_place(slot: slot), ThumbnailSpec.Watermark.Place(x: x, y: y), option: name)
         }
         guard let alpha = ThumbnailRequest.integer(arguments[3]), alpha <= 100 else {
             throw .invalidValue(name, reason: "alpha must be 0…100")
         }
-        if alpha != 0 { plan.set(.wm_opacity, DialectGeometry.decimal(1 - Double(alpha) / 100), option: name) }
+        if alpha != 0 {
+            plan.set(.wm_opacity(slot: slot), DialectGeometry.decimal(1 - Double(alpha) / 100), option: name)
+        }
         let widthRatio = arguments.count > 4 ? arguments[4] : "none"
         let heightRatio = arguments.count > 5 ? arguments[5] : "none"
         if heightRatio != "none" {
             guard let percent = ThumbnailRequest.integer(heightRatio), (1...100).contains(percent) else {
                 throw .invalidValue(name, reason: "h_ratio must be 1…100 or none")
             }
-            plan.set(.wm_hscale, DialectGeometry.decimal(Double(percent) / 100), option: name)
+            plan.set(.wm_hscale(slot: slot), DialectGeometry.decimal(Double(percent) / 100), option: name)
         }
         if widthRatio != "none" {
             guard let percent = ThumbnailRequest.integer(widthRatio), (1...100).contains(percent) else {
                 throw .invalidValue(name, reason: "w_ratio must be 1…100 or none")
             }
-            plan.set(.wm_scale, DialectGeometry.decimal(Double(percent) / 100), option: name)
+            plan.set(.wm_scale(slot: slot), DialectGeometry.decimal(Double(percent) / 100), option: name)
         }
     }
 
