@@ -170,7 +170,7 @@ def case(rng, index, filters_order):
         parts.append("smart")
         features.append("smart")
     # Filters: about half the cases carry one (walking through every filter in turn so each gets its share),
-    # a sixth a chain of two or three.
+    # a sixth a chain of two or three, a few two watermarks.
     roll = rng.random()
     chain = []
     if roll < 0.5:
@@ -183,6 +183,12 @@ def case(rng, index, filters_order):
     elif roll < 0.71:
         chain.append(rng.choice(OTHER_FILTERS))
         features.append("filter:not-builtin:" + chain[-1].split("(")[0])
+    elif roll < 0.74:
+        # Two watermarks, laid in order (picked by the index, not the generator, so the other cases stay as seeded).
+        marks = FILTERS["watermark"]["valid"]
+        for pick in (index % len(marks), (3 * index + 1) % len(marks)):
+            chain.append("watermark(" + marks[pick] + ")")
+        features.append("filters:watermark-twice")
     if chain:
         parts.append("filters:" + ":".join(chain))
     parts.append("{origin}/" + image)
