@@ -396,6 +396,20 @@ extension Integration {
                         width: 150, height: 150, mime: "image/png",
                         probes: [(16, 12, red), (80, 12, red), (16, 60, red), (112, 84, yellow)])
                 ),
+                (
+                    // The offsets with `re` are the space between the tiles (74x58 each, the mark 5 px in)
+                    "wm:…:re with spacing", rs("fit", 150, 150, ext: "png", "wm:1:re:10:10"), "g.png",
+                    .init(
+                        width: 150, height: 150, mime: "image/png",
+                        probes: [(21, 17, red), (95, 17, red), (53, 41, yellow), (100, 57, Fixtures.grid[1][2])])
+                ),
+                (
+                    // Offsets below 1 are fractions of the output's side: 15 and 30 px here
+                    "wm: relative offsets", rs("fit", 150, 150, ext: "png", "wm:1:nowe:0.1:0.2"), "g.png",
+                    .init(
+                        width: 150, height: 150, mime: "image/png",
+                        probes: [(31, 42, red), (63, 66, yellow), (5, 5, Fixtures.grid[0][0])])
+                ),
                 // Metadata
                 ("sm", rs("fit", 0, 0, ext: "jpg", "sm:1"), "c.jpg", .init(width: 64, height: 48, exif: false)),
                 (
@@ -490,10 +504,6 @@ extension Integration {
                 // Refused, by name
                 ("rt:force with one side", free("rt:force", "w:32"), "q.png", refused("unsupported option: rt:force")),
                 ("kcr with PNG", rs("fit", 32, 24, ext: "png", "kcr:1"), "c.jpg", refused("kcr")),
-                (
-                    "wm:…:re with offsets", rs("fit", 150, 150, "wm:1:re:10:10"), "g.png",
-                    refused("unsupported option: wm:re offsets")
-                ),
                 (
                     "rs:auto, both landscape: fill", rs("auto", 32, 16), "q.png",
                     .init(

@@ -277,6 +277,15 @@ import Thumbnailing
         #expect(
             try Self.key(fromURL)
                 == Self.thumbKey("w=300&wm_url=https%3A%2F%2Fexample.com%2Fmark.png&wm_pos=tile"))
+        // And offsets below 1 are fractions of the output's side; with `re` the offsets space the tiles
+        let relative = try Self.request("w:300/wm:1:nowe:0.1:0.25/plain/\(Self.source)", form: form)
+        #expect(
+            try Self.key(relative)
+                == Self.thumbKey("w=300&wm=imgproxy&wm_pos=northwest&wm_x=0.1&wm_y=0.25", watermarks: watermarks))
+        let spaced = try Self.request("w:300/wm:1:re:10:0.5/plain/\(Self.source)", form: form)
+        #expect(
+            try Self.key(spaced)
+                == Self.thumbKey("w=300&wm=imgproxy&wm_pos=tile&wm_x=10&wm_y=0.5", watermarks: watermarks))
         let none = try Self.request("w:300/wm:0/plain/\(Self.source)", form: form)
         #expect(try Self.key(none) == Self.thumbKey("w=300"))
     }
@@ -377,9 +386,8 @@ import Thumbnailing
         ("w:300/t:10:fff:1", .unsupportedOption("t:equal_hor")),
         ("w:300/t:10:fff:0:t", .unsupportedOption("t:equal_ver")),
         ("w:300/wm:0.5:ch", .unsupportedOption("wm:ch")),
-        ("w:300/wm:0.5:ce:0.5", .unsupportedOption("wm:relative offset")),
-        ("w:300/wm:0.5:re:10:0", .unsupportedOption("wm:re offsets")),
-        ("w:300/watermark:1:re:0:4", .unsupportedOption("watermark:re offsets")),
+        ("w:300/wm:0.5:ce:-5", .invalidValue("wm", reason: "offsets must be ≥ 0 (inward from the edges)")),
+        ("w:300/wm:0.5:ce:1.5", .invalidValue("wm", reason: "offsets must be whole pixels or a fraction below 1")),
         ("w:300/mc:1", .unsupportedOption("mc")),
         ("w:300/rss:1", .unknownParameter("rss")),
         ("w:300/f:bmpx", .invalidValue("f", reason: "the format must be jpg, png, webp, avif or gif")),

@@ -165,6 +165,15 @@ import Thumbnailing
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0"
                 + " wm2=u:19:http://a.test/n.png,north,0,0,0.5,0"
         ),
+        (
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=northwest&wm_x=0.1&wm_y=0.25",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,northwest,0,0,1,0"
+                + ",rx=0.1,ry=0.25"
+        ),
+        (
+            "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=tile&wm_x=10&wm_y=0.5",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,tile,10,0,1,0,ry=0.5"
+        ),
         // An invisible watermark leaves; the next one moves up a slot
         (
             "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_opacity=0&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_pos=north",

@@ -72,6 +72,41 @@ import Thumbnailing
         }
     }
 
+    @Test func relativeOffsetsAreFractionsOfTheOutputsSides() throws {
+        // Given the mark at the north-west corner, a tenth of the width and a fifth of the height in
+        let image = try Self.render(
+            try Self.spec {
+                $0.position = .gravity(.northWest)
+                $0.relativeOffsetX = FixedDecimal(parsing: "0.1")!
+                $0.relativeOffsetY = FixedDecimal(parsing: "0.2")!
+            })
+        // Then it starts at (30, 60) of the 300x300 output
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 30 + 16, y: 60 + 12, colour: Fixtures.red), (x: 30 + 48, y: 60 + 36, colour: Fixtures.yellow),
+                    (x: 25, y: 65, colour: Fixtures.grid[0][0]), (x: 45, y: 55, colour: Fixtures.grid[0][0]),
+                ], tolerance: 8) == nil)
+    }
+
+    @Test func tileOffsetsSpaceTheTiles() throws {
+        // Given tiles 20 px apart across and 10 down: each tile 84x58, the mark 10 px and 5 px in
+        let image = try Self.render(
+            try Self.spec {
+                $0.position = .tile
+                $0.offsetX = 20
+                $0.offsetY = 10
+            })
+        // Then each mark starts at (10 + 84i, 5 + 58j), the grid shows between them
+        #expect(
+            image.mismatch(
+                in: [
+                    (x: 10 + 16, y: 5 + 12, colour: Fixtures.red), (x: 94 + 48, y: 63 + 36, colour: Fixtures.yellow),
+                    (x: 178 + 16, y: 121 + 12, colour: Fixtures.red), (x: 5, y: 30, colour: Fixtures.grid[0][0]),
+                    (x: 80, y: 30, colour: Fixtures.grid[0][0]), (x: 40, y: 56, colour: Fixtures.grid[0][0]),
+                ], tolerance: 8) == nil)
+    }
+
     @Test func opacityMixesTheMarkWithThePicture() throws {
         let image = try Self.render(try Self.spec { $0.opacity = FixedDecimal(parsing: "0.5")! })
         // Red (230, 30, 30) half over grey 128: about (179, 79, 79)

@@ -187,7 +187,7 @@ def case(rng, index, filters_order):
         # Two watermarks, laid in order (picked by the index, not the generator, so the other cases stay as seeded).
         marks = FILTERS["watermark"]["valid"]
         for pick in (index % len(marks), (3 * index + 1) % len(marks)):
-            chain.append("watermark(" + marks[pick] + ")")
+            chain.append("watermark(" + marks[pick].replace("{wm}", WATERMARK) + ")")
         features.append("filters:watermark-twice")
     if chain:
         parts.append("filters:" + ":".join(chain))

@@ -125,14 +125,18 @@ typedef enum ThumbdVipsWatermarkPlace {
 #define THUMBD_VIPS_MAX_WATERMARKS 4
 
 /// One watermark (steps/watermark.c): the encoded image (borrowed for the call; the same allowed formats and pixel
-/// limit as a source), placed at `gravity` (a compass point) moved inward by the offsets, or tiled when `tile`;
-/// alpha multiplied by `opacity`; resized to `scale` x the output's width when above 0.
+/// limit as a source), placed at `gravity` (a compass point) moved inward by the offsets, or tiled when `tile` (the
+/// offsets then the space between the tiles); alpha multiplied by `opacity`; resized to `scale` x the output's
+/// width when above 0.
 typedef struct ThumbdVipsWatermark {
     const void *image;
     size_t length;
     ThumbdVipsGravity gravity;
     int tile;
     int x, y;
+    /// Above 0: the offset on that axis is this fraction of the output's side (rounded half to even, as imgproxy
+    /// rounds), in place of x or y.
+    double x_fraction, y_fraction;
     double opacity;
     double scale;
     /// Above 0: the mark's height at most this fraction of the output's height (with `scale` too, the mark fits

@@ -101,6 +101,9 @@ static ThumbdVipsStep lay_mark(ThumbdJob *job, int index, VipsImage **image) {
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 7);
     int had_alpha = vips_image_hasalpha(in);
+    // A fraction of the output's side, rounded half to even (rint in the default rounding mode), as imgproxy does.
+    int offset_x = w->x_fraction > 0 ? (int)rint(width * w->x_fraction) : w->x;
+    int offset_y = w->y_fraction > 0 ? (int)rint(height * w->y_fraction) : w->y;
     int x = 0, y = 0;
     if (w->place) {
         int count[2], space[2], at[2], side[2] = {width, height}, size[2] = {mark->Xsize, mark->Ysize};
@@ -125,6 +128,13 @@ static ThumbdVipsStep lay_mark(ThumbdJob *job, int index, VipsImage **image) {
         x = at[0];
         y = at[1];
     } else if (w->tile) {
+        if (offset_x > 0 || offset_y > 0) {
+            // The space between the tiles, split around each one (the larger half after it), as imgproxy pads them.
+            if (vips_embed(mark, &t[6], offset_x / 2, offset_y / 2, mark->Xsize + offset_x, mark->Ysize + offset_y,
+                           "extend", VIPS_EXTEND_BLACK, NULL))
+                return thumbd_scope_failed(scope);
+            mark = t[6];
+        }
         int across = (width + mark->Xsize - 1) / mark->Xsize, down = (height + mark->Ysize - 1) / mark->Ysize;
         if (vips_replicate(mark, &t[0], across, down, NULL) ||
             vips_extract_area(t[0], &t[1], 0, 0, width, height, NULL))
@@ -133,8 +143,8 @@ static ThumbdVipsStep lay_mark(ThumbdJob *job, int index, VipsImage **image) {
     } else {
         ThumbdCompass c = thumbd_compass(w->gravity);
         // Offsets move the mark inward from the edges it is placed against (a shift right/down at the centre).
-        x = c.west ? w->x : c.east ? width - mark->Xsize - w->x : (width - mark->Xsize) / 2 + w->x;
-        y = c.north ? w->y : c.south ? height - mark->Ysize - w->y : (height - mark->Ysize) / 2 + w->y;
+        x = c.west ? offset_x : c.east ? width - mark->Xsize - offset_x : (width - mark->Xsize) / 2 + offset_x;
+        y = c.north ? offset_y : c.south ? height - mark->Ysize - offset_y : (height - mark->Ysize) / 2 + offset_y;
     }
     if (in->Bands < 3) {
         if (vips_colourspace(in, &t[2], VIPS_INTERPRETATION_sRGB, NULL))

@@ -484,8 +484,6 @@ extension PlanField where Value == Int {
     package static var rotate: Self { Self(parameter: .rotate, keyPath: \.rotate) }
     package static var brightness: Self { Self(parameter: .brightness, keyPath: \.brightness) }
     package static var pixelate: Self { Self(parameter: .pixelate, keyPath: \.pixelate) }
-    package static var wm_x: Self { wm_x(slot: 0) }
-    package static var wm_y: Self { wm_y(slot: 0) }
     package static var avif_effort: Self { Self(parameter: .avif_effort, keyPath: \.avifEffort) }
     package static var max_bytes: Self { Self(parameter: .max_bytes, keyPath: \.maxBytes) }
     package static var max_age: Self { Self(parameter: .max_age, keyPath: \.maxAge) }

@@ -22,9 +22,14 @@ extension ThumbnailSpec {
 
         package var image: Image
         package var position = Position.gravity(.southEast)
-        /// Output pixels from the edge(s) the position names; for `centre`, a shift right and down.
+        /// Output pixels from the edge(s) the position names; for `centre`, a shift right and down; for `tile`, the
+        /// space between the tiles.
         package var offsetX = 0
         package var offsetY = 0
+        /// The same as a fraction (0...1, exclusive) of the output's width and height, in place of the pixels
+        /// (imgproxy's relative offsets); zero: none.
+        package var relativeOffsetX = FixedDecimal.zero
+        package var relativeOffsetY = FixedDecimal.zero
         /// 0...1; 0 removes the watermark (normalisation drops it).
         package var opacity = FixedDecimal.one
         /// Width as a fraction of the output's width, 0...1; 0 keeps the image's own size.
@@ -127,13 +132,20 @@ extension ThumbnailSpec {
     }
 }
 
+/// A watermark's offset as `wm_x`/`wm_y` write it: CSS pixels (× dpr), or a fraction of the output's side.
+package enum WatermarkOffset: Hashable, Sendable {
+    case pixels(Int)
+    /// Above 0 and below 1.
+    case fraction(FixedDecimal)
+}
+
 /// The `/thumb` values of one watermark, as written (offsets in CSS pixels, the URL not yet canonical).
 package struct WatermarkValues: Hashable, Sendable {
     package var name: String?
     package var url: String?
     package var position: ThumbnailSpec.Watermark.Position?
-    package var x: Int?
-    package var y: Int?
+    package var x: WatermarkOffset?
+    package var y: WatermarkOffset?
     package var opacity: FixedDecimal?
     package var scale: FixedDecimal?
     package var heightScale: FixedDecimal?
@@ -236,7 +248,9 @@ extension PlanField where Value == String {
     package static func wm_url(slot: Int) -> Self { watermark(slot, .url, \.url) }
 }
 
-extension PlanField where Value == Int {
+extension PlanField where Value == WatermarkOffset {
+    package static var wm_x: Self { wm_x(slot: 0) }
+    package static var wm_y: Self { wm_y(slot: 0) }
     package static func wm_x(slot: Int) -> Self { watermark(slot, .x, \.x) }
     package static func wm_y(slot: Int) -> Self { watermark(slot, .y, \.y) }
 }
@@ -256,7 +270,8 @@ extension PlanField where Value == ThumbnailSpec.Watermark.Place {
 }
 
 /// `wm=<name>` or `wm_url=<url>`, placed by `wm_pos` (a compass point or `tile`; default `southeast`), `wm_x`/`wm_y`
-/// (CSS px inward from the edges, × dpr) or `wm_place` (thumbor's axes), `wm_opacity` (0...1; 0 removes it),
+/// (CSS px inward from the edges, × dpr, or a fraction of the output's side; with `tile`, the space between the
+/// tiles) or `wm_place` (thumbor's axes), `wm_opacity` (0...1; 0 removes it),
 /// `wm_scale` (0...1 of the output's width) and `wm_hscale` (at most 0...1 of its height); `wm2*`...`wm4*` the same
 /// for more watermarks, laid in order over the first, each slot given only when the one before it is. The `wm_*`
 /// options without an image are refused, not ignored. Key ` wm=n:<name>:<digest>,…` for a named one (the digest of
@@ -269,7 +284,8 @@ enum WatermarkOperation: OperationDescriptor {
 
     static let unit = FixedDecimal.zero...FixedDecimal.one
     static let positionReason = "must be centre, a compass point or tile"
-    static let offsetReason = "must be a whole number 0...\(ThumbnailSpec.Watermark.maxOffset) (× dpr)"
+    static let offsetReason =
+        "must be a whole number 0...\(ThumbnailSpec.Watermark.maxOffset) (× dpr) or a fraction 0...1 of the output's side"
 
     static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
         guard let (slot, field) = WatermarkField.owners[parameter] else { return }
@@ -286,7 +302,12 @@ enum WatermarkOperation: OperationDescriptor {
                 throw SpecError(field: parameter.rawValue, reason: positionReason)
             }
         case .x, .y:
-            guard let value = ThumbValue.integer(text) else {
+            let value: WatermarkOffset
+            if let pixels = ThumbValue.integer(text) {
+                value = .pixels(pixels)
+            } else if text.hasPrefix("0."), let fraction = FixedDecimal(parsing: text) {
+                value = .fraction(fraction)
+            } else {
                 throw SpecError(field: parameter.rawValue, reason: offsetReason)
             }
             if field == .x { mark.x = value } else { mark.y = value }
@@ -356,8 +377,16 @@ enum WatermarkOperation: OperationDescriptor {
             watermark = ThumbnailSpec.Watermark(image: .url(url))
         }
         if let position = values.position { watermark.position = position }
-        if let x = values.x { watermark.offsetX = ThumbValue.scaled(x, dpr: context.dpr) }
-        if let y = values.y { watermark.offsetY = ThumbValue.scaled(y, dpr: context.dpr) }
+        switch values.x {
+        case .pixels(let x)?: watermark.offsetX = ThumbValue.scaled(x, dpr: context.dpr)
+        case .fraction(let x)?: watermark.relativeOffsetX = x
+        case nil: break
+        }
+        switch values.y {
+        case .pixels(let y)?: watermark.offsetY = ThumbValue.scaled(y, dpr: context.dpr)
+        case .fraction(let y)?: watermark.relativeOffsetY = y
+        case nil: break
+        }
         if let opacity = values.opacity { watermark.opacity = opacity }
         if let scale = values.scale { watermark.scale = scale }
         if let heightScale = values.heightScale { watermark.heightScale = heightScale }
@@ -382,10 +411,20 @@ enum WatermarkOperation: OperationDescriptor {
         for (slot, watermark) in operations.watermarks.enumerated() {
             func parameter(_ field: WatermarkField) -> ThumbParameter { field.parameter(slot) }
             try checkPosition(watermark.position, parameter(.position))
-            for (offset, field) in [(watermark.offsetX, WatermarkField.x), (watermark.offsetY, .y)] {
+            let offsets = [
+                (watermark.offsetX, watermark.relativeOffsetX, WatermarkField.x),
+                (watermark.offsetY, watermark.relativeOffsetY, .y),
+            ]
+            for (offset, fraction, field) in offsets {
                 _ = try checkedOffset(offset, parameter(field))
-                if watermark.position == .tile, offset != 0 {
-                    throw SpecError(field: parameter(field).rawValue, reason: "a tiled watermark has no offset")
+                guard fraction == .zero || (offset == 0 && fraction > .zero && fraction < .one) else {
+                    throw SpecError(field: parameter(field).rawValue, reason: offsetReason)
+                }
+                if watermark.place != nil && (offset != 0 || fraction != .zero) {
+                    throw SpecError(
+                        field: parameter(field).rawValue,
+                        reason: "give \(parameter(.place).rawValue) or \(parameter(.position).rawValue), "
+                            + "\(parameter(.x).rawValue) and \(parameter(.y).rawValue), not both")
                 }
             }
             _ = try ThumbValue.checked(watermark.opacity, parameter(.opacity), in: unit)
@@ -444,6 +483,8 @@ enum WatermarkOperation: OperationDescriptor {
             // Appended only when set, so that the keys written before they existed stay.
             if watermark.heightScale != .zero { text += ",h=\(watermark.heightScale)" }
             if let place = watermark.place { text += ",place=\(place.text)" }
+            if watermark.relativeOffsetX != .zero { text += ",rx=\(watermark.relativeOffsetX)" }
+            if watermark.relativeOffsetY != .zero { text += ",ry=\(watermark.relativeOffsetY)" }
         }
     }
 
@@ -463,7 +504,13 @@ enum WatermarkOperation: OperationDescriptor {
             case .gravity: break
             }
             if watermark.offsetX != 0 { fields.append(CanonicalField(parameter(.x), String(watermark.offsetX))) }
+            if watermark.relativeOffsetX != .zero {
+                fields.append(CanonicalField(parameter(.x), watermark.relativeOffsetX.description))
+            }
             if watermark.offsetY != 0 { fields.append(CanonicalField(parameter(.y), String(watermark.offsetY))) }
+            if watermark.relativeOffsetY != .zero {
+                fields.append(CanonicalField(parameter(.y), watermark.relativeOffsetY.description))
+            }
             if watermark.opacity != .one {
                 fields.append(CanonicalField(parameter(.opacity), watermark.opacity.description))
             }
@@ -491,6 +538,8 @@ enum WatermarkOperation: OperationDescriptor {
                 }
                 mark.x = Int32(watermark.offsetX)
                 mark.y = Int32(watermark.offsetY)
+                mark.x_fraction = watermark.relativeOffsetX.value
+                mark.y_fraction = watermark.relativeOffsetY.value
                 mark.opacity = watermark.opacity.value
                 mark.scale = watermark.scale.value
                 mark.height_scale = watermark.heightScale.value

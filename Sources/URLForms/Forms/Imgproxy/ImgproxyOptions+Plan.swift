@@ -390,10 +390,6 @@ extension ImgproxyOptions {
         }
         let mark = watermark.value
         let option = watermark.option
-        // With `re`, imgproxy reads the offsets as the spacing between the tiles, which `/thumb`'s tiling has not.
-        if mark.position == .tile && (mark.offsetX != 0 || mark.offsetY != 0) {
-            throw .unsupportedOption("\(option):re offsets")
-        }
         if let watermarkURL {
             plan.set(.wm_url, watermarkURL.value, option: watermarkURL.option)
         } else {
@@ -401,8 +397,9 @@ extension ImgproxyOptions {
         }
         plan.set(.wm_pos, mark.position, option: option)
         plan.set(.wm_opacity, mark.opacity, option: option)
-        if mark.offsetX != 0 { plan.set(.wm_x, mark.offsetX, option: option) }
-        if mark.offsetY != 0 { plan.set(.wm_y, mark.offsetY, option: option) }
+        // With `re`, the offsets are the space between the tiles, as `/thumb`'s `wm_x`/`wm_y` with `wm_pos=tile`.
+        if mark.offsetX != .pixels(0) { plan.set(.wm_x, mark.offsetX, option: option) }
+        if mark.offsetY != .pixels(0) { plan.set(.wm_y, mark.offsetY, option: option) }
         if mark.scale > .zero { plan.set(.wm_scale, mark.scale, option: option) }
     }
 }

@@ -57,8 +57,9 @@ package struct ImgproxyOptions: Sendable {
     package struct Watermark: Sendable {
         package var opacity: FixedDecimal
         package var position = ThumbnailSpec.Watermark.Position.gravity(.centre)
-        package var offsetX = 0
-        package var offsetY = 0
+        /// Pixels (CSS, × dpr) or a fraction of the output's side; with `re`, the space between the tiles.
+        package var offsetX = WatermarkOffset.pixels(0)
+        package var offsetY = WatermarkOffset.pixels(0)
         package var scale = FixedDecimal.zero
     }
 
@@ -392,15 +393,17 @@ package struct ImgproxyOptions: Sendable {
             }
             mark.position = position
         }
-        func offset(_ text: String) throws(RequestError) -> Int {
+        // imgproxy reads an offset below 1 as a fraction of the output's side, any other as pixels.
+        func offset(_ text: String) throws(RequestError) -> WatermarkOffset {
             let value = try Self.decimal(text, option, "offset")
-            if value != .zero && value.units.magnitude < FixedDecimal.unitsPerOne {
-                throw .unsupportedOption("\(option):relative offset")
+            guard value >= .zero else {
+                throw .invalidValue(option, reason: "offsets must be ≥ 0 (inward from the edges)")
             }
-            guard value.isWhole, value >= .zero else {
-                throw .invalidValue(option, reason: "offsets must be whole pixels ≥ 0 (inward from the edges)")
+            if value != .zero && value < .one { return .fraction(value) }
+            guard value.isWhole else {
+                throw .invalidValue(option, reason: "offsets must be whole pixels or a fraction below 1")
             }
-            return value.units / FixedDecimal.unitsPerOne
+            return .pixels(value.units / FixedDecimal.unitsPerOne)
         }
         if arguments.count > 2 && !arguments[2].isEmpty { mark.offsetX = try offset(arguments[2]) }
         if arguments.count > 3 && !arguments[3].isEmpty { mark.offsetY = try offset(arguments[3]) }

@@ -344,8 +344,8 @@ package struct ThumborFilters {
         if let cx = compass(x), let cy = compass(y) {
             let gravity = DialectGeometry.compass(cx.side, cy.side)
             plan.set(.wm_pos(slot: slot), ThumbnailSpec.Watermark.Position.gravity(gravity), option: name)
-            if cx.offset != 0 { plan.set(.wm_x(slot: slot), cx.offset, option: name) }
-            if cy.offset != 0 { plan.set(.wm_y(slot: slot), cy.offset, option: name) }
+            if cx.offset != 0 { plan.set(.wm_x(slot: slot), .pixels(cx.offset), option: name) }
+            if cy.offset != 0 { plan.set(.wm_y(slot: slot), .pixels(cy.offset), option: name) }
         } else {
             plan.set(.wm_place(slot: slot), ThumbnailSpec.Watermark.Place(x: x, y: y), option: name)
         }
