@@ -120,6 +120,11 @@ extension Integration {
             #expect(refused.status == 422, "\(refused.text.prefix(200))")
             #expect(refused.text.contains("frame"))
             #expect(try await harness.request(thumbor).header("x-cache") == "HIT-MEMORY")
+
+            // And a frame the origin does not have: a 502 naming the frame, not the watermark
+            let missing = try await harness.request(
+                Self.thumbor(harness, "64x48/filters:format(png):frame(\(originHost):\(harness.origin.port)/none.png)"))
+            #expect(missing.status == 502 && missing.text.contains("frame unavailable"), "\(missing.text.prefix(200))")
         }
 
         @Test func severalWatermarksAreLaidInOrderAndAreOneEntryWithWm2() async throws {

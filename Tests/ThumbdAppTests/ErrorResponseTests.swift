@@ -77,6 +77,17 @@ import Thumbnailing
             (.watermark(.tooLarge(limit: 1)), 413), (.watermark(.cancelled), 503),
             (.watermark(.originNotFound(status: 404)), 502), (.watermark(.timedOut(detail: secret)), 502),
         ]
+        // A frame URL's likewise, as the frame's.
+        + [
+            (.frame(.addressForbidden(address: secret, range: .loopback)), 403), (.frame(.tooLarge(limit: 1)), 413),
+            (.frame(.cancelled), 503), (.frame(.originNotFound(status: 404)), 502),
+        ]
+
+    @Test func aFramesFetchFailureNamesTheFrame() {
+        #expect(ErrorResponse(.frame(.originNotFound(status: 404))).publicMessage == "frame unavailable")
+        #expect(ErrorResponse(.frame(.tooLarge(limit: 1))).publicMessage == "frame too large")
+        #expect(ErrorResponse(.watermark(.tooLarge(limit: 1))).publicMessage == "watermark too large")
+    }
 
     @Test func everyFetchErrorKindIsListed() {
         #expect(Set(Self.fetchErrors.map(\.error.kind)) == Set(FetchError.Kind.allCases))

@@ -20,7 +20,7 @@ import Thumbnailing
     @Test func itReplacesSourceErrorsOnlyNeverRequestErrorsOverloadOrOwnFailures() {
         // Given every service error and its status (ErrorResponseTests' table), then exactly the source's faults
         // get the fallback: 404 (but an expired URL's), 413, 502, 504, and the 422s about the source itself
-        // (and not the plan's or the watermark's)
+        // (and not the plan's, the watermark's or the frame's)
         let planErrors: [ThumbnailError] = [
             .cropOutsidePicture, .canvasTooLarge, .notAnimatable("trim"), .watermarkUnusable,
         ]
@@ -28,6 +28,7 @@ import Thumbnailing
             var expected = [404, 413, 422, 502, 504].contains(status)
             if case .thumbnail(let thumbnailError) = error, planErrors.contains(thumbnailError) { expected = false }
             if case .watermark = error { expected = false }
+            if case .frame = error { expected = false }
             // (An expired URL's 404 is the URL's deadline, not the source's fault.)
             if case .expired = error { expected = false }
             #expect(FallbackImage.replaces(error) == expected, "\(error) (\(status))")

@@ -71,24 +71,24 @@ final class WatermarkSource: Sendable {
     /// The digest of the named watermark, `nil` when there is none by that name (the parser's check).
     func digest(named name: String) -> UInt64? { named[name]?.digest }
 
-    /// Calls `completion` once with `image`'s bytes (a watermark's or a frame's): at once for a named one, else on
-    /// the fetch thread.
+    /// Calls `completion` once with `image`'s bytes (a watermark's or a frame's, as `role` says, which names the
+    /// failures): at once for a named one, else on the fetch thread.
     /// - Returns: the fetch's ticket when a transfer was asked for.
     func image(
-        _ image: ThumbnailSpec.Watermark.Image, priority: FetchPriority,
+        _ image: ThumbnailSpec.Watermark.Image, as role: OverlayRole, priority: FetchPriority,
         completion: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
     ) -> FetchTicket? {
         switch image {
         case .named(let name, let digest):
             guard let mark = named[name], mark.digest == digest else {
-                completion(.failure(.thumbnail(.watermarkUnusable)))
+                completion(.failure(.thumbnail(role == .watermark ? .watermarkUnusable : .frameUnusable)))
                 return nil
             }
             completion(.success(mark.bytes))
             return nil
         case .url(let text):
             guard let fetcher, let url = try? SourceURL(text) else {
-                completion(.failure(.watermark(.invalidURL(detail: text))))
+                completion(.failure(role.failure(.invalidURL(detail: text))))
                 return nil
             }
             let cache = self.cache
@@ -105,9 +105,23 @@ final class WatermarkSource: Sendable {
                     }
                     completion(.success(source.body))
                 case .failure(let error):
-                    completion(.failure(.watermark(error)))
+                    completion(.failure(role.failure(error)))
                 }
             }
+        }
+    }
+}
+
+/// What an image laid over the output is, which its failures name.
+enum OverlayRole: Sendable {
+    case watermark
+    case frame
+
+    /// The request's failure when the image's fetch failed.
+    func failure(_ error: FetchError) -> ServiceError {
+        switch self {
+        case .watermark: .watermark(error)
+        case .frame: .frame(error)
         }
     }
 }
@@ -135,8 +149,8 @@ extension WatermarkSource {
         for spec: ThumbnailSpec, priority: FetchPriority, issued: @escaping @Sendable (FetchTicket) -> Void,
         completion: @escaping @Sendable (Result<Overlays, ServiceError>) -> Void
     ) {
-        var images = spec.operations.watermarks.map(\.image)
-        if let frame = spec.operations.frame { images.append(frame.image) }
+        var images = spec.operations.watermarks.map { (image: $0.image, role: OverlayRole.watermark) }
+        if let frame = spec.operations.frame { images.append((frame.image, .frame)) }
         let watermarkCount = spec.operations.watermarks.count
         collect(images[...], [], priority: priority, issued: issued) { result in
             completion(
@@ -150,12 +164,13 @@ extension WatermarkSource {
 
     /// Gets `images`' bytes one after another onto `got`.
     private func collect(
-        _ images: ArraySlice<ThumbnailSpec.Watermark.Image>, _ got: [[UInt8]], priority: FetchPriority,
+        _ images: ArraySlice<(image: ThumbnailSpec.Watermark.Image, role: OverlayRole)>, _ got: [[UInt8]],
+        priority: FetchPriority,
         issued: @escaping @Sendable (FetchTicket) -> Void,
         completion: @escaping @Sendable (Result<[[UInt8]], ServiceError>) -> Void
     ) {
         guard let next = images.first else { return completion(.success(got)) }
-        let ticket = image(next, priority: priority) { [self] result in
+        let ticket = image(next.image, as: next.role, priority: priority) { [self] result in
             switch result {
             case .success(let bytes):
                 collect(images.dropFirst(), got + [bytes], priority: priority, issued: issued, completion: completion)

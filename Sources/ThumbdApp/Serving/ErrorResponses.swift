@@ -109,24 +109,28 @@ extension ErrorResponse {
         }
     }
 
+    /// An image laid over the output (`what`: a watermark, a frame) could not be fetched. The picture may be fine;
+    /// the client learns that this image is at fault, not why.
+    private init(overlay what: String, _ error: FetchError) {
+        switch error {
+        case .addressForbidden, .schemeForbidden, .hostForbidden:
+            self.init(status: Self.forbidden, publicMessage: "\(what) not allowed", logLevel: .warning)
+        case .tooLarge:
+            self.init(status: Self.contentTooLarge, publicMessage: "\(what) too large", logLevel: .info)
+        case .cancelled:
+            self.init(status: Self.unavailable, publicMessage: "shutting down", logLevel: .info, retryAfterSeconds: 1)
+        default:
+            self.init(status: Self.badGateway, publicMessage: "\(what) unavailable", logLevel: .warning)
+        }
+    }
+
     init(_ error: ServiceError) {
         switch error {
         case .request(let error): self.init(error)
         case .fetch(let error): self.init(error)
         case .thumbnail(let error): self.init(error)
-        case .watermark(let error):
-            // The picture may be fine; the client learns that its watermark is at fault, not why.
-            switch error {
-            case .addressForbidden, .schemeForbidden, .hostForbidden:
-                self.init(status: Self.forbidden, publicMessage: "watermark not allowed", logLevel: .warning)
-            case .tooLarge:
-                self.init(status: Self.contentTooLarge, publicMessage: "watermark too large", logLevel: .info)
-            case .cancelled:
-                self.init(
-                    status: Self.unavailable, publicMessage: "shutting down", logLevel: .info, retryAfterSeconds: 1)
-            default:
-                self.init(status: Self.badGateway, publicMessage: "watermark unavailable", logLevel: .warning)
-            }
+        case .watermark(let error): self.init(overlay: "watermark", error)
+        case .frame(let error): self.init(overlay: "frame", error)
         case .renderQueueFull:
             self.init(
                 status: Self.unavailable, publicMessage: "too busy, retry shortly", logLevel: .warning,

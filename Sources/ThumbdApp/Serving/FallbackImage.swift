@@ -111,8 +111,8 @@ struct FallbackImage: Sendable, Equatable {
                 .notAnimatable, .watermarkUnusable, .frameUnusable:
                 false
             }
-        // The watermark's fault, not the source's: the fallback would hide what the request got wrong.
-        case .watermark: false
+        // The watermark's or the frame's fault, not the source's: the fallback would hide what the request got wrong.
+        case .watermark, .frame: false
         case .renderQueueFull, .shuttingDown, .cacheQueueFull: false
         // The URL's own deadline: it names nothing any longer.
         case .expired: false

@@ -10,6 +10,8 @@ enum ServiceError: Error, Sendable {
     case thumbnail(ThumbnailError)
     /// The watermark named by a URL could not be fetched.
     case watermark(FetchError)
+    /// The frame (thumbor's nine-patch) named by a URL could not be fetched.
+    case frame(FetchError)
     /// The render queue is full: answer 503 with Retry-After rather than queue without bound.
     case renderQueueFull
     /// The service is stopping and no longer starts work.
