@@ -149,13 +149,20 @@ ThumbdBox thumbd_job_box(const ThumbdJob *job) {
     return box;
 }
 
-void thumbd_job_settle(ThumbdJob *job, ThumbdRect region, double kx, double ky) {
+void thumbd_job_settle(ThumbdJob *job, ThumbdRect frame, ThumbdRect region, double kx, double ky) {
     const ThumbdVipsThumbnailParams *p = job->params;
     job->focal_x = p->focal_x;
     job->focal_y = p->focal_y;
     if (p->focal_in_pixels) {
-        job->focal_x = THUMBD_CLIP(0.0, (p->focal_x * kx - region.left) / THUMBD_MAX(region.width, 1e-9), 1.0);
-        job->focal_y = THUMBD_CLIP(0.0, (p->focal_y * ky - region.top) / THUMBD_MAX(region.height, 1e-9), 1.0);
+        // The point in the frame's pixels: source pixels times kx, ky; from a corner of the frame, inward.
+        double x = p->focal_x * kx, y = p->focal_y * ky;
+        if (p->focal_corner != THUMBD_VIPS_GRAVITY_CENTRE) {
+            ThumbdCompass c = thumbd_compass(p->focal_corner);
+            x = c.east ? frame.left + frame.width - x : frame.left + x;
+            y = c.south ? frame.top + frame.height - y : frame.top + y;
+        }
+        job->focal_x = THUMBD_CLIP(0.0, (x - region.left) / THUMBD_MAX(region.width, 1e-9), 1.0);
+        job->focal_y = THUMBD_CLIP(0.0, (y - region.top) / THUMBD_MAX(region.height, 1e-9), 1.0);
     }
     // Decided once, from the region's size in source pixels (what the resize target decides from), so the steps
     // after the resize never decide again from a rounded size.

@@ -9,6 +9,15 @@ package struct FocalPoint: Hashable, Sendable {
     /// Whether ``x`` and ``y`` are pixels (thumbor's `focal()`), converted into fractions of the region once the
     /// render knows the picture's size.
     package let inPixels: Bool
+    /// For a point in pixels: the corner of the trimmed picture (as turned) the pixels are measured from, inward
+    /// (thumbor's `focal()` beside a flip, a rotate or a trim, whose point is measured in the picture before its
+    /// turn and after its trim); `nil`: from the top-left corner of the untrimmed picture.
+    package let corner: Gravity?
+
+    /// The corners a point in pixels may be measured from, as `fpx:x,y,<corner>` writes them.
+    package static let corners: [Gravity: String] = [
+        .northWest: "nw", .northEast: "ne", .southEast: "se", .southWest: "sw",
+    ]
 
     /// A focal point in fractions; `nil` unless both are 0...1.
     package init?(x: FixedDecimal, y: FixedDecimal) {
@@ -17,21 +26,36 @@ package struct FocalPoint: Hashable, Sendable {
         self.x = x
         self.y = y
         inPixels = false
+        corner = nil
     }
 
-    /// A focal point in pixels of the turned picture; `nil` unless both are 0...`ThumbnailSpec.Crop.maxPixels`.
-    package init?(pixelX: Int, pixelY: Int) {
+    /// A focal point in pixels of the turned picture, measured from `corner` of the trimmed picture when one is
+    /// given; `nil` unless both are 0...`ThumbnailSpec.Crop.maxPixels` and the corner is one of ``corners``.
+    package init?(pixelX: Int, pixelY: Int, corner: Gravity? = nil) {
         let range = 0...ThumbnailSpec.Crop.maxPixels
         guard range.contains(pixelX), range.contains(pixelY) else { return nil }
+        if let corner, Self.corners[corner] == nil { return nil }
         x = FixedDecimal(units: pixelX * FixedDecimal.one.units)
         y = FixedDecimal(units: pixelY * FixedDecimal.one.units)
         inPixels = true
+        self.corner = corner
     }
 
-    /// `fp:x,y` (fractions) or `fpx:x,y` (whole pixels): how keys and `/thumb`'s `gravity` spell it.
+    /// The same point without its corner when the corner names the untrimmed picture's top-left (no trim).
+    package func measuredFromTopLeft(trimmed: Bool) -> FocalPoint {
+        guard corner == .northWest, !trimmed,
+            let point = FocalPoint(
+                pixelX: x.units / FixedDecimal.one.units, pixelY: y.units / FixedDecimal.one.units)
+        else { return self }
+        return point
+    }
+
+    /// `fp:x,y` (fractions) or `fpx:x,y[,corner]` (whole pixels): how keys and `/thumb`'s `gravity` spell it.
     package var text: String {
-        inPixels
-            ? "fpx:\(x.units / FixedDecimal.one.units),\(y.units / FixedDecimal.one.units)" : "fp:\(x),\(y)"
+        guard inPixels else { return "fp:\(x),\(y)" }
+        let pixels = "fpx:\(x.units / FixedDecimal.one.units),\(y.units / FixedDecimal.one.units)"
+        guard let corner, let name = Self.corners[corner] else { return pixels }
+        return pixels + "," + name
     }
 }
 

@@ -35,6 +35,7 @@ extension Thumbnailer {
             params.focal_x = focalPoint.x.value
             params.focal_y = focalPoint.y.value
             params.focal_in_pixels = focalPoint.inPixels ? 1 : 0
+            if let corner = focalPoint.corner { params.focal_corner = corner.vipsGravity }
         }
         spec.operations.fill(&params)  // after the configuration's encoder values, which a plan may override
         if params.thumbor_rounding != 0 {

@@ -140,7 +140,8 @@ package struct Thumbnailer: Sendable {
         // fill-down with enlarge is cover (the box is never larger than what the picture may become).
         let fit = oneSided ? Fit.contain : spec.fit == .coverDown && spec.enlarge ? .cover : spec.fit
         let crops = fit == .cover || fit == .auto || fit == .coverDown
-        let focalPoint = crops ? spec.focalPoint : nil
+        // A point measured from the top-left corner of a picture nothing trims is one spelling (`fpx:x,y`).
+        let focalPoint = crops ? spec.focalPoint?.measuredFromTopLeft(trimmed: spec.operations.trim != nil) : nil
         // pad places the picture by a compass point; the smart gravities choose a crop, and pad crops nothing.
         let placesByGravity =
             (crops && focalPoint == nil)

@@ -171,6 +171,38 @@ extension Integration {
             #expect(harness.origin.hits("/a.png") == 1 && harness.origin.hits("/b.png") == 1)
         }
 
+        @Test func aFocalPointBesideAFlipOrARotateIsWhereThumborMeasuresIt() async throws {
+            // Given grid.png (300x300; rows red, green, blue / yellow, cyan, magenta / white, black, grey) and a focal
+            // point in its top-right cell (250, 50), measured as thumbor measures it: before its flip and rotate
+            let harness = try Self.harness()
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            func render(_ options: String) async throws -> DecodedImage {
+                let answer = try await harness.request("/t/unsafe/\(options)/\(host)/grid.png")
+                #expect(answer.status == 200, "\(options): \(answer.text.prefix(200))")
+                return try DecodedImage(decoding: answer.body)
+            }
+            let grid = Fixtures.grid
+            // When a 100x300 column is cut around it and flipped: thumbor cuts the right column, then flips it
+            let flipped = try await render("-100x300/filters:format(png):focal(200x0:300x100)")
+            #expect(flipped.width == 100 && flipped.height == 300)
+            #expect(
+                flipped.mismatch(
+                    in: [(50, 50, grid[0][2]), (50, 150, grid[1][2]), (50, 250, grid[2][2])], tolerance: 2)
+                    == nil)
+            // And when a 300x100 row is cut around it and turned a quarter counter-clockwise: thumbor cuts the top
+            // row, then turns it (its right end on top)
+            let turned = try await render("300x100/filters:format(png):focal(200x0:300x100):rotate(90)")
+            #expect(turned.width == 100 && turned.height == 300)
+            #expect(
+                turned.mismatch(in: [(50, 50, grid[0][2]), (50, 150, grid[0][1]), (50, 250, grid[0][0])], tolerance: 2)
+                    == nil)
+            // And the same plan through /thumb is the same entry
+            let thumb = harness.thumbTarget(
+                "/grid.png", "w=100&h=300&fit=cover&enlarge=1&format=png&flip=h&gravity=fpx:250,50,ne")
+            #expect(try await harness.request(thumb).header("x-cache") == "HIT-MEMORY")
+        }
+
         @Test func roundCornerIsOneEntryWithItsThumbParameters() async throws {
             // Given the quadrants (64x48: red, green over blue, yellow) and thumbor's round_corner in red
             let harness = try Self.harness()

@@ -91,6 +91,7 @@ import Thumbnailing
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_x=3", "wm2_x"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_opacity=2", "wm2_opacity"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm2_url=http%3A%2F%2Fa.test%2Fn.png&wm2_y=-1", "wm2_y"),
+        ("gravity=fpx:1,2,n", "gravity"), ("gravity=fpx:1,2,nw,x", "gravity"), ("gravity=fpx:1,2,", "gravity"),
         ("dpr_limit=0.5", "dpr_limit"), ("dpr_limit=9", "dpr_limit"), ("dpr_limit=x", "dpr_limit"),
         ("brightness=5&order=contrast", "order"), ("brightness=5&order=brightness,brightness", "order"),
         ("brightness=5&order=frame", "order"), ("brightness=5&order=", "order"),

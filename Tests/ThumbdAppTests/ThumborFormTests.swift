@@ -153,6 +153,30 @@ import Thumbnailing
         ("300x200/smart/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&gravity=attention"),
         // focal(): the centre of its box, in source pixels; it wins over smart
         ("16x48/smart/filters:focal(50x20:62x28)/img.test/a.jpg", "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:56,24"),
+        // several: their centre of mass, each weighted by its box's area, floored (5,5 × 100 and 50,30 × 400)
+        (
+            "16x48/filters:focal(0x0:10x10):focal(40x20:60x40)/img.test/a.jpg",
+            "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:41,25"
+        ),
+        // beside a manual crop, the points outside it are dropped first (as thumbor's adjust_focal_points does)
+        (
+            "10x10:40x40/16x48/filters:focal(0x0:4x4):focal(12x12:16x16)/img.test/a.jpg",
+            "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:14,14&crop=10,10,30,30"
+        ),
+        // beside a flip, a rotate or a trim: measured from the corner of the trimmed picture the turn takes the
+        // top-left one to (thumbor measures before it turns), offsets swapped by a quarter turn
+        (
+            "-16x48/filters:focal(50x20:62x28)/img.test/a.jpg",
+            "w=16&h=48&fit=cover&enlarge=1&flip=h&gravity=fpx:56,24,ne"
+        ),
+        (
+            "16x48/filters:focal(50x20:62x28):rotate(90)/img.test/a.jpg",
+            "w=48&h=16&fit=cover&enlarge=1&rotate=270&gravity=fpx:24,56,sw"
+        ),
+        (
+            "trim/16x48/filters:focal(50x20:62x28)/img.test/a.jpg",
+            "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:56,24,nw&trim=0"
+        ),
         // thumbor turns the resized picture counter-clockwise: the box trades sides, the top goes west.
         ("300x200/top/filters:rotate(90)/img.test/a.jpg", "w=200&h=300&fit=cover&enlarge=1&rotate=270&gravity=west"),
         ("fit-in/300x200/filters:rotate(-90):rotate(360)/img.test/a.jpg", "w=200&h=300&rotate=90"),
@@ -363,7 +387,6 @@ import Thumbnailing
                 + ":watermark(a.png,0,0,0):watermark(a.png,0,0,0)/img.test/a.jpg",
             .invalidValue("watermark", reason: "at most 4 watermarks")
         ),
-        ("-10x10/filters:focal(1x1:5x5)/img.test/a.jpg", .unsupportedOption("focal with a flip or rotate")),
         ("fit-in/10x10/filters:fill(blur,true)/img.test/a.jpg", .unsupportedOption("fill(blur) with fill_transparent")),
         ("10x10/filters:format(heic)/img.test/a.jpg", .unsupportedOption("format(heic)")),
         ("5000x10/img.test/a.jpg", .invalidValue("width", reason: "must be an integer 1...4096")),
@@ -474,10 +497,11 @@ import Thumbnailing
                 try Self.key(thumbor: "300x200/filters:extract_focal()/\(image)")
                     == Self.key(thumb: url + "&w=300&h=200&fit=cover&enlarge=1"))
         }
-        // Beside a focal() filter (thumbor averages them): refused
+        // Beside a focal() filter: their centre of mass, each weighted by its box's area ((5,5) × 100 and (2,2) × 4)
         #expect(
-            Self.error("300x200/filters:focal(1x1:3x3):extract_focal()/img.test/unsafe/1x1:3x3/o.test/b.jpg")
-                == .unsupportedOption("extract_focal with focal"))
+            try Self.key(
+                thumbor: "300x200/filters:focal(0x0:10x10):extract_focal()/img.test/unsafe/1x1:3x3/o.test/b.jpg")
+                == Self.key(thumb: "url=http%3A%2F%2Fo.test%2Fb.jpg&w=300&h=200&fit=cover&enlarge=1&gravity=fpx:4,4"))
     }
 
     @Test func malformedPathsAreRefused() {

@@ -36,6 +36,10 @@ import Thumbnailing
         ("w=64&h=64&fit=cover&gravity=attention", nil, "v1 w=64 h=64 fit=cover g=attention q=80 up=0 f=auto"),
         ("w=64&h=64&fit=cover&gravity=entropy", nil, "v1 w=64 h=64 fit=cover g=entropy q=80 up=0 f=auto"),
         ("w=64&h=64&fit=cover&gravity=fp:0.30,0.6", nil, "v1 w=64 h=64 fit=cover g=fp:0.3,0.6 q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=cover&gravity=fpx:10,20", nil, "v1 w=64 h=64 fit=cover g=fpx:10,20 q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=cover&gravity=fpx:10,20,se", nil, "v1 w=64 h=64 fit=cover g=fpx:10,20,se q=80 up=0 f=auto"),
+        // From the top-left corner of a picture nothing trims: the plain spelling
+        ("w=64&h=64&fit=cover&gravity=fpx:10,20,nw", nil, "v1 w=64 h=64 fit=cover g=fpx:10,20 q=80 up=0 f=auto"),
         ("w=64&h=64&fit=pad&gravity=southwest", nil, "v1 w=64 h=64 fit=pad g=southwest q=80 up=0 f=auto"),
         ("w=64&format=jpeg&q=75", nil, "v1 w=64 h=- fit=contain g=centre q=75 up=0 f=jpg"),
         ("w=64&format=png", nil, "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=png"),

@@ -243,6 +243,9 @@ typedef struct ThumbdVipsThumbnailParams {
     /// THUMBD_VIPS_GRAVITY_FOCAL's point, fractions 0...1 of the (cropped) picture.
     double focal_x, focal_y;
     int focal_in_pixels;        // focal_x, focal_y are pixels of the turned picture (crop's frame), not fractions
+    /// With focal_in_pixels: the corner (a diagonal compass point) of the trimmed picture, as turned, the pixels
+    /// are measured from, inward; THUMBD_VIPS_GRAVITY_CENTRE: the untrimmed picture's top-left.
+    ThumbdVipsGravity focal_corner;
     /// The cover crop of a compass gravity moved inward from the edges it names (at the centre: right and down), in
     /// output pixels, or fractions of the resized picture's side where gravity_offset_fractions has
     /// THUMBD_VIPS_CROP_FRACTION_LEFT (x) / _TOP (y); kept inside the picture.

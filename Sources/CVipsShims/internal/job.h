@@ -109,9 +109,10 @@ ThumbdVipsStep thumbd_job_open(ThumbdJob *job, const void *buffer, size_t length
 // Sets what is known of the source (from the header, or from an intermediate) and the plan's orientation of it.
 void thumbd_job_set_source(ThumbdJob *job, ThumbdSource source);
 // Settles the geometry for the region the box is made from (in pixels that are kx, ky times the turned
-// picture's): a focal point in pixels made fractions of it, an AUTO fit made COVER or CONTAIN, an adaptive box
-// turned. Every render path calls it once, before the steps after the resize.
-void thumbd_job_settle(ThumbdJob *job, ThumbdRect region, double kx, double ky);
+// picture's; `frame`, in the same pixels, is the trimmed picture, the whole one without a trim): a focal point in
+// pixels made fractions of it, an AUTO fit made COVER or CONTAIN, an adaptive box turned. Every render path calls
+// it once, before the steps after the resize.
+void thumbd_job_settle(ThumbdJob *job, ThumbdRect frame, ThumbdRect region, double kx, double ky);
 // The plan's box for this source: p's, with thumbor's no_upscale (rounding for full-fit-in, the crop mode or a
 // fit-in letterbox, without enlarge) bounding each side given by the upright picture's, before trim and crop.
 ThumbdBox thumbd_job_box(const ThumbdJob *job);

@@ -50,7 +50,7 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
     int made_width = upright_width, made_height = upright_height;  // what the box is made from, source pixels
     ThumbdResizeTarget target = thumbd_resize_target(thumbd_job_box(job), upright_width, upright_height);
     if (p->crop_unit == THUMBD_VIPS_CROP_NONE) {
-        thumbd_job_settle(job, whole, 1, 1);
+        thumbd_job_settle(job, whole, whole, 1, 1);
     } else {
         // A crop, resampled once: the whole picture is resized to the scale the region needs, and only the
         // region's pixels are computed (the lazy pipeline is cut before it is decoded).
@@ -62,7 +62,7 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
             ThumbdVipsStep placed = thumbd_job_attention_region(job, NULL, whole, 1, 1, &region);
             if (placed != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, placed, job->result);
         }
-        thumbd_job_settle(job, region, 1, 1);
+        thumbd_job_settle(job, whole, region, 1, 1);
         double hscale = 1, vscale = 1;
         int region_width = thumbd_whole(region.width), region_height = thumbd_whole(region.height);
         made_width = region_width;

@@ -260,7 +260,7 @@ ThumbdVipsStep thumbd_job_from_intermediate(ThumbdJob *job, const ThumbdVipsInte
         step = thumbd_job_attention_region(job, image, frame, kx, ky, &region);
         if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(image, step, result);
     }
-    thumbd_job_settle(job, region, kx, ky);
+    thumbd_job_settle(job, frame, region, kx, ky);
     // At least one pixel, inside the image: a region narrower than one of its pixels (a 1 px crop of a picture
     // whose intermediate is narrower than it) can round to its edge.
     job->cut = region;

@@ -449,8 +449,8 @@ package enum PlanGravity: Hashable, Sendable {
     case gravity(Gravity)
     /// `fp:x,y`: fractions of the picture.
     case focalPoint(x: FixedDecimal, y: FixedDecimal)
-    /// `fpx:x,y`: whole pixels of the turned picture.
-    case focalPixels(x: Int, y: Int)
+    /// `fpx:x,y[,corner]`: whole pixels of the turned picture (from `corner` of the trimmed picture when given).
+    case focalPixels(x: Int, y: Int, corner: Gravity? = nil)
 }
 
 /// `format` as a plan states it: a format by name, or `auto` (negotiated from `Accept` when the plan is built).

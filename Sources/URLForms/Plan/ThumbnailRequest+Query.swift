@@ -208,8 +208,8 @@ extension ThumbnailRequest {
                 throw .invalidValue("gravity", reason: "fp:x,y needs two fractions 0...1")
             }
             focalPoint = point
-        case .focalPixels(let x, let y)?:
-            guard let point = FocalPoint(pixelX: x, pixelY: y) else {
+        case .focalPixels(let x, let y, let corner)?:
+            guard let point = FocalPoint(pixelX: x, pixelY: y, corner: corner) else {
                 throw .invalidValue("gravity", reason: Self.focalPixelsReason)
             }
             focalPoint = point
@@ -262,7 +262,8 @@ extension ThumbnailRequest {
     private static let qualityReason = "must be an integer 1...100"
     private static let devicePixelRatios = FixedDecimal.one...FixedDecimal(units: 4 * FixedDecimal.unitsPerOne)
     private static let devicePixelRatioReason = "must be a number 1...4"
-    private static let focalPixelsReason = "fpx:x,y needs two whole numbers 0...1000000"
+    private static let focalPixelsReason =
+        "fpx:x,y[,corner] needs two whole numbers 0...1000000 and a corner nw, ne, se or sw"
 
     /// A box side in CSS pixels, times `dpr`.
     private static func dimension(_ side: Int, name: String, dpr: Double) throws(RequestError) -> Int {
@@ -307,10 +308,14 @@ extension ThumbnailRequest {
     private static func gravity(_ text: String) throws(RequestError) -> PlanGravity {
         if text.hasPrefix("fpx:") {
             let parts = text.dropFirst(4).split(separator: ",", omittingEmptySubsequences: false)
-            guard parts.count == 2, let x = integer(String(parts[0])), let y = integer(String(parts[1])) else {
+            guard parts.count == 2 || parts.count == 3, let x = integer(String(parts[0])),
+                let y = integer(String(parts[1]))
+            else { throw .invalidValue("gravity", reason: focalPixelsReason) }
+            guard parts.count == 3 else { return .focalPixels(x: x, y: y) }
+            guard let corner = FocalPoint.corners.first(where: { $0.value == parts[2] })?.key else {
                 throw .invalidValue("gravity", reason: focalPixelsReason)
             }
-            return .focalPixels(x: x, y: y)
+            return .focalPixels(x: x, y: y, corner: corner)
         }
         if text.hasPrefix("fp:") {
             let parts = text.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)

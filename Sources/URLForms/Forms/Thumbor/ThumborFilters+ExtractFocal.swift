@@ -6,8 +6,9 @@ extension ThumborFilters {
     /// the inner image and the crop's centre is the focal point. Nested thumbor URLs are followed up to 10 levels, as
     /// thumbor follows them; without a crop the URL is left as it is.
     /// - Parameter imageURL: the image URL as thumbor's router hands it over (percent-decoded once).
-    /// - Returns: the inner image (as written there, not decoded again) and the crop's centre in its pixels, or nil.
-    package static func extractedFocal(from imageURL: String) -> (image: String, x: Int, y: Int)? {
+    /// - Returns: the inner image (as written there, not decoded again), the crop's centre in its pixels and its
+    /// area (the point's weight), or nil.
+    package static func extractedFocal(from imageURL: String) -> (image: String, x: Int, y: Int, weight: Int)? {
         var url = Substring(imageURL)
         for _ in 0..<10 {
             // thumbor's `^(https?://)?.*?/`: the scheme and the host go.
@@ -25,17 +26,19 @@ extension ThumborFilters {
             if let crop = path.crop, let left = Int(crop.left), let top = Int(crop.top), let right = Int(crop.right),
                 let bottom = Int(crop.bottom)
             {
-                return (String(path.image), left + (right - left) / 2, top + (bottom - top) / 2)
+                return (
+                    String(path.image), left + (right - left) / 2, top + (bottom - top) / 2,
+                    (right - left) * (bottom - top)
+                )
             }
             url = path.image
         }
         return nil
     }
 
-    /// Sets the focal point `extract_focal()` found. A `focal()` filter beside it (thumbor averages the two) is
-    /// refused, as two `focal()` filters are.
-    package mutating func setExtractedFocal(x: Int, y: Int) throws(RequestError) {
-        guard focal == nil else { throw .unsupportedOption("extract_focal with focal") }
-        focal = (x, y)
+    /// Adds the focal point `extract_focal()` found, weighted by its crop's area: beside `focal()` filters, the
+    /// centre of mass of them all, as thumbor finds it.
+    package mutating func setExtractedFocal(x: Int, y: Int, weight: Int) {
+        addFocalPoint(x: x, y: y, weight: weight)
     }
 }

@@ -17,8 +17,36 @@ package struct ThumborFilters {
     package private(set) var stretch = false
     /// `proportion(p)`: the output's sides times p after the resize (0 < p ≤ 1).
     package private(set) var proportion: Double?
-    /// `focal(AxB:CxD)`: the centre of the box, in source pixels (after the EXIF orientation).
-    package internal(set) var focal: (x: Int, y: Int)?
+    /// Each `focal(AxB:CxD)` (and `extract_focal()`'s crop): the centre of its box, in source pixels (after the EXIF
+    /// orientation), weighted by the box's area, as thumbor's `FocalPoint.from_square` makes them.
+    private var focalPoints: [(x: Int, y: Int, weight: Int)] = []
+    /// The focal point: the points' centre of mass, floored, as thumbor's `get_center_of_mass` finds it.
+    package var focal: (x: Int, y: Int)? { focal(within: nil) }
+
+    /// The focal point of the points inside `crop` (left, top, right, bottom, edges included: thumbor drops the
+    /// others before it averages), nil when none is.
+    package func focal(within crop: (left: Int, top: Int, right: Int, bottom: Int)?) -> (x: Int, y: Int)? {
+        let focalPoints = self.focalPoints.filter { point in
+            guard let crop else { return true }
+            return (crop.left...crop.right).contains(point.x) && (crop.top...crop.bottom).contains(point.y)
+        }
+        guard !focalPoints.isEmpty else { return nil }
+        let total = focalPoints.reduce(0.0) { $0 + Double($1.weight) }
+        // (A degenerate extracted crop weighs nothing, which thumbor divides by: the plain mean instead.)
+        guard total > 0 else {
+            let count = Double(focalPoints.count)
+            return (
+                Int((focalPoints.reduce(0.0) { $0 + Double($1.x) } / count).rounded(.down)),
+                Int((focalPoints.reduce(0.0) { $0 + Double($1.y) } / count).rounded(.down))
+            )
+        }
+        let x = focalPoints.reduce(0.0) { $0 + Double($1.x) * Double($1.weight) } / total
+        let y = focalPoints.reduce(0.0) { $0 + Double($1.y) * Double($1.weight) } / total
+        return (Int(x.rounded(.down)), Int(y.rounded(.down)))
+    }
+
+    /// Adds a focal point (a box's centre and area).
+    mutating func addFocalPoint(x: Int, y: Int, weight: Int) { focalPoints.append((x, y, weight)) }
     /// `extract_focal()`: the image URL may be a thumbor URL whose crop is the focal point
     /// (``extractedFocal(from:)``).
     package private(set) var extractsFocal = false
@@ -71,8 +99,9 @@ package struct ThumborFilters {
                 skipped.append(name)
                 continue
             }
-            // Turns add up and watermarks are laid one over another; any other filter given twice is refused.
-            guard name == "rotate" || name == "watermark" || seen.insert(name).inserted else {
+            // Turns add up, watermarks are laid one over another and focal points averaged (as thumbor does); any
+            // other filter given twice is refused.
+            guard ["rotate", "watermark", "focal"].contains(name) || seen.insert(name).inserted else {
                 throw .duplicateParameter("filters:\(name)")
             }
             try read(name, arguments, refusingSkipped: refusingSkipped)
@@ -304,7 +333,8 @@ package struct ThumborFilters {
             guard corners.count == 4, corners[2] > corners[0], corners[3] > corners[1] else {
                 throw .invalidValue(name, reason: "must be LEFTxTOP:RIGHTxBOTTOM with right > left, bottom > top")
             }
-            focal = ((corners[0] + corners[2]) / 2, (corners[1] + corners[3]) / 2)
+            let (width, height) = (corners[2] - corners[0], corners[3] - corners[1])
+            addFocalPoint(x: corners[0] + width / 2, y: corners[1] + height / 2, weight: width * height)
         case "strip_exif", "strip_icc":
             try count(0...0)  // thumbd strips metadata and converts to sRGB anyway
         case "autojpg":

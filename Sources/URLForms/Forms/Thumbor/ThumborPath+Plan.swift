@@ -26,7 +26,7 @@ extension ThumborPath {
         if filters.extractsFocal, let extracted = ThumborFilters.extractedFocal(from: source) {
             // thumbor's extract_focal(): the inner image of an image URL that is itself a thumbor URL with a crop.
             source = Self.withScheme(extracted.image)
-            try filters.setExtractedFocal(x: extracted.x, y: extracted.y)
+            filters.setExtractedFocal(x: extracted.x, y: extracted.y, weight: extracted.weight)
         }
         plan.set(.url, source, option: "image")
 
@@ -129,11 +129,17 @@ extension ThumborPath {
             return
         }
         plan.set(.fit, Fit.cover, option: "size")
-        if let focal = filters.focal {
-            // Pixels of the picture as thumbd turns it: the same as thumbor's only without a turn or a trim.
-            guard turn == .none else { throw .unsupportedOption("focal with a flip or rotate") }
-            guard trim == nil else { throw .unsupportedOption("focal with trim") }
-            plan.set(.gravity, PlanGravity.focalPixels(x: focal.x, y: focal.y), option: "focal")
+        if let focal = filters.focal(within: focalCrop) {
+            if turn == .none && trim == nil {
+                plan.set(.gravity, PlanGravity.focalPixels(x: focal.x, y: focal.y), option: "focal")
+            } else {
+                // thumbor measures the point in its trimmed picture before it turns the output; thumbd turns, then
+                // trims: the point is measured from the corner of the trimmed picture the turn takes the top-left
+                // corner to, which the render resolves once it knows the picture's size.
+                let corner = DialectGeometry.map(.northWest, through: turn)
+                let (x, y) = turn.swapsSides ? (focal.y, focal.x) : (focal.x, focal.y)
+                plan.set(.gravity, PlanGravity.focalPixels(x: x, y: y, corner: corner), option: "focal")
+            }
         } else if smart {
             plan.set(.gravity, PlanGravity.gravity(.attention), option: "smart")
         } else {
@@ -142,6 +148,15 @@ extension ThumborPath {
             let gravity = DialectGeometry.map(DialectGeometry.compass(x, y), through: turn)
             if gravity != .centre { plan.set(.gravity, PlanGravity.gravity(gravity), option: "halign") }
         }
+    }
+
+    /// The manual crop in pixels, as thumbor drops the focal points outside it (nil without one, or with a trim,
+    /// which moves the crop but not the points: thumbd cannot know by how much before the render).
+    private var focalCrop: (left: Int, top: Int, right: Int, bottom: Int)? {
+        guard trim == nil, let crop, let left = Int(crop.left), let top = Int(crop.top), let right = Int(crop.right),
+            let bottom = Int(crop.bottom), right > left, bottom > top
+        else { return nil }
+        return (left, top, right, bottom)
     }
 
     /// The manual crop and the trim.
