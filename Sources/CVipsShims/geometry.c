@@ -308,7 +308,19 @@ static int placed_offset(double value, int is_fraction, int whole) {
     return (int)rint(is_fraction ? whole * value : value);
 }
 
-ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, double kx, double ky) {
+ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, ThumbdRect frame, double kx,
+                              double ky) {
+    if (p->crop_before_trim) {
+        // Placed in the untrimmed picture, then cut to the frame: nothing left keeps the whole frame.
+        ThumbdVipsThumbnailParams q = *p;
+        q.crop_before_trim = 0;
+        ThumbdRect r = thumbd_placed_crop(&q, picture, picture, kx, ky);
+        double right = THUMBD_MIN(r.left + r.width, frame.left + frame.width);
+        double bottom = THUMBD_MIN(r.top + r.height, frame.top + frame.height);
+        double left = THUMBD_MAX(r.left, frame.left), top = THUMBD_MAX(r.top, frame.top);
+        if (right - left < kx || bottom - top < ky) return frame;
+        return (ThumbdRect){left, top, right - left, bottom - top};
+    }
     // Placed in whole source pixels of the frame, as imgproxy places its crop on the source, then taken into the
     // frame's coordinates.
     int whole_width = thumbd_whole(frame.width / kx), whole_height = thumbd_whole(frame.height / ky);
@@ -347,10 +359,11 @@ ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect fra
     return (ThumbdRect){frame.left + left * kx, frame.top + top * ky, width * kx, height * ky};
 }
 
-int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, double kx, double ky, ThumbdRect *out) {
+int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, ThumbdRect frame, double kx, double ky,
+                     ThumbdRect *out) {
     ThumbdRect r = frame;
     if (p->crop_unit == THUMBD_VIPS_CROP_PLACED) {
-        r = thumbd_placed_crop(p, frame, kx, ky);
+        r = thumbd_placed_crop(p, picture, frame, kx, ky);
     } else if (p->crop_unit == THUMBD_VIPS_CROP_PIXELS) {
         r = (ThumbdRect){frame.left + p->crop_left * kx, frame.top + p->crop_top * ky, p->crop_width * kx,
                          p->crop_height * ky};

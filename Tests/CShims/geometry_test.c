@@ -152,13 +152,13 @@ static void regions(void) {
     ThumbdRect out;
     p.crop_unit = THUMBD_VIPS_CROP_PIXELS;
     p.crop_left = 90, p.crop_top = -10, p.crop_width = 50, p.crop_height = 40;  // overhangs: what is outside goes
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 100}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 100}, (ThumbdRect){0, 0, 100, 100}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){90, 0, 10, 30}));
     p.crop_left = 100;  // entirely outside
-    EXPECT(!thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 100}, 1, 1, &out));
+    EXPECT(!thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 100}, (ThumbdRect){0, 0, 100, 100}, 1, 1, &out));
     p.crop_unit = THUMBD_VIPS_CROP_FRACTIONS;
     p.crop_left = 0.5, p.crop_top = 0, p.crop_width = 0.5, p.crop_height = 1;  // fractions of a trimmed frame
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){10, 20, 40, 60}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){10, 20, 40, 60}, (ThumbdRect){10, 20, 40, 60}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){30, 20, 20, 60}));
 
     // Placed crops (imgproxy's c:W:H:gravity:x:y) on a 100 x 60 picture.
@@ -166,36 +166,36 @@ static void regions(void) {
     p.crop_fractions = 0;
     p.crop_width = 40, p.crop_height = 20, p.crop_left = 0, p.crop_top = 0;
     p.crop_gravity = THUMBD_VIPS_GRAVITY_CENTRE;  // (100 - 40 + 1) / 2 = 30.5 -> 30 (half to even), 41 / 2 -> 20
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){30, 20, 40, 20}));
     p.crop_gravity = THUMBD_VIPS_GRAVITY_SOUTH_EAST, p.crop_left = 5, p.crop_top = 3;  // offsets point inward
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){55, 37, 40, 20}));
     p.crop_gravity = THUMBD_VIPS_GRAVITY_WEST, p.crop_left = -10;  // kept inside the picture
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){0, 23, 40, 20}));
     p.crop_gravity = THUMBD_VIPS_GRAVITY_NORTH_EAST, p.crop_left = 0.1, p.crop_top = 0.5;  // fractional offsets
     p.crop_fractions = THUMBD_VIPS_CROP_FRACTION_LEFT | THUMBD_VIPS_CROP_FRACTION_TOP;
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){50, 30, 40, 20}));
     // thumbor's pixel crop beside a flip (0x9:14x56 of a 64x48 picture, mirrored): cut at the bottom edge, 14x39
     // from the top-right corner, not moved inside the picture
     p.crop_fractions = 0, p.thumbor_rounding = THUMBD_VIPS_ROUNDING_THUMBOR_FIT_IN;
     p.crop_gravity = THUMBD_VIPS_GRAVITY_NORTH_EAST, p.crop_width = 14, p.crop_height = 47, p.crop_left = 0;
     p.crop_top = 9;
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 64, 48}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 64, 48}, (ThumbdRect){0, 0, 64, 48}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){50, 9, 14, 39}));
     p.crop_top = 60;  // emptied by the clamp: no crop, as thumbor drops it
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 64, 48}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 64, 48}, (ThumbdRect){0, 0, 64, 48}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){0, 0, 64, 48}));
     p.thumbor_rounding = 0, p.crop_width = 40, p.crop_height = 20;
     p.crop_gravity = THUMBD_VIPS_GRAVITY_FOCAL, p.crop_left = 0.9, p.crop_top = 0.1;  // centred on the point
     p.crop_fractions = THUMBD_VIPS_CROP_FRACTION_HEIGHT, p.crop_height = 0.5;          // pixels and a fraction
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){0, 0, 100, 60}, (ThumbdRect){0, 0, 100, 60}, 1, 1, &out));
     EXPECT(same_rect(out, (ThumbdRect){60, 0, 40, 30}));
     p.crop_gravity = THUMBD_VIPS_GRAVITY_EAST, p.crop_left = 0, p.crop_top = 0, p.crop_width = 500;  // clamped
     p.crop_fractions = 0, p.crop_height = 20;
-    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){10, 20, 50, 30}, 0.5, 0.5, &out));  // a frame at half scale
+    EXPECT(thumbd_crop_rect(&p, (ThumbdRect){10, 20, 50, 30}, (ThumbdRect){10, 20, 50, 30}, 0.5, 0.5, &out));  // a frame at half scale
     EXPECT(same_rect(out, (ThumbdRect){10, 30, 50, 10}));
     p.crop_unit = THUMBD_VIPS_CROP_NONE;
 

@@ -203,6 +203,41 @@ extension Integration {
             #expect(try await harness.request(thumb).header("x-cache") == "HIT-MEMORY")
         }
 
+        @Test func aTrimAndACropInPixelsBesideAFlipCutWhatThumborCutsThenFlip() async throws {
+            // Given grid.png inside a 20 px white border (made by thumbd itself: its padding, as PNG)
+            let harness = try Self.harness()
+            harness.origin.route("/grid.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png"))
+            let bordered = try await harness.request(
+                harness.thumbTarget("/grid.png", "w=300&h=300&padding=20&bg=ffffff&format=png"))
+            #expect(bordered.status == 200)
+            harness.origin.route("/bordered.png", .ok(bordered.body, contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            func render(_ options: String) async throws -> DecodedImage {
+                let answer = try await harness.request("/t/unsafe/\(options)/\(host)/bordered.png")
+                #expect(answer.status == 200, "\(options): \(answer.text.prefix(200))")
+                return try DecodedImage(decoding: answer.body)
+            }
+            // When thumbor's trim and a crop in pixels of the untrimmed picture (10,10 to 210,110: thumbor moves it
+            // by the trimmed frame's corner and clamps it, so the grid's 0,0 to 190,90) are asked, with and
+            // without a flip
+            let plain = try await render("trim/10x10:210x110/200x100/filters:format(png)")
+            let flipped = try await render("trim/10x10:210x110/-200x100/filters:format(png)")
+            // Then the plain one is the grid's red and green cells, no border, and the flipped one its mirror
+            let (red, green) = (Fixtures.grid[0][0], Fixtures.grid[0][1])
+            #expect(plain.width == 200 && plain.height == 100 && flipped.width == 200 && flipped.height == 100)
+            #expect(
+                plain.mismatch(in: [(3, 50, red), (60, 50, red), (150, 50, green), (196, 50, green)], tolerance: 3)
+                    == nil)
+            #expect(
+                flipped.mismatch(in: [(3, 50, green), (50, 50, green), (140, 50, red), (196, 50, red)], tolerance: 3)
+                    == nil)
+            for (x, y) in [(0, 0), (30, 40), (99, 99), (104, 10), (111, 70), (199, 50)] {
+                #expect(
+                    flipped.colour(x: 199 - x, y: y).isClose(to: plain.colour(x: x, y: y), tolerance: 3), "(\(x), \(y))"
+                )
+            }
+        }
+
         @Test func roundCornerIsOneEntryWithItsThumbParameters() async throws {
             // Given the quadrants (64x48: red, green over blue, yellow) and thumbor's round_corner in red
             let harness = try Self.harness()

@@ -196,6 +196,12 @@ import Thumbnailing
         ("fit-in/5000x300/img.test/a.jpg", "w=4096&h=300"),
         // thumbor trims, then moves the crop by the frame's corner: the crop is the untrimmed picture's
         ("trim/1x1:5x5/10x10/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&trim=0&crop=1,1,4,4&crop_frame=source"),
+        // beside a flip too: placed from the corner the flip takes the top-left to, before the trim
+        (
+            "trim/1x2:5x5/-10x10/img.test/a.jpg",
+            "w=10&h=10&fit=cover&enlarge=1&flip=h&rounding=thumbor-crop&trim=0,tr&crop=4,3&crop_gravity=northeast"
+                + "&crop_offset=1,2&crop_frame=source"
+        ),
         // a crop whose right or bottom is not beyond its left or top: dropped, as thumbor drops it
         ("5x5:1x1/10x10/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1"),
         // A crop in pixels beside a turn: placed from the corner the turn takes the top-left to

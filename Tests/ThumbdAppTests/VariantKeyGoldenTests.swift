@@ -82,6 +82,14 @@ import Thumbnailing
         ),
         ("crop=1,2,3,4&crop_frame=source", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=px:1,2,3,4"),
         (
+            "trim=0&crop=4,3&crop_gravity=northeast&crop_offset=1,2&crop_frame=source",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=0 crop=unsz:4,3@northeast+1,2"
+        ),
+        (
+            "crop=4,3&crop_gravity=northeast&crop_frame=source",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:4,3@northeast"
+        ),
+        (
             "crop=800,600&crop_gravity=east&crop_offset=10,-0.25",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:800,600@east+10,-0.25"
         ),

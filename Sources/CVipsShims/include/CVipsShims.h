@@ -240,6 +240,10 @@ typedef struct ThumbdVipsThumbnailParams {
     /// fractions, the region centred on it), then kept inside the picture.
     ThumbdVipsGravity crop_gravity;
     int crop_fractions;
+    /// With THUMBD_VIPS_CROP_PLACED: the region is placed in the picture before the trim, then
+    /// cut to the trimmed frame (none left: the whole frame), as thumbor moves its crop by the trimmed frame's corner
+    /// and clamps it (THUMBD_VIPS_CROP_UNTRIMMED's rule, for a crop measured from a corner of the turned picture).
+    int crop_before_trim;
     /// THUMBD_VIPS_GRAVITY_FOCAL's point, fractions 0...1 of the (cropped) picture.
     double focal_x, focal_y;
     int focal_in_pixels;        // focal_x, focal_y are pixels of the turned picture (crop's frame), not fractions

@@ -98,12 +98,16 @@ int64_t thumbd_canvas_pixels(const ThumbdVipsThumbnailParams *p, ThumbdBox box, 
 
 // MARK: - Regions
 
-// p's crop region inside `frame`, in the frame's coordinates, where kx, ky are those coordinates per source
-// pixel. Returns 1 when something is left, 0 when the region misses the frame.
-int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, double kx, double ky, ThumbdRect *out);
+// p's crop region inside `frame` (the picture, trimmed), in the frame's coordinates, where kx, ky are those
+// coordinates per source pixel; `picture` is the untrimmed picture in the same coordinates (what a crop measured
+// before the trim is placed in). Returns 1 when something is left, 0 when the region misses the frame.
+int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, ThumbdRect frame, double kx, double ky,
+                     ThumbdRect *out);
 // A THUMBD_VIPS_CROP_PLACED crop resolved in `frame` (the picture, trimmed, in coordinates of kx, ky per source
-// pixel): its size and place in whole source pixels as imgproxy computes them, inside the frame.
-ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, double kx, double ky);
+// pixel; `picture` untrimmed): its size and place in whole source pixels as imgproxy computes them, inside the
+// frame.
+ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, ThumbdRect frame, double kx,
+                              double ky);
 // The whole pixels a cut of `r` takes from a width x height image: at least one, inside the image, as many as
 // r's size rounded (so a cut sized for the box is never a pixel larger).
 void thumbd_pixel_rect(ThumbdRect r, int width, int height, int *left, int *top, int *cut_width, int *cut_height);

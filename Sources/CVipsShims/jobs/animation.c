@@ -36,7 +36,7 @@ ThumbdVipsStep thumbd_job_animation(ThumbdJob *job) {
         g_object_unref(first);
         if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, step, result);
     }
-    if (!thumbd_crop_rect(p, whole, 1, 1, &region)) {
+    if (!thumbd_crop_rect(p, (ThumbdRect){0, 0, upright_width, upright_height}, whole, 1, 1, &region)) {
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", upright_width, upright_height);
         return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, result);
     }

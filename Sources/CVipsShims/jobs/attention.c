@@ -26,7 +26,7 @@ static int centred_region(const ThumbdJob *job, double fx, double fy, ThumbdRect
     q.crop_left = fx;
     q.crop_top = fy;
     q.crop_fractions &= ~(THUMBD_VIPS_CROP_FRACTION_LEFT | THUMBD_VIPS_CROP_FRACTION_TOP);
-    return thumbd_crop_rect(&q, frame, kx, ky, out);
+    return thumbd_crop_rect(&q, frame, frame, kx, ky, out);
 }
 
 int thumbd_job_wants_attention_crop(const ThumbdJob *job) {

@@ -54,7 +54,7 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
     } else {
         // A crop, resampled once: the whole picture is resized to the scale the region needs, and only the
         // region's pixels are computed (the lazy pipeline is cut before it is decoded).
-        if (!thumbd_crop_rect(p, whole, 1, 1, &region)) {
+        if (!thumbd_crop_rect(p, whole, whole, 1, 1, &region)) {
             vips_error("thumbd", "the crop region lies outside the %dx%d picture", upright_width, upright_height);
             return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, job->result);
         }

@@ -23,7 +23,7 @@ ThumbdVipsStep thumbd_job_plan(ThumbdJob *job, const int *bands, int band_count,
     // The part of the oriented picture the box is made from, in source pixels, as far as the header tells: the
     // crop region (trim is only known once decoded; the whole picture stands for it).
     ThumbdRect whole = {0, 0, upright_width, upright_height}, region;
-    if (!thumbd_crop_rect(p, whole, 1, 1, &region)) {
+    if (!thumbd_crop_rect(p, whole, whole, 1, 1, &region)) {
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", upright_width, upright_height);
         return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, job->result);
     }
@@ -252,7 +252,7 @@ ThumbdVipsStep thumbd_job_from_intermediate(ThumbdJob *job, const ThumbdVipsInte
     ThumbdRect frame, region;
     step = thumbd_trim_frame(job, image, &frame);
     if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(image, step, result);
-    if (!thumbd_crop_rect(p, frame, kx, ky, &region)) {
+    if (!thumbd_crop_rect(p, (ThumbdRect){0, 0, image->Xsize, image->Ysize}, frame, kx, ky, &region)) {
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", width, height);
         return thumbd_fail(image, THUMBD_VIPS_STEP_REGION, result);
     }

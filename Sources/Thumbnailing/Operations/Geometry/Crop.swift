@@ -14,6 +14,10 @@ extension ThumbnailSpec {
         /// trimmed frame is kept, the whole frame when none is (thumbor's `trim` beside a manual crop: it trims,
         /// then moves the crop by the frame's corner and clamps it). Without a trim it is ``pixels``.
         case untrimmed(left: Int, top: Int, width: Int, height: Int)
+        /// A placed crop (``placed``) in the picture before the trim (`crop_frame=source`), then cut to the trimmed
+        /// frame, the whole frame when nothing is left (thumbor's `trim` beside a manual crop and a flip or rotate:
+        /// the crop measured from the corner the turn takes the top-left to). Without a trim it is ``placed``.
+        case untrimmedPlaced(width: CropLength, height: CropLength, gravity: CropGravity)
 
         /// Largest pixel coordinate accepted.
         package static let maxPixels = 1_000_000
@@ -138,10 +142,14 @@ enum CropOperation: OperationDescriptor {
     ) throws(SpecError) {
         operations.crop = values.crop
         if values.cropFrameIsSource == true {
-            guard case .pixels(let left, let top, let width, let height)? = values.crop else {
-                throw SpecError(field: "crop_frame", reason: "needs crop=left,top,width,height in pixels")
+            switch values.crop {
+            case .pixels(let left, let top, let width, let height)?:
+                operations.crop = .untrimmed(left: left, top: top, width: width, height: height)
+            case .placed?: break
+            default:
+                throw SpecError(
+                    field: "crop_frame", reason: "needs crop=left,top,width,height in pixels or crop=width,height")
             }
-            operations.crop = .untrimmed(left: left, top: top, width: width, height: height)
         }
         guard case .placed(let width, let height, _)? = values.crop else {
             if values.cropGravity != nil { throw SpecError(field: "crop_gravity", reason: "needs crop=width,height") }
@@ -155,7 +163,10 @@ enum CropOperation: OperationDescriptor {
             }
             gravity = .compass(point, x: offset.x, y: offset.y)
         }
-        operations.crop = .placed(width: width, height: height, gravity: gravity)
+        operations.crop =
+            values.cropFrameIsSource == true
+            ? .untrimmedPlaced(width: width, height: height, gravity: gravity)
+            : .placed(width: width, height: height, gravity: gravity)
     }
 
     static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
@@ -181,7 +192,7 @@ enum CropOperation: OperationDescriptor {
 
     private static func check(_ crop: ThumbnailSpec.Crop) throws(SpecError) {
         switch crop {
-        case .placed(let width, let height, let gravity):
+        case .placed(let width, let height, let gravity), .untrimmedPlaced(let width, let height, let gravity):
             for side in [width, height] {
                 switch side {
                 case .pixels(let count):
@@ -237,6 +248,9 @@ enum CropOperation: OperationDescriptor {
         if case .untrimmed(let left, let top, let width, let height)? = operations.crop, operations.trim == nil {
             operations.crop = .pixels(left: left, top: top, width: width, height: height)
         }
+        if case .untrimmedPlaced(let width, let height, let gravity)? = operations.crop, operations.trim == nil {
+            operations.crop = .placed(width: width, height: height, gravity: gravity)
+        }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -248,8 +262,9 @@ enum CropOperation: OperationDescriptor {
             text += " crop=un:\(left),\(top),\(width),\(height)"
         case .fractions(let left, let top, let width, let height)?:
             text += " crop=fr:\(left),\(top),\(width),\(height)"
-        case .placed(let width, let height, let gravity)?:
-            text += " crop=sz:\(lengthText(width)),\(lengthText(height))@"
+        case .placed(let width, let height, let gravity)?, .untrimmedPlaced(let width, let height, let gravity)?:
+            if case .untrimmedPlaced? = operations.crop { text += " crop=un" } else { text += " crop=" }
+            text += "sz:\(lengthText(width)),\(lengthText(height))@"
             switch gravity {
             case .compass(let point, let x, let y):
                 text += point.rawValue
@@ -278,7 +293,7 @@ enum CropOperation: OperationDescriptor {
             fields.append(CanonicalField(.crop_frame, "source"))
         case .fractions(let left, let top, let width, let height)?:
             fields.append(CanonicalField(.crop, [left, top, width, height].map(fraction).joined(separator: ",")))
-        case .placed(let width, let height, let gravity)?:
+        case .placed(let width, let height, let gravity)?, .untrimmedPlaced(let width, let height, let gravity)?:
             fields.append(CanonicalField(.crop, "\(lengthText(width)),\(lengthText(height))"))
             switch gravity {
             case .compass(let point, let x, let y):
@@ -289,6 +304,7 @@ enum CropOperation: OperationDescriptor {
             case .focalPoint(let x, let y):
                 fields.append(CanonicalField(.crop_gravity, "fp:\(x),\(y)"))
             }
+            if case .untrimmedPlaced? = operations.crop { fields.append(CanonicalField(.crop_frame, "source")) }
         }
     }
 
@@ -325,8 +341,9 @@ enum CropOperation: OperationDescriptor {
             params.crop_unit = THUMBD_VIPS_CROP_FRACTIONS
             (params.crop_left, params.crop_top) = (left.value, top.value)
             (params.crop_width, params.crop_height) = (width.value, height.value)
-        case .placed(let width, let height, let gravity)?:
+        case .placed(let width, let height, let gravity)?, .untrimmedPlaced(let width, let height, let gravity)?:
             params.crop_unit = THUMBD_VIPS_CROP_PLACED
+            if case .untrimmedPlaced? = operations.crop { params.crop_before_trim = 1 }
             (params.crop_width, params.crop_height) = (number(width), number(height))
             var bits = fractionBit(width, Int32(THUMBD_VIPS_CROP_FRACTION_WIDTH))
             bits |= fractionBit(height, Int32(THUMBD_VIPS_CROP_FRACTION_HEIGHT))

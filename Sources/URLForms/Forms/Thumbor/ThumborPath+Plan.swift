@@ -199,7 +199,6 @@ extension ThumborPath {
             if trim != nil { plan.set(.crop_frame, true, option: "crop") }
             return
         }
-        guard trim == nil else { throw .unsupportedOption("trim with a crop in pixels beside a flip or rotate") }
         // thumbor crops before it turns; thumbd after. Its region, measured from the picture's top-left corner, is
         // measured in the turned picture from the corner the turn takes that one to: a placed crop, which the
         // render resolves once it knows the picture's size.
@@ -214,6 +213,8 @@ extension ThumborPath {
         if offset != (0, 0) {
             plan.set(.crop_offset, ThumbnailSpec.CropOffset(x: .pixels(offset.0), y: .pixels(offset.1)), option: "crop")
         }
+        // With a trim, thumbor moves the crop by the trimmed frame's corner: placed before the trim, cut to it.
+        if trim != nil { plan.set(.crop_frame, true, option: "crop") }
         // thumbor's arithmetic also clamps the region to the picture (cut at its edges, not moved inside it).
         if plan.values.rounding == nil {
             plan.set(.rounding, fitIn == nil ? .thumborCrop : .thumborFitIn, option: "crop")
