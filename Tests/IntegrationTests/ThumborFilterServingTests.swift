@@ -95,15 +95,10 @@ extension Integration {
                     + Harness.percentEncoded(harness.origin.url("/nine.png")))
 
             // When thumbor's frame() is asked, then the same plan through /thumb
-            let first = try await harness.request(thumbor)
-            let second = try await harness.request(thumb)
+            let image = try await Self.oneEntry(harness, thumbor, thumb)
 
             // Then the picture grows by the margins with the ring drawn around it, one render and one entry, and
             // the nine-patch was fetched once
-            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(first.text.prefix(200))")
-            #expect(second.status == 200 && second.header("x-cache") == "HIT-MEMORY")
-            #expect(first.body == second.body)
-            let image = try DecodedImage(decoding: first.body)
             #expect(image.width == 71 && image.height == 55)
             let probes: [(x: Int, y: Int, colour: RGB)] = [
                 (1, 1, RGB(200, 40, 200)), (35, 1, RGB(40, 200, 200)), (3, 27, RGB(255, 255, 255)),
@@ -147,16 +142,10 @@ extension Integration {
                     + "&wm2_url=\(encoded("/b.png"))&wm2_opacity=0.5"
                     + "&wm3_url=\(encoded("/b.png"))&wm3_pos=northwest&wm3_x=32")
 
-            // When thumbor's URL is asked, then the same plan through /thumb
-            let first = try await harness.request(thumbor)
-            let second = try await harness.request(thumb)
+            // When thumbor's URL is asked, then the same plan through /thumb: one render and one entry
+            let image = try await Self.oneEntry(harness, thumbor, thumb)
 
-            // Then one render and one entry
-            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(first.text.prefix(200))")
-            #expect(second.status == 200 && second.header("x-cache") == "HIT-MEMORY")
-            #expect(first.body == second.body)
-            // And each mark is where its filter put it, the third over the first, the grid elsewhere
-            let image = try DecodedImage(decoding: first.body)
+            // Then each mark is where its filter put it, the third over the first, the grid elsewhere
             #expect(image.width == 300 && image.height == 300)
             let grey = Fixtures.grid[2][2]
             let probes: [(x: Int, y: Int, colour: RGB)] = [
@@ -288,14 +277,20 @@ extension Integration {
             #expect(painted.colour(x: 16, y: 12).isClose(to: RGB(230, 30, 30), tolerance: 24))
         }
 
-        /// A thumbor URL and its `/thumb` twin: one render, one entry; the decoded picture.
-        static func sameEntry(_ harness: Harness, thumbor: String, thumb: String) async throws -> DecodedImage {
-            let first = try await harness.request(Self.thumbor(harness, thumbor))
-            let second = try await harness.request(harness.thumbTarget("/q.png", thumb))
-            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(thumbor)")
-            #expect(second.header("x-cache") == "HIT-MEMORY", "\(thumb)")
+        /// A thumbor target and its `/thumb` twin: one render (MISS), then one entry (HIT-MEMORY) with the same
+        /// bytes; the decoded picture.
+        static func oneEntry(_ harness: Harness, _ thumbor: String, _ thumb: String) async throws -> DecodedImage {
+            let first = try await harness.request(thumbor)
+            let second = try await harness.request(thumb)
+            #expect(first.status == 200 && first.header("x-cache") == "MISS", "\(thumbor): \(first.text.prefix(200))")
+            #expect(second.status == 200 && second.header("x-cache") == "HIT-MEMORY", "\(thumb)")
             #expect(first.body == second.body)
             return try DecodedImage(decoding: first.body)
+        }
+
+        /// thumbor's options on the quadrants and their `/thumb` twin: one render, one entry; the decoded picture.
+        static func sameEntry(_ harness: Harness, thumbor: String, thumb: String) async throws -> DecodedImage {
+            try await oneEntry(harness, Self.thumbor(harness, thumbor), harness.thumbTarget("/q.png", thumb))
         }
 
         static let box = "w=64&h=48&fit=cover&enlarge=1&format=png"
