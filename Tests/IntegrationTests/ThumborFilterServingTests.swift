@@ -139,7 +139,7 @@ extension Integration {
             let thumb = harness.thumbTarget(
                 "/grid.png",
                 "w=300&h=300&fit=cover&enlarge=1&format=png&wm_url=\(encoded("/a.png"))&wm_pos=northwest"
-                    + "&wm2_url=\(encoded("/b.png"))&wm2_opacity=0.5"
+                    + "&wm2_url=\(encoded("/b.png"))&wm2_fade=50"
                     + "&wm3_url=\(encoded("/b.png"))&wm3_pos=northwest&wm3_x=32")
 
             // When thumbor's URL is asked, then the same plan through /thumb: one render and one entry

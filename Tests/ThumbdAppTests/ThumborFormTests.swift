@@ -263,7 +263,7 @@ import Thumbnailing
         ("filters:proportion(0.25)/img.test/a.jpg", "w=4096&h=4096&scale=0.25"),
         (
             "fit-in/200x200/filters:watermark(img.test/wm.png,-10,-20,50)/img.test/a.jpg",
-            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=southeast&wm_x=10&wm_y=20&wm_opacity=0.5"
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_pos=southeast&wm_x=10&wm_y=20&wm_fade=50"
         ),
         (
             "fit-in/200x200/filters:watermark('http://img.test/wm.png',center,10,0,25)/img.test/a.jpg",
@@ -271,7 +271,7 @@ import Thumbnailing
         ),
         (
             "fit-in/200x200/filters:watermark(img.test/wm.png,repeat,repeat,30)/img.test/a.jpg",
-            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_place=repeat,repeat&wm_opacity=0.7"
+            "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fwm.png&wm_place=repeat,repeat&wm_fade=30"
         ),
         // percentages, repeat on one axis and h_ratio: thumbor's placement (wm_place) and wm_hscale
         (
@@ -287,7 +287,7 @@ import Thumbnailing
             "fit-in/200x200/filters:watermark(img.test/a.png,0,0,0):watermark(img.test/b.png,-0,-0,50,20)"
                 + "/img.test/a.jpg",
             "w=200&h=200&wm_url=http%3A%2F%2Fimg.test%2Fa.png&wm_pos=northwest"
-                + "&wm2_url=http%3A%2F%2Fimg.test%2Fb.png&wm2_opacity=0.5&wm2_scale=0.2"
+                + "&wm2_url=http%3A%2F%2Fimg.test%2Fb.png&wm2_fade=50&wm2_scale=0.2"
         ),
         // round_corner(a|b, r, g, b[, transparent]): radius and radius_bg (an alpha of 00 when transparent)
         ("fit-in/10x10/filters:round_corner(20,255,255,255)/img.test/a.jpg", "w=10&h=10&radius=20"),

@@ -15,8 +15,12 @@ import Thumbnailing
     }
 
     static func render(_ spec: ThumbnailSpec, mark: String = "quadrants.png") throws -> DecodedImage {
+        try render(spec, markBytes: Fixtures.bytes(mark))
+    }
+
+    static func render(_ spec: ThumbnailSpec, markBytes: [UInt8]) throws -> DecodedImage {
         let thumbnail = try TestThumbnailer.make().render(
-            Fixtures.bytes("grid.png"), spec: spec, watermarks: [Fixtures.bytes(mark)])
+            Fixtures.bytes("grid.png"), spec: spec, watermarks: [markBytes])
         return try DecodedImage(decoding: thumbnail.bytes)
     }
 
@@ -105,6 +109,17 @@ import Thumbnailing
                     (x: 178 + 16, y: 121 + 12, colour: Fixtures.red), (x: 5, y: 30, colour: Fixtures.grid[0][0]),
                     (x: 80, y: 30, colour: Fixtures.grid[0][0]), (x: 40, y: 56, colour: Fixtures.grid[0][0]),
                 ], tolerance: 8) == nil)
+    }
+
+    @Test func fadeSubtractsFromEachAlphaValueAsThumborsAlphaDoes() throws {
+        // Given a flat mark (200, 120, 40) at alpha 128, faded by 40 (thumbor's alpha 40: 128 − 102 = 26)
+        let mark = try FlatImage.make(width: 64, height: 48, as: .png, alpha: true)
+        let image = try Self.render(try Self.spec { $0.fade = 40 }, markBytes: mark)
+        // Then over grey 128 it mixes at 26 / 255, where an opacity of 0.6 would mix at 77 / 255 (150, 124, 101)
+        #expect(image.colour(x: 236 + 32, y: 252 + 24).isClose(to: RGB(135, 127, 119), tolerance: 3))
+        // And without it at 128 / 255
+        let plain = try Self.render(try Self.spec { _ in }, markBytes: mark)
+        #expect(plain.colour(x: 236 + 32, y: 252 + 24).isClose(to: RGB(164, 124, 84), tolerance: 3))
     }
 
     @Test func opacityMixesTheMarkWithThePicture() throws {

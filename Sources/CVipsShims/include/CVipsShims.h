@@ -147,6 +147,9 @@ typedef struct ThumbdVipsWatermark {
     int place;
     int place_kind[2];
     int place_value[2];
+    /// 0...100: 255 x fade / 100 (whole) subtracted from each of the mark's alpha values, before it is resized
+    /// (thumbor's alpha); 0: none.
+    int fade;
 } ThumbdVipsWatermark;
 
 /// The filters a plan may run in its own order (filter_order), by the step they run.

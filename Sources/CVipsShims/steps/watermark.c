@@ -22,8 +22,14 @@ static ThumbdVipsStep mark_for(ThumbdJob *job, int index, int width, int height,
         return THUMBD_VIPS_STEP_OK;
     }
     VipsObject *scope = thumbd_scope_new();
-    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 3);
     VipsImage *in = kept->decoded;
+    if (w->fade > 0) {
+        // thumbor's alpha: a level subtracted from every alpha value (clamped at 0), before the resize.
+        double a[4] = {1, 1, 1, 1}, b[4] = {0, 0, 0, -((255 * w->fade) / 100)};
+        if (vips_linear(in, &t[2], a, b, 4, "uchar", TRUE, NULL)) return thumbd_scope_failed(scope);
+        in = t[2];
+    }
     if (w->height_scale > 0) {
         // thumbor's calc_watermark_size: the mark fits inside the width and height ratios' box, each side rounded.
         double box_w = w->scale > 0 ? w->scale * width : 0;

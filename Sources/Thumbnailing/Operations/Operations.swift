@@ -186,10 +186,10 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case extend
     case padding, bg
     case frame, frame_url
-    case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale, wm_hscale, wm_place
-    case wm2, wm2_url, wm2_pos, wm2_x, wm2_y, wm2_opacity, wm2_scale, wm2_hscale, wm2_place
-    case wm3, wm3_url, wm3_pos, wm3_x, wm3_y, wm3_opacity, wm3_scale, wm3_hscale, wm3_place
-    case wm4, wm4_url, wm4_pos, wm4_x, wm4_y, wm4_opacity, wm4_scale, wm4_hscale, wm4_place
+    case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale, wm_hscale, wm_place, wm_fade
+    case wm2, wm2_url, wm2_pos, wm2_x, wm2_y, wm2_opacity, wm2_scale, wm2_hscale, wm2_place, wm2_fade
+    case wm3, wm3_url, wm3_pos, wm3_x, wm3_y, wm3_opacity, wm3_scale, wm3_hscale, wm3_place, wm3_fade
+    case wm4, wm4_url, wm4_pos, wm4_x, wm4_y, wm4_opacity, wm4_scale, wm4_hscale, wm4_place, wm4_fade
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
     case expires, max_age, filename, attachment

@@ -38,6 +38,9 @@ extension ThumbnailSpec {
         package var heightScale = FixedDecimal.zero
         /// thumbor's placement, axis by axis, in place of ``position`` and the offsets.
         package var place: Place?
+        /// 0...100: 255 × fade / 100 subtracted from each alpha value of the mark before it is sized (thumbor's
+        /// `alpha`, which fades a half-transparent pixel more than ``opacity``'s product does); 0: none.
+        package var fade = 0
 
         /// Where thumbor puts the mark on one axis (`wm_place`), written as thumbor writes it.
         package enum PlaceAxis: Hashable, Sendable {
@@ -150,6 +153,7 @@ package struct WatermarkValues: Hashable, Sendable {
     package var scale: FixedDecimal?
     package var heightScale: FixedDecimal?
     package var place: ThumbnailSpec.Watermark.Place?
+    package var fade: Int?
 
     package init() {}
 
@@ -167,6 +171,7 @@ package struct WatermarkValues: Hashable, Sendable {
         scale = upper.scale ?? scale
         heightScale = upper.heightScale ?? heightScale
         place = upper.place ?? place
+        fade = upper.fade ?? fade
     }
 }
 
@@ -213,14 +218,14 @@ package struct WatermarkSlots: Hashable, Sendable {
 
 /// One field of a watermark slot: which `/thumb` parameter it is in each slot.
 enum WatermarkField: Int, CaseIterable {
-    case name, url, position, x, y, opacity, scale, heightScale, place
+    case name, url, position, x, y, opacity, scale, heightScale, place, fade
 
     /// Each slot's parameters, in ``WatermarkField``'s order.
     static let slots: [[ThumbParameter]] = [
-        [.wm, .wm_url, .wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale, .wm_hscale, .wm_place],
-        [.wm2, .wm2_url, .wm2_pos, .wm2_x, .wm2_y, .wm2_opacity, .wm2_scale, .wm2_hscale, .wm2_place],
-        [.wm3, .wm3_url, .wm3_pos, .wm3_x, .wm3_y, .wm3_opacity, .wm3_scale, .wm3_hscale, .wm3_place],
-        [.wm4, .wm4_url, .wm4_pos, .wm4_x, .wm4_y, .wm4_opacity, .wm4_scale, .wm4_hscale, .wm4_place],
+        [.wm, .wm_url, .wm_pos, .wm_x, .wm_y, .wm_opacity, .wm_scale, .wm_hscale, .wm_place, .wm_fade],
+        [.wm2, .wm2_url, .wm2_pos, .wm2_x, .wm2_y, .wm2_opacity, .wm2_scale, .wm2_hscale, .wm2_place, .wm2_fade],
+        [.wm3, .wm3_url, .wm3_pos, .wm3_x, .wm3_y, .wm3_opacity, .wm3_scale, .wm3_hscale, .wm3_place, .wm3_fade],
+        [.wm4, .wm4_url, .wm4_pos, .wm4_x, .wm4_y, .wm4_opacity, .wm4_scale, .wm4_hscale, .wm4_place, .wm4_fade],
     ]
 
     /// The slot and field of each watermark parameter.
@@ -246,6 +251,10 @@ extension PlanField {
 extension PlanField where Value == String {
     package static func wm(slot: Int) -> Self { watermark(slot, .name, \.name) }
     package static func wm_url(slot: Int) -> Self { watermark(slot, .url, \.url) }
+}
+
+extension PlanField where Value == Int {
+    package static func wm_fade(slot: Int) -> Self { watermark(slot, .fade, \.fade) }
 }
 
 extension PlanField where Value == WatermarkOffset {
@@ -283,6 +292,7 @@ enum WatermarkOperation: OperationDescriptor {
         "must be X,Y, each N, -N, Np or -Np (whole N: pixels up to 4096, percent up to 1000), center or repeat"
 
     static let unit = FixedDecimal.zero...FixedDecimal.one
+    static let fadeRange = 0...100
     static let positionReason = "must be centre, a compass point or tile"
     static let offsetReason =
         "must be a whole number 0...\(ThumbnailSpec.Watermark.maxOffset) (× dpr) or a fraction 0...1 of the output's side"
@@ -320,6 +330,7 @@ enum WatermarkOperation: OperationDescriptor {
             else { throw SpecError(field: parameter.rawValue, reason: placeReason) }
             mark.place = ThumbnailSpec.Watermark.Place(x: x, y: y)
         case .scale: mark.scale = try ThumbValue.decimal(text, parameter, within: unit)
+        case .fade: mark.fade = try ThumbValue.integer(text, parameter, within: fadeRange)
         }
         values.watermarks[slot] = mark
     }
@@ -357,7 +368,7 @@ enum WatermarkOperation: OperationDescriptor {
             let given: [(WatermarkField, Bool)] = [
                 (.position, values.position != nil), (.x, values.x != nil), (.y, values.y != nil),
                 (.opacity, values.opacity != nil), (.scale, values.scale != nil),
-                (.heightScale, values.heightScale != nil), (.place, values.place != nil),
+                (.heightScale, values.heightScale != nil), (.place, values.place != nil), (.fade, values.fade != nil),
             ]
             if let (field, _) = given.first(where: { $0.1 }) {
                 throw SpecError(field: name(field), reason: "needs \(name(.name)) or \(name(.url))")
@@ -390,6 +401,7 @@ enum WatermarkOperation: OperationDescriptor {
         if let opacity = values.opacity { watermark.opacity = opacity }
         if let scale = values.scale { watermark.scale = scale }
         if let heightScale = values.heightScale { watermark.heightScale = heightScale }
+        if let fade = values.fade { watermark.fade = fade }
         if let place = values.place {
             let placed: [(WatermarkField, Bool)] = [
                 (.position, values.position != nil), (.x, values.x != nil), (.y, values.y != nil),
@@ -430,6 +442,7 @@ enum WatermarkOperation: OperationDescriptor {
             _ = try ThumbValue.checked(watermark.opacity, parameter(.opacity), in: unit)
             _ = try ThumbValue.checked(watermark.scale, parameter(.scale), in: unit)
             _ = try ThumbValue.checked(watermark.heightScale, parameter(.heightScale), in: unit)
+            _ = try ThumbValue.checked(watermark.fade, parameter(.fade), in: fadeRange)
             if let place = watermark.place {
                 for axis in [place.x, place.y] {
                     let limit: Int
@@ -463,9 +476,8 @@ enum WatermarkOperation: OperationDescriptor {
 
     /// An invisible watermark is none (the ones after it move up a slot).
     static func normalize(_ operations: inout ThumbnailSpec.Operations) {
-        if operations.watermarks.contains(where: { $0.opacity == .zero }) {
-            operations.watermarks.removeAll { $0.opacity == .zero }
-        }
+        let invisible = { (mark: ThumbnailSpec.Watermark) in mark.opacity == .zero || mark.fade == fadeRange.upperBound }
+        if operations.watermarks.contains(where: invisible) { operations.watermarks.removeAll(where: invisible) }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -485,6 +497,7 @@ enum WatermarkOperation: OperationDescriptor {
             if let place = watermark.place { text += ",place=\(place.text)" }
             if watermark.relativeOffsetX != .zero { text += ",rx=\(watermark.relativeOffsetX)" }
             if watermark.relativeOffsetY != .zero { text += ",ry=\(watermark.relativeOffsetY)" }
+            if watermark.fade != 0 { text += ",fade=\(watermark.fade)" }
         }
     }
 
@@ -521,6 +534,7 @@ enum WatermarkOperation: OperationDescriptor {
                 fields.append(CanonicalField(parameter(.heightScale), watermark.heightScale.description))
             }
             if let place = watermark.place { fields.append(CanonicalField(parameter(.place), place.text)) }
+            if watermark.fade != 0 { fields.append(CanonicalField(parameter(.fade), String(watermark.fade))) }
         }
     }
 
@@ -543,6 +557,7 @@ enum WatermarkOperation: OperationDescriptor {
                 mark.opacity = watermark.opacity.value
                 mark.scale = watermark.scale.value
                 mark.height_scale = watermark.heightScale.value
+                mark.fade = Int32(watermark.fade)
                 if let place = watermark.place {
                     mark.place = 1
                     mark.place_kind = (place.x.vipsKind, place.y.vipsKind)

@@ -382,9 +382,8 @@ package struct ThumborFilters {
         guard let alpha = ThumbnailRequest.integer(arguments[3]), alpha <= 100 else {
             throw .invalidValue(name, reason: "alpha must be 0…100")
         }
-        if alpha != 0 {
-            plan.set(.wm_opacity(slot: slot), DialectGeometry.decimal(1 - Double(alpha) / 100), option: name)
-        }
+        // thumbor's alpha subtracts a level from every alpha value of the mark: `wm_fade`, not the opacity's product.
+        if alpha != 0 { plan.set(.wm_fade(slot: slot), alpha, option: name) }
         let widthRatio = arguments.count > 4 ? arguments[4] : "none"
         let heightRatio = arguments.count > 5 ? arguments[5] : "none"
         if heightRatio != "none" {
