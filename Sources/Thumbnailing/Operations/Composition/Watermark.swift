@@ -476,7 +476,8 @@ enum WatermarkOperation: OperationDescriptor {
 
     /// An invisible watermark is none (the ones after it move up a slot).
     static func normalize(_ operations: inout ThumbnailSpec.Operations) {
-        let invisible = { (mark: ThumbnailSpec.Watermark) in mark.opacity == .zero || mark.fade == fadeRange.upperBound }
+        let invisible = { (mark: ThumbnailSpec.Watermark) in mark.opacity == .zero || mark.fade == fadeRange.upperBound
+        }
         if operations.watermarks.contains(where: invisible) { operations.watermarks.removeAll(where: invisible) }
     }
 
