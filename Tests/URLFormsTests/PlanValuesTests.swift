@@ -26,7 +26,7 @@ import Thumbnailing
         .wm_hscale: "0.2", .wm_place: "20p,-0",
         .wm_scale: "0.3", .progressive: "1", .chroma: "444", .lossless: "1", .avif_effort: "3", .max_bytes: "2000",
         .keep_copyright: "1", .icc: "keep", .expires: "1900000000", .max_age: "60", .filename: "photo",
-        .attachment: "1", .fq: "webp:70",
+        .attachment: "1", .fq: "webp:70", .skip: "gif,jpeg", .raw: "1",
     ]
 
     @Test func everyParameterHasASample() {

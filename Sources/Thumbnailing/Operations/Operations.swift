@@ -106,6 +106,11 @@ extension ThumbnailSpec {
         package var keepCopyright = false
         /// Keeps the source's ICC profile, pixels unconverted, instead of converting to sRGB.
         package var keepColourProfile = false
+        /// The source's own bytes instead of a render (``ThumbnailSpec/raw``, `raw=1`).
+        package var raw = false
+        /// The source formats answered with the source's own bytes when the output format is `auto` or theirs
+        /// (`skip=`); empty: none.
+        package var skipProcessing: Set<ImageFormat> = []
 
         /// A plain resize.
         package init() {}
@@ -140,6 +145,7 @@ enum OperationRegistry {
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
         MaxBytesOperation.self,
+        SkipProcessingOperation.self, RawOperation.self,
     ]
 
     /// The order of `/thumb`'s parameters (``ThumbParameter``): the canonical query's, and the order a plan's
@@ -160,6 +166,7 @@ enum OperationRegistry {
         FrameOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
+        SkipProcessingOperation.self, RawOperation.self,
     ]
 
     /// The descriptor that owns each operation parameter (the one that reads its text).
@@ -187,6 +194,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case frame, frame_url
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale, wm_hscale, wm_place
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
+    case skip, raw
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
     case expires, max_age, filename, attachment
     // The quality by output format, folded into `q` once the format is negotiated (Thumbnailer.normalized).
@@ -359,6 +367,8 @@ package struct PlanValues: Hashable, Sendable {
     package var maxBytes: Int?
     package var keepCopyright: Bool?
     package var keepColourProfile: Bool?
+    package var skipProcessing: Set<ImageFormat>?
+    package var raw: Bool?
     // The answer's (URLForms' AnswerOptions), read and checked by URLForms; not the picture's.
     /// Seconds since the epoch.
     package var expires: Int64?
@@ -441,6 +451,8 @@ package struct PlanValues: Hashable, Sendable {
         maxBytes = upper.maxBytes ?? maxBytes
         keepCopyright = upper.keepCopyright ?? keepCopyright
         keepColourProfile = upper.keepColourProfile ?? keepColourProfile
+        skipProcessing = upper.skipProcessing ?? skipProcessing
+        raw = upper.raw ?? raw
         expires = upper.expires ?? expires
         maxAge = upper.maxAge ?? maxAge
         filename = upper.filename ?? filename
@@ -520,6 +532,11 @@ extension PlanField where Value == Bool {
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
+    package static var raw: Self { Self(parameter: .raw, keyPath: \.raw) }
+}
+
+extension PlanField where Value == Set<ImageFormat> {
+    package static var skip: Self { Self(parameter: .skip, keyPath: \.skipProcessing) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Greyscale {
