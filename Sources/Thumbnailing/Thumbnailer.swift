@@ -187,7 +187,7 @@ package struct Thumbnailer: Sendable {
         var result = operations.normalized
         // A source skips its render only into its own format: beside a format asked by name, the others never do.
         if case .exactly(let output) = format, !result.skipProcessing.isEmpty {
-            result.skipProcessing = result.skipProcessing.intersection([output])
+            result.skipProcessing = result.skipProcessing.contains(output) ? [output] : []
         }
         // A gravity's offset moves only the cover crop of a compass point.
         if !offsetMatters { result.gravityOffset = nil }

@@ -110,7 +110,7 @@ extension ThumbnailSpec {
         package var raw = false
         /// The source formats answered with the source's own bytes when the output format is `auto` or theirs
         /// (`skip=`); empty: none.
-        package var skipProcessing: Set<ImageFormat> = []
+        package var skipProcessing: ThumbnailSpec.SourceFormats = []
 
         /// A plain resize.
         package init() {}

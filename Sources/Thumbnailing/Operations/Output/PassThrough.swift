@@ -20,6 +20,31 @@ extension ThumbnailSpec {
     }()
 }
 
+extension ThumbnailSpec {
+    /// A set of source formats held in one byte, one bit per ``ImageFormat`` case: it is part of every spec, so it
+    /// adds no storage whose references a copy would count.
+    package struct SourceFormats: Hashable, Sendable, ExpressibleByArrayLiteral {
+        private var bits: UInt8 = 0
+
+        package init(_ formats: some Sequence<ImageFormat>) {
+            for format in formats { bits |= Self.bit(format) }
+        }
+
+        package init(arrayLiteral formats: ImageFormat...) { self.init(formats) }
+
+        private static func bit(_ format: ImageFormat) -> UInt8 {
+            1 << UInt8(ImageFormat.allCases.firstIndex(of: format) ?? 0)
+        }
+
+        package var isEmpty: Bool { bits == 0 }
+
+        package func contains(_ format: ImageFormat) -> Bool { bits & Self.bit(format) != 0 }
+
+        /// The formats, in ``ImageFormat``'s order.
+        package var formats: [ImageFormat] { ImageFormat.allCases.filter(contains) }
+    }
+}
+
 /// `raw=1`: the source's own bytes, after the checks every source passes. Key ` raw`. Only in ``ThumbnailSpec/raw``
 /// (``Thumbnailer/normalized(_:)`` makes it so): URLForms refuses a picture parameter beside it, by name.
 enum RawOperation: OperationDescriptor {
@@ -75,12 +100,12 @@ enum SkipProcessingOperation: OperationDescriptor {
     static func build(
         _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let formats = values.skipProcessing { operations.skipProcessing = formats }
+        if let formats = values.skipProcessing { operations.skipProcessing = ThumbnailSpec.SourceFormats(formats) }
     }
 
     /// `jpeg,png`: the listed formats in ``ImageFormat``'s order.
-    static func text(_ formats: Set<ImageFormat>) -> String {
-        ImageFormat.allCases.filter(formats.contains).map(\.rawValue).joined(separator: ",")
+    static func text(_ formats: ThumbnailSpec.SourceFormats) -> String {
+        formats.formats.map(\.rawValue).joined(separator: ",")
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -94,6 +119,6 @@ enum SkipProcessingOperation: OperationDescriptor {
     }
 
     static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
-        params.skip_formats = operations.skipProcessing.reduce(0) { $0 | (1 << $1.vipsFormat.rawValue) }
+        params.skip_formats = operations.skipProcessing.formats.reduce(0) { $0 | (1 << $1.vipsFormat.rawValue) }
     }
 }
