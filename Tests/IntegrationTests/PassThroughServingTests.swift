@@ -67,6 +67,29 @@ extension Integration {
             #expect(harness.origin.hits("/q.png") == 1)
         }
 
+        @Test func aDiskHitOfTheSourcesBytesKeepsItsMarks() async throws {
+            // Given no memory tier, and a TIFF asked raw once (rendered, written to disk)
+            let harness = try Harness(Self.forms.merging(["cache.memory.max_bytes": "0"]) { $1 })
+            let tiff = Fixtures.bytes("quadrants.tiff")
+            harness.origin.route("/q.tiff", .ok(tiff, contentType: "image/tiff"))
+            let target = harness.thumbTarget("/q.tiff", "raw=1")
+            let first = try await harness.request(target)
+            Self.expectSourceBytes(first, tiff, type: "image/tiff")
+            let variants = try #require(harness.service.cache.variants)
+            #expect(await eventually { variants.statistics.currentEntries == 1 })
+            // When it is asked again, and again with a filename
+            let fromDisk = try await harness.request(target)
+            let named = try await harness.request(harness.thumbTarget("/q.tiff", "raw=1&filename=scan"))
+            // Then both come from the disk tier with the format, nosniff and ETag the first answer had
+            for response in [fromDisk, named] {
+                #expect(response.header("x-cache") == "HIT-DISK")
+                Self.expectSourceBytes(response, tiff, type: "image/tiff")
+                #expect(response.header("etag") == first.header("etag"))
+            }
+            #expect(named.header("content-disposition") == "inline; filename=\"scan.tif\"")
+            #expect(harness.origin.hits("/q.tiff") == 1)
+        }
+
         @Test func rawRefusesWhatARenderRefusesWithItsStatus() async throws {
             // Given sources a render refuses: an SVG, HTML served as a JPEG, a pixel bomb, a frame bomb
             let harness = try Harness(Self.forms)
