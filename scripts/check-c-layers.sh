@@ -8,7 +8,7 @@
 #   3 job       internal/job.h       job.c
 #   4 steps     internal/steps.h     steps/        one file per step
 #   5 pipeline  internal/pipeline.h  pipeline.c    the one step table
-#   6 jobs      internal/jobs.h      jobs/         direct, animation, intermediate
+#   6 jobs      internal/jobs.h      jobs/         direct, animation, intermediate, pass-through
 #   7 entry                          entry/        what CVipsShims.h declares: render, probe, init
 #
 # A file may include a header of a lower layer only; a .c file may also include its own layer's header, which

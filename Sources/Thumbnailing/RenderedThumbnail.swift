@@ -14,6 +14,8 @@ package struct RenderedThumbnail: Hashable, Sendable {
     package let sourceFormat: ImageFormat
     /// The quality `max_bytes` settled on; `nil` when the plan has no `max_bytes` or the output is lossless.
     package let quality: Int?
+    /// Whether `bytes` are the source's own, passed through unrendered (`raw`, or `skip` listing its format).
+    package var isSourceBytes = false
 
     /// A thumbnail made of `bytes` (tests and caches rebuild one from stored bytes).
     package init(

@@ -176,16 +176,16 @@ extension Thumbnailer {
             )
         }
         let output = [UInt8](UnsafeRawBufferPointer(start: data, count: result.length))
-        return .success(
-            RenderedThumbnail(
-                bytes: output,
-                format: format,
-                width: Int(result.width),
-                height: Int(result.height),
-                sourceFormat: sourceFormat,
-                quality: result.quality > 0 ? Int(result.quality) : nil
-            )
+        var thumbnail = RenderedThumbnail(
+            bytes: output,
+            format: format,
+            width: Int(result.width),
+            height: Int(result.height),
+            sourceFormat: sourceFormat,
+            quality: result.quality > 0 ? Int(result.quality) : nil
         )
+        thumbnail.isSourceBytes = result.passed_through != 0
+        return .success(thumbnail)
     }
 }
 

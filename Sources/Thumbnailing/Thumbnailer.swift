@@ -132,8 +132,10 @@ package struct Thumbnailer: Sendable {
     /// `pad` (and the focal point unless it is `cover`),
     /// turns a one-sided box into `contain`, removes from `auto` the formats this thumbnailer cannot
     /// write, and ignores the quality of PNG and GIF output (no quality setting: every `q` gives the same bytes, so they
-    /// share one key). Rendering a spec or its normalised form gives the same output.
+    /// share one key). A `raw` spec is ``ThumbnailSpec/raw`` (nothing else in it is read), and `skip` beside a format
+    /// asked by name keeps that format only. Rendering a spec or its normalised form gives the same output.
     package func normalized(_ spec: ThumbnailSpec) -> ThumbnailSpec {
+        if spec.operations.raw { return .raw }
         let configuration = self.configuration
         let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
         let oneSided = spec.width == nil || spec.height == nil
@@ -173,7 +175,7 @@ package struct Thumbnailer: Sendable {
             format: format,
             focalPoint: focalPoint,
             operations: normalized(
-                spec.operations, configuration, box: (spec.width, spec.height),
+                spec.operations, configuration, box: (spec.width, spec.height), format: format,
                 offsetMatters: placesByGravity && crops && spec.gravity != .attention && spec.gravity != .entropy)
         )
     }
@@ -181,9 +183,13 @@ package struct Thumbnailer: Sendable {
     /// `operations.normalized`, and the encoder options that equal the configuration's removed.
     private func normalized(
         _ operations: ThumbnailSpec.Operations, _ configuration: Configuration, box: (width: Int?, height: Int?),
-        offsetMatters: Bool
+        format: FormatRequest, offsetMatters: Bool
     ) -> ThumbnailSpec.Operations {
         var result = operations.normalized
+        // A source skips its render only into its own format: beside a format asked by name, the others never do.
+        if case .exactly(let output) = format, !result.skipProcessing.isEmpty {
+            result.skipProcessing = result.skipProcessing.contains(output) ? [output] : []
+        }
         // A gravity's offset moves only the cover crop of a compass point.
         if !offsetMatters { result.gravityOffset = nil }
         // A one-sided or square box has no orientation to adapt.

@@ -251,6 +251,12 @@ import Thumbnailing
         ("dpr:2/pd:4", "w=4096&h=4096&padding=4"),
         ("w:300/bg:abc/bg:/f:png", "w=300&format=png"),
         ("w:300/wm:0:re:10:10", "w=300"),
+        ("w:300/skp:jpg:png", "w=300&skip=jpeg,png"),
+        ("w:300/skip_processing:heic/skp:tiff:jpeg", "w=300&skip=jpeg,tiff,heif"),
+        ("w:300/f:png/skp:jpg:png", "w=300&format=png&skip=png"),
+        ("raw:1", "raw=1"),
+        ("raw:t/fn:photo/att:1/exp:1900000000/cb:2", "raw=1"),
+        ("raw:true/raw:0/w:300", "w=300"),
     ]
 
     @Test(arguments: sameAsThumb)
@@ -377,8 +383,19 @@ import Thumbnailing
         ("z:2:3/rs:fit:10:10", .unsupportedOption("z:x:y")),
         ("dpr:2/el:1", .unsupportedOption("dpr")),
         ("w:300/sm:0", .unsupportedOption("sm:0")),
-        ("w:300/raw:1", .unsupportedOption("raw:1")),
-        ("w:300/skp:jpg", .unsupportedOption("skp")),
+        ("w:300/skp:svg", .unsupportedOption("skp:svg")),
+        (
+            "w:300/skp:jpg:pdf",
+            .invalidValue("skp", reason: "the formats must be jpg, png, webp, avif, gif, heic or tiff")
+        ),
+        // raw: what would change the picture is refused by name (imgproxy ignores it)
+        ("w:300/raw:1", .invalidValue("w", reason: ThumbnailRequest.notWithRawReason)),
+        ("raw:1/rs:fit:10:10", .invalidValue("rs", reason: ThumbnailRequest.notWithRawReason)),
+        ("raw:1/bl:2", .invalidValue("bl", reason: ThumbnailRequest.notWithRawReason)),
+        ("raw:1/f:png", .invalidValue("f", reason: ThumbnailRequest.notWithRawReason)),
+        ("raw:1/skp:jpg", .invalidValue("skp", reason: ThumbnailRequest.notWithRawReason)),
+        ("raw:1/pr:card", .invalidValue("preset", reason: ThumbnailRequest.notWithRawReason)),
+        ("raw:yes", .invalidValue("raw", reason: "yes is not a boolean (1, t, true, 0, f, false)")),
         ("w:300/msr:100", .unsupportedOption("msr")),
         ("w:300/ra:nearest", .unsupportedOption("ra:nearest")),
         ("w:300/f:tiff", .unsupportedOption("f:tiff")),
@@ -434,6 +451,18 @@ import Thumbnailing
     @Test(arguments: refused)
     func anOptionThumbdCannotHonourIsRefusedByName(path: String, expected: RequestError) throws {
         #expect(try Self.error("/insecure/\(path)/plain/\(Self.source)") == expected)
+    }
+
+    /// `raw:1` answers the source's own format: an extension, which imgproxy ignores beside it, is refused; the
+    /// answer's options are kept, and the answer does not vary on `Accept`.
+    @Test func rawRefusesAnExtensionAndKeepsTheAnswersOptions() throws {
+        #expect(
+            try Self.error("/insecure/raw:1/plain/\(Self.source)@png")
+                == .invalidValue("extension", reason: ThumbnailRequest.notWithRawReason))
+        let request = try Self.request("raw:1/fn:photo/att:1/plain/\(Self.source)")
+        #expect(request.spec == .raw && !request.variesOnAccept)
+        #expect(request.answer.filename == "photo" && request.answer.attachment == true)
+        #expect(ThumbnailRequest.canonicalQuery(source: request.source, spec: request.spec).hasSuffix("&raw=1"))
     }
 
     static let malformed: [(String, RequestError)] = [

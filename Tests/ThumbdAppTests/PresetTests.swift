@@ -42,6 +42,7 @@ import Thumbnailing
         ("url=http%3A%2F%2Fexample.com%2F", "invalid url: not allowed in a preset"),
         ("sig=abc", "invalid sig: not allowed in a preset"),
         ("preset=other", "invalid preset: not allowed in a preset"),
+        ("raw=1", "invalid raw: not allowed in a preset"),
         ("crop=1,2,3", "invalid crop"),
         ("bg=%ZZ", "malformed percent-encoding"),
     ])

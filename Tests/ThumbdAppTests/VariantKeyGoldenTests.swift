@@ -199,7 +199,21 @@ import Thumbnailing
         ("format=webp&lossless=1", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=webp lossless"),
         ("avif_effort=7", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto avif_effort=7"),
         ("format=jpeg&max_bytes=20000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=jpg max_bytes=20000"),
+        ("skip=png,jpg,png", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto skip=jpeg,png"),
+        ("skip=heic,tif,gif", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto skip=gif,tiff,heif"),
+        // A format asked by name keeps only itself: another listed format can never skip into it
+        ("format=png&skip=jpeg,png", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=png skip=png"),
+        ("format=webp&skip=jpeg,png", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=webp"),
     ]
+
+    /// `raw=1`: the source's key alone, whatever `Accept` says (its answer is the source's own format) and whatever
+    /// the answer's headers ask.
+    @Test func rawIsTheSourcesKeyAlone() throws {
+        let key = "v1 w=4096 h=4096 fit=contain g=centre q=- up=0 f=auto raw" + Self.source
+        #expect(try Self.key("raw=1") == key)
+        #expect(try Self.key("raw=true&filename=a&attachment=1", accept: "image/avif,image/webp") == key)
+        #expect(try Self.key("raw=0&w=64") == "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=auto" + Self.source)
+    }
 
     @Test(arguments: steps)
     func eachStepHasItsToken(_ query: String, key: String) throws {

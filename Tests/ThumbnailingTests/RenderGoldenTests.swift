@@ -169,6 +169,12 @@ import Thumbnailing
         Case("keep-copyright", "copyright.jpg", .jpeg) { $0.keepCopyright = true },
         Case("keep-icc", "display-p3.png") { $0.keepColourProfile = true },
         Case("convert-icc", "display-p3.png") { _ in },
+        // The source's own bytes: progressive.jpg's and animated.gif's SHA-256, on every path
+        Case("raw") { $0.raw = true },
+        // Listed and asked by name: the JPEG's bytes; the GIF path renders (JPEG is not the format it asks)
+        Case("skip-jpeg", "progressive.jpg", .jpeg) { $0.skipProcessing = [.jpeg, .png] },
+        // Not listed: rendered as `plain` is; the animation (into GIF) passes through
+        Case("skip-gif") { $0.skipProcessing = [.gif] },
         Case("everything") {
             $0.orientation = ThumbnailSpec.Orientation(degrees: 270)!
             $0.crop = .pixels(left: 10, top: 10, width: 200, height: 280)

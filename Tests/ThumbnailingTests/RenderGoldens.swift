@@ -160,5 +160,13 @@ enum RenderGoldens {
         "minimum-sides/kept": "edee0e048efe4b7f183ac53de2f5a645b8a2579acc977b0eb8f2fbf642976254",
         "crop-attention/direct": "0a929dd5c03174f6452f866b541d64d9513d655fc01fc5cd09a59373edd0f111",
         "crop-attention/kept": "eb2ef9dd7c502e18c566cb8db09bd3b6a90cf3e1133015db9d2679af9ff04f46",
+        "raw/direct": "2f9b7d7ddeff62334daafb92ad38633a38cfa20d862c2d945f922f0cf4d5c67c",
+        "raw/kept": "2f9b7d7ddeff62334daafb92ad38633a38cfa20d862c2d945f922f0cf4d5c67c",
+        "raw/animated": "41d625a1d8d04ce645f4ca4c723629f004752685d3791d37b877189b5496f2c0",
+        "skip-jpeg/direct": "2f9b7d7ddeff62334daafb92ad38633a38cfa20d862c2d945f922f0cf4d5c67c",
+        "skip-jpeg/kept": "2f9b7d7ddeff62334daafb92ad38633a38cfa20d862c2d945f922f0cf4d5c67c",
+        "skip-gif/direct": "ab25a0116670c77e324361458997630b5fc5367dc61436a6aad5ec0e4ce96998",
+        "skip-gif/kept": "7a76de3a2804456044d5127f8ec0b6411198313df826909c78a4bf4b29bc61f4",
+        "skip-gif/animated": "41d625a1d8d04ce645f4ca4c723629f004752685d3791d37b877189b5496f2c0",
     ]
 }

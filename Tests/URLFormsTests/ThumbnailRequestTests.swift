@@ -257,6 +257,15 @@ import Thumbnailing
         + ["", "bmp", "JPEG", "tiff", "heif", "svg"].map { ("\(url)&w=32&format=\($0)", .invalid("format")) }
         + ["", "0", "101", "abc", "50.5", "-1"].map { ("\(url)&w=32&q=\($0)", .invalid("q")) }
         + ["", "yes", "2", "TRUE", "on"].map { ("\(url)&w=32&enlarge=\($0)", .invalid("enlarge")) }
+        + ["", "bmp", "svg", "jpeg,", "JPEG", "png;gif"].map { ("\(url)&w=32&skip=\($0)", .invalid("skip")) }
+        // raw: anything that would change the picture is named; the box first, then the operations in query order
+        + [
+            ("\(url)&raw=1&w=32", .invalid("w")), ("\(url)&raw=1&format=auto", .invalid("format")),
+            ("\(url)&raw=1&q=50", .invalid("q")), ("\(url)&raw=1&dpr=2", .invalid("dpr")),
+            ("\(url)&raw=1&blur=2&rotate=90", .invalid("rotate")), ("\(url)&raw=1&skip=png", .invalid("skip")),
+            ("\(url)&raw=1&animated=0", .invalid("animated")), ("\(url)&raw=1&preset=card", .invalid("preset")),
+            ("\(url)&raw=yes", .invalid("raw")),
+        ]
         + [
             // Malformed percent-escapes, in values and in names.
             ("\(url)&w=%", .malformed("w")),
@@ -281,6 +290,25 @@ import Thumbnailing
             #expect(Expected(error) == expected)
             #expect(!error.parameter.isEmpty && error.publicMessage.contains(error.parameter))
         }
+    }
+
+    /// `raw=1` needs no box: the spec is the source's own bytes, the answer's options are kept, a neutral value
+    /// (`blur=0`) is no change, and the canonical query is the source and `raw=1` alone.
+    @Test func rawIsTheSourceAloneWithTheAnswersOptions() throws {
+        let request = try ThumbnailRequest(
+            rawQuery: "\(Self.url)&raw=1&filename=x&attachment=1&max_age=60&blur=0", accept: "image/webp")
+        #expect(request.spec == .raw && !request.variesOnAccept)
+        #expect(request.answer.filename == "x" && request.answer.attachment == true && request.answer.maxAge == 60)
+        let canonical = ThumbnailRequest.canonicalQuery(source: request.source, spec: request.spec)
+        #expect(canonical == "\(Self.url)&raw=1")
+        #expect(try ThumbnailRequest(rawQuery: canonical, accept: nil).spec == .raw)
+        // A default preset is for rendered pictures: not put under raw (its `w` would be refused)
+        let rules = try ThumbQueryRules(presets: Presets(["default": "w=100"]), allowsOnlyPresets: false)
+        #expect(try ThumbnailRequest(rawQuery: "\(Self.url)&raw=1", accept: nil, rules: rules).spec == .raw)
+        // skip writes its formats once, in one order
+        let skip = try ThumbnailRequest(rawQuery: "\(Self.url)&w=9&skip=heic,jpg,jpeg", accept: nil)
+        #expect(
+            ThumbnailRequest.canonicalQuery(source: skip.source, spec: skip.spec) == "\(Self.url)&w=9&skip=jpeg,heif")
     }
 
     @Test func firstProblemInQueryOrderIsReported() {

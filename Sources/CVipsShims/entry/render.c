@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layer 7, the entry point of a render (see CVipsShims.h, thumbd_vips_render): one job, one header read, and
-// the only place that chooses between the animation, direct and intermediate jobs.
+// the only place that chooses between the pass-through, animation, direct and intermediate jobs.
 #include <string.h>
 
 #include "../internal/jobs.h"
@@ -8,6 +8,8 @@
 // The opened job, rendered the way its params and header say.
 static ThumbdVipsStep render(ThumbdJob *job, const int *bands, int band_count, double margin,
                              ThumbdVipsIntermediateCallback intermediate, void *context) {
+    // Nothing to render: the source's own bytes, its header checked (before any intermediate is asked for).
+    if (thumbd_job_passes_through(job)) return thumbd_job_pass_through(job);
     // Every frame of an animation is rendered from the source in one pass; intermediates hold one frame.
     if (thumbd_job_renders_animation(job)) return thumbd_job_animation(job);
     int band = 0, own = 0;

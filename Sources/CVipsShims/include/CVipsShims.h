@@ -342,6 +342,15 @@ typedef struct ThumbdVipsThumbnailParams {
     /// them); keep the source's ICC profile with its pixels unconverted (instead of converting to sRGB).
     int keep_copyright;
     int keep_icc;
+
+    /// Pass-through (jobs/pass_through.c): non-zero answers the source's own bytes, once its header has passed the
+    /// checks every source passes (an allowed format, the pixel limit; frames above max_frames, or frames x width x
+    /// height above max_source_pixels, for a source of several frames), instead of rendering it (imgproxy's `raw`).
+    /// A source whose format's bit (1 << ThumbdVipsFormat) is in skip_formats is answered the same way (imgproxy's
+    /// `skip_processing`; Swift's normalisation has already kept only the requested format's bit when the plan names
+    /// one). Every other field is then unused.
+    int pass_through;
+    uint32_t skip_formats;
 } ThumbdVipsThumbnailParams;
 
 /// What a job produced. Pointers are (transfer full): release each non-NULL one with thumbd_vips_free.
@@ -360,6 +369,7 @@ typedef struct ThumbdVipsThumbnailResult {
     const char *loader;  // (transfer none) static libvips loader class name, e.g. "VipsForeignLoadSvgBuffer",
                          // or NULL when no loader recognised the bytes
     char *error_detail;  // libvips error text for logs, or NULL
+    int passed_through;  // non-zero: data is a copy of the source's own bytes (pass_through or skip_formats)
 } ThumbdVipsThumbnailResult;
 
 /// A source's header, read without decoding pixels.

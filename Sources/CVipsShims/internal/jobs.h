@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 6, the jobs: the three ways a render goes once its header is read (jobs/direct.c, jobs/animation.c,
-// jobs/intermediate.c). Each takes an opened job (thumbd_job_open), fills job->result and returns the step
+// Layer 6, the jobs: the ways a render goes once its header is read (jobs/direct.c, jobs/animation.c,
+// jobs/intermediate.c, and jobs/pass_through.c, which does not render). Each takes an opened job (thumbd_job_open), fills job->result and returns the step
 // (THUMBD_VIPS_STEP_OK, or what failed with result->error_detail set). The entry points (layer 7, entry/)
 // choose between them. Includes only the pipeline (layer 5).
 #pragma once
@@ -51,3 +51,11 @@ ThumbdVipsStep thumbd_job_make_intermediate(ThumbdJob *job, int band, ThumbdVips
 // Renders the job from `intermediate` (transfer none, only read; may be in use by other threads), which stands for
 // the source from here on: the job's source fields are set from it.
 ThumbdVipsStep thumbd_job_from_intermediate(ThumbdJob *job, const ThumbdVipsIntermediate *intermediate);
+
+// Whether the opened job answers the source's own bytes instead of rendering: params->pass_through, or the source's
+// format listed in params->skip_formats.
+int thumbd_job_passes_through(const ThumbdJob *job);
+
+// The source's own bytes as the result (a g_malloc'ed copy, its format and sizes the header's), after the frame
+// limits of a source of several frames (the header's pixel limit is thumbd_job_open's): FRAME_LIMIT or PIXEL_LIMIT.
+ThumbdVipsStep thumbd_job_pass_through(ThumbdJob *job);

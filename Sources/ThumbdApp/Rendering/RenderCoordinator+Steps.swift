@@ -178,7 +178,8 @@ extension RenderCoordinator {
         case .doNotStore: freshness = nil
         }
         return RenderedVariant(
-            bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness, quality: thumbnail.quality)
+            bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness, quality: thumbnail.quality,
+            isSourceBytes: thumbnail.isSourceBytes)
     }
 
 }

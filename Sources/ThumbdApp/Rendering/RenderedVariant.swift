@@ -23,10 +23,15 @@ final class RenderedVariant: Sendable {
 
     /// - Parameter quality: the quality `max_bytes` settled on, sent as `X-Thumbd-Quality`. It rides in the ETag
     ///   (`"<hash>-q<quality>"`), so a variant read back from the disk tier answers with it too.
-    init(bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?, quality: Int? = nil) {
+    /// - Parameter isSourceBytes: the bytes are the source's own (`raw`, `skip`): answered with
+    ///   `X-Content-Type-Options: nosniff`, which rides in the ETag the same way (`"<hash>-src"`).
+    init(
+        bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?, quality: Int? = nil,
+        isSourceBytes: Bool = false
+    ) {
         self.bytes = bytes
         self.format = format
-        etag = Self.etag(for: bytes, quality: quality)
+        etag = Self.etag(for: bytes, quality: quality, isSourceBytes: isSourceBytes)
         self.freshness = freshness
         isStorable = freshness != nil
         preparedFields = Self.preparedFields(format: format, etag: etag)
@@ -58,8 +63,18 @@ final class RenderedVariant: Sendable {
         if let quality = quality(inETag: etag) {
             fields.append(HTTPField(name: "X-Thumbd-Quality", value: String(quality)))
         }
+        if isSourceBytes(etag: etag) {
+            // Bytes thumbd did not write may be read as something else by a browser that sniffs (a polyglot file).
+            fields.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
+        }
         return PreparedFields(fields)
     }
+
+    /// Whether an ETag of ``etag(for:quality:isSourceBytes:)`` marks the source's own bytes.
+    static func isSourceBytes(etag: String) -> Bool { etag.hasSuffix(sourceBytesMarker + "\"") }
+
+    /// What ends the ETag of the source's own bytes, before the closing quote.
+    private static let sourceBytesMarker = "-src"
 
     /// The `max_bytes` quality carried by an ETag of ``etag(for:quality:)``, if any.
     static func quality(inETag etag: String) -> Int? {
@@ -82,11 +97,13 @@ final class RenderedVariant: Sendable {
         freshness?.age(at: now) ?? 0
     }
 
-    /// `"<16 hex digits of XXH64 of the bytes>"` (then `-q<quality>` when `max_bytes` chose one): two different thumbnails of one URL colliding in
-    /// 64 bits is not a practical concern, and XXH64 costs microseconds per thumbnail.
-    static func etag(for bytes: [UInt8], quality: Int? = nil) -> String {
+    /// `"<16 hex digits of XXH64 of the bytes>"` (then `-q<quality>` when `max_bytes` chose one, or `-src` for the
+    /// source's own bytes): two different thumbnails of one URL colliding in 64 bits is not a practical concern, and
+    /// XXH64 costs microseconds per thumbnail.
+    static func etag(for bytes: [UInt8], quality: Int? = nil, isSourceBytes: Bool = false) -> String {
         let hash = XXHash64.hash(bytes, seed: 0)
         let hex = String(hash, radix: 16)
-        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + (quality.map { "-q\($0)" } ?? "") + "\""
+        let suffix = quality.map { "-q\($0)" } ?? (isSourceBytes ? sourceBytesMarker : "")
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + suffix + "\""
     }
 }

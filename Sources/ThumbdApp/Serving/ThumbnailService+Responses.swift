@@ -31,7 +31,9 @@ extension ThumbnailService {
         _ request: HTTPRequest, _ key: VariantKey, hints: ClientHints.Used? = nil, answer: AnswerOptions? = nil
     ) -> ResponseConditions {
         ResponseConditions(
-            ifNoneMatch: request.listValue(of: "if-none-match"), variesOnAccept: key.spec.format.isAuto,
+            // `raw`'s answer is the source's own format, whatever `Accept` says.
+            ifNoneMatch: request.listValue(of: "if-none-match"),
+            variesOnAccept: key.spec.format.isAuto && !key.spec.operations.raw,
             clientHints: hints, answer: answer)
     }
 
@@ -85,6 +87,10 @@ extension ThumbnailService {
             return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
         }
         headers.insert(HTTPField(name: "Content-Type", value: format.mimeType), at: 0)
+        // As the variant's prepared fields say it (RenderedVariant.preparedFields): the source's own bytes.
+        if RenderedVariant.isSourceBytes(etag: etag) {
+            headers.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
+        }
         headers += extraFields
         return HTTPResponse(status: .ok, headers: headers, body: body, accessLogNote: outcome.rawValue)
     }

@@ -107,6 +107,11 @@ extension ThumbnailSpec {
         package var keepCopyright = false
         /// Keeps the source's ICC profile, pixels unconverted, instead of converting to sRGB.
         package var keepColourProfile = false
+        /// The source's own bytes instead of a render (``ThumbnailSpec/raw``, `raw=1`).
+        package var raw = false
+        /// The source formats answered with the source's own bytes when the output format is `auto` or theirs
+        /// (`skip=`); empty: none.
+        package var skipProcessing: ThumbnailSpec.SourceFormats = []
 
         /// A plain resize.
         package init() {}
@@ -141,6 +146,7 @@ enum OperationRegistry {
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
         MaxBytesOperation.self,
+        SkipProcessingOperation.self, RawOperation.self,
     ]
 
     /// The order of `/thumb`'s parameters (``ThumbParameter``): the canonical query's, and the order a plan's
@@ -161,6 +167,7 @@ enum OperationRegistry {
         FrameOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
         AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
+        SkipProcessingOperation.self, RawOperation.self,
     ]
 
     /// The descriptor that owns each operation parameter (the one that reads its text).
@@ -191,6 +198,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case wm3, wm3_url, wm3_pos, wm3_x, wm3_y, wm3_opacity, wm3_scale, wm3_hscale, wm3_place, wm3_fade
     case wm4, wm4_url, wm4_pos, wm4_x, wm4_y, wm4_opacity, wm4_scale, wm4_hscale, wm4_place, wm4_fade
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
+    case skip, raw
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
     case expires, max_age, filename, attachment
     // The quality by output format, folded into `q` once the format is negotiated (Thumbnailer.normalized).
@@ -353,6 +361,8 @@ package struct PlanValues: Hashable, Sendable {
     package var maxBytes: Int?
     package var keepCopyright: Bool?
     package var keepColourProfile: Bool?
+    package var skipProcessing: Set<ImageFormat>?
+    package var raw: Bool?
     // The answer's (URLForms' AnswerOptions), read and checked by URLForms; not the picture's.
     /// Seconds since the epoch.
     package var expires: Int64?
@@ -427,6 +437,8 @@ package struct PlanValues: Hashable, Sendable {
         maxBytes = upper.maxBytes ?? maxBytes
         keepCopyright = upper.keepCopyright ?? keepCopyright
         keepColourProfile = upper.keepColourProfile ?? keepColourProfile
+        skipProcessing = upper.skipProcessing ?? skipProcessing
+        raw = upper.raw ?? raw
         expires = upper.expires ?? expires
         maxAge = upper.maxAge ?? maxAge
         filename = upper.filename ?? filename
@@ -504,6 +516,11 @@ extension PlanField where Value == Bool {
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }
+    package static var raw: Self { Self(parameter: .raw, keyPath: \.raw) }
+}
+
+extension PlanField where Value == Set<ImageFormat> {
+    package static var skip: Self { Self(parameter: .skip, keyPath: \.skipProcessing) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Greyscale {

@@ -80,7 +80,8 @@ package struct Presets: Sendable, Equatable {
         let parameters = try QueryParameters(parsing: text)
         var texts: [ThumbnailRequest.Parameter: String] = [:]
         for (name, value) in parameters.pairs {
-            guard name != URLSignature.parameterName, name != "preset", name != "url" else {
+            // `raw` is the source's own bytes, never under another request's parameters.
+            guard name != URLSignature.parameterName, name != "preset", name != "url", name != "raw" else {
                 throw .invalidValue(name, reason: "not allowed in a preset")
             }
             guard let parameter = ThumbnailRequest.Parameter(rawValue: name) else { throw .unknownParameter(name) }

@@ -59,8 +59,7 @@ package struct ThumbnailPlan: Sendable {
             if presets == nil && !rules.presets.hasDefault { throw .missingParameter("preset") }
         }
         do throws(RequestError) {
-            var layered = try rules.presets.values(named: presets)
-            layered.layer(values)
+            let layered = try ThumbnailRequest.layered(values, under: rules.presets, named: presets)
             return try ThumbnailRequest(
                 values: layered, signature: nil, accept: accept, hints: hints, watermarks: watermarks)
         } catch {

@@ -25,6 +25,9 @@ extension ThumbnailRequest {
     package static func canonicalQuery(source: SourceURL, spec: ThumbnailSpec) -> String {
         var fields: [(Parameter, String)] = []
         fields.append((.url, String(decoding: QueryParameters.percentEncoded(source.string), as: UTF8.self)))
+        // `raw` is the source's bytes whatever the rest of its spec (``ThumbnailSpec/raw``), and nothing else may be
+        // written beside it.
+        if spec.operations.raw { return "url=" + fields[0].1 + "&raw=1" }
         if let width = spec.width { fields.append((.w, String(width))) }
         if let height = spec.height { fields.append((.h, String(height))) }
         if spec.fit != .contain { fields.append((.fit, spec.fit.rawValue)) }

@@ -67,9 +67,24 @@ extension ThumbnailRequest {
         if rules.allowsOnlyPresets && presetNames == nil && !rules.presets.hasDefault {
             throw .missingParameter("preset")
         }
-        var values = try rules.presets.values(named: presetNames)
-        values.layer(try Self.values(texts))
+        let own = try Self.values(texts)
+        let values = try Self.layered(own, under: rules.presets, named: presetNames)
         try self.init(values: values, signature: signature, accept: accept, hints: hints, watermarks: watermarks)
+    }
+
+    /// `own` over the presets named (and the `default` one). `raw=1` answers the source's own bytes, which presets
+    /// (rendered pictures' settings) say nothing about: a preset named beside it is refused, the `default` one is not
+    /// put under it.
+    static func layered(_ own: PlanValues, under presets: Presets, named names: String?) throws(RequestError)
+        -> PlanValues
+    {
+        if own.raw == true {
+            if names != nil { throw .invalidValue("preset", reason: notWithRawReason) }
+            return own
+        }
+        var values = try presets.values(named: names)
+        values.layer(own)
+        return values
     }
 
     /// Reads `/thumb` parameters' text into the plan's typed fields, in ``Parameter``'s order.
@@ -168,6 +183,13 @@ extension ThumbnailRequest {
         guard source.string.utf8.count <= Self.maxURLBytes else {
             throw .invalidValue("url", reason: "longer than \(Self.maxURLBytes) bytes")
         }
+        if values.raw == true {
+            try Self.checkRaw(values, watermarks: watermarks)
+            spec = .raw
+            self.signature = signature
+            answer = try Self.answerOptions(values, source: source.string)
+            return
+        }
 
         var hintsUsed: ClientHints.Used = []
         let dpr: Double
@@ -252,6 +274,30 @@ extension ThumbnailRequest {
     /// The parameters `/thumb` knows, besides `sig` and `preset`: they live beside the operations' descriptors in
     /// Thumbnailing (ThumbParameter), which own their names.
     package typealias Parameter = ThumbParameter
+
+    // MARK: - Raw
+
+    static let notWithRawReason = "not beside raw (the answer is the source's own bytes)"
+
+    /// `raw=1` beside what would change the picture: refused by name, since the source's own bytes would drop it
+    /// (imgproxy ignores it). What only changes the answer's headers (`expires`, `max_age`, `filename`,
+    /// `attachment`) is honoured; a value that does nothing (`blur=0`) is no change.
+    private static func checkRaw(_ values: PlanValues, watermarks: any WatermarkNames) throws(RequestError) {
+        let box: [(isSet: Bool, parameter: Parameter)] = [
+            (values.width != nil, .w), (values.height != nil, .h), (values.fit != nil, .fit),
+            (values.gravity != nil, .gravity), (values.format != nil, .format), (values.quality != nil, .q),
+            (values.formatQuality != nil, .fq), (values.dpr != nil, .dpr), (values.enlarge != nil, .enlarge),
+        ]
+        if let given = box.first(where: \.isSet) {
+            throw .invalidValue(given.parameter.rawValue, reason: notWithRawReason)
+        }
+        var picture = values
+        picture.raw = nil
+        let operations = try Self.operations(picture, dpr: 1, format: .auto(accepting: []), watermarks: watermarks)
+        var fields: [CanonicalField] = []
+        operations.normalized.appendQuery(to: &fields)
+        if let field = fields.first { throw .invalidValue(field.parameter.rawValue, reason: notWithRawReason) }
+    }
 
     // MARK: - Values
 

@@ -20,8 +20,9 @@ package struct ThumbnailRequest: Sendable {
     /// What the request asks of its answer's headers (a deadline, `Cache-Control`, `Content-Disposition`): not part
     /// of the variant key.
     package var answer = AnswerOptions()
-    /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`).
-    package var variesOnAccept: Bool { spec.format.isAuto }
+    /// True when the output format depends on the request's `Accept` header (answer with `Vary: Accept`); never for
+    /// `raw`, whose answer is the source's own format.
+    package var variesOnAccept: Bool { spec.format.isAuto && !spec.operations.raw }
 }
 
 extension FormatRequest {

@@ -23,6 +23,11 @@ extension ImgproxyOptions {
             for option in components.options { try options.apply(option) }
             if !options.presets.isEmpty { plan.presets = options.presets.joined(separator: ",") }
         }
+        if let raw = options.raw, raw.value, components.presets == nil {
+            try source(components.source, into: &plan)
+            try options.compileRaw(raw.option, sourceExtension: components.sourceExtension, into: &plan)
+            return plan
+        }
         // The source's extension is imgproxy's last word on the format, after every option.
         if let text = components.sourceExtension {
             options.format = Given(value: try outputFormat(text, "extension"), option: "extension")
@@ -331,6 +336,28 @@ extension ImgproxyOptions {
         case .smart:
             return (0, 0)  // refused before
         }
+    }
+
+    // MARK: - Raw
+
+    /// `raw:1`: the source's own bytes (`/thumb`'s `raw=1`). imgproxy ignores every other option beside it, and the
+    /// source's extension; thumbd refuses what would change the picture, naming it, so nothing is dropped unseen.
+    /// What only changes the answer's headers (`exp`, `fn`, `att`, and `cb`, which changes only the URL) is honoured.
+    private func compileRaw(
+        _ option: String, sourceExtension: String?, into plan: inout ThumbnailPlan
+    ) throws(RequestError) {
+        let picture: [String?] = [
+            resizingType?.option, width?.option, height?.option, minWidth?.option, minHeight?.option, zoom?.option,
+            dpr?.option, enlarge?.option, extend?.option, extendAspectRatio?.option, gravity?.option, crop?.option,
+            paddingOption, flipHorizontal?.option, flipVertical?.option, watermark?.option, watermarkURL?.option,
+            quality?.option, formatQualityOption, format?.option, sourceExtension.map { _ in "extension" },
+        ]
+        if let given = picture.lazy.compactMap({ $0 }).first {
+            throw .invalidValue(given, reason: ThumbnailRequest.notWithRawReason)
+        }
+        // The answer's options; a picture option set here is refused by name when the request is built.
+        plan.layer(direct)
+        plan.set(.raw, true, option: option)
     }
 
     // MARK: - Everything else

@@ -135,6 +135,22 @@ extension ImgproxyOptions {
         "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif,
     ]
 
+    /// `skip_processing`'s formats, by imgproxy's names: the source formats thumbd reads; imgproxy's others (`svg`,
+    /// `bmp`, `ico`, `jxl`) are refused by name, since thumbd refuses such a source rather than pass it through.
+    package static func skipFormats(_ arguments: [String], _ option: String) throws(RequestError) -> Set<ImageFormat> {
+        var formats = Set<ImageFormat>()
+        for name in arguments {
+            if let format = outputFormats[name] ?? ["heic": .heif, "tiff": .tiff][name] {
+                formats.insert(format)
+            } else if imgproxyOnlyFormats.contains(name) {
+                throw .unsupportedOption("\(option):\(name)")
+            } else {
+                throw .invalidValue(option, reason: "the formats must be jpg, png, webp, avif, gif, heic or tiff")
+            }
+        }
+        return formats
+    }
+
     /// imgproxy's other format names (and Pro's `best`): refused as output formats.
     package static let imgproxyOnlyFormats: Set<String> = ["heic", "tiff", "bmp", "ico", "jxl", "svg", "best"]
 
@@ -157,7 +173,7 @@ extension ImgproxyOptions {
 
     /// imgproxy's options (open-source and Pro) that thumbd does not honour at all.
     package static let unsupported: Set<String> = [
-        "skip_processing", "skp", "max_src_resolution", "msr", "max_src_file_size", "msfs",
+        "max_src_resolution", "msr", "max_src_file_size", "msfs",
         "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd",
         "objects_position", "obj_pos", "op", "crop_aspect_ratio", "crop_ar", "car", "background_alpha", "bga",
         "monochrome", "mc", "duotone", "dt", "unsharp_masking", "ush", "blur_areas", "ba", "progressive_blur", "pbl",

@@ -92,6 +92,8 @@ package struct ImgproxyOptions: Sendable {
     package var formatQualityOption: String?
     package var format: Given<ImageFormat>?
     package var presets: [String] = []
+    /// `raw`: the source's own bytes (ImgproxyOptions+Plan.swift, `compileRaw`).
+    package var raw: Given<Bool>?
     /// What options set directly in the plan, each under its option (one that turned a step off unsets it).
     package var direct = ThumbnailPlan()
 
@@ -221,7 +223,14 @@ package struct ImgproxyOptions: Sendable {
         case "cachebuster", "cb":
             // Changes only the URL (so the caches in front); thumbd's own caches key on the plan.
             try Self.count(arguments, name, 1...1)
-        case "raw", "enforce_thumbnail", "eth", "preserve_hdr", "ph":
+        case "raw":
+            try Self.count(arguments, name, 1...1)
+            raw = Given(value: try Self.boolean(arguments[0], name), option: name)
+        case "skip_processing", "skp":
+            // imgproxy adds each option's formats to the list.
+            let formats = try Self.skipFormats(arguments, name)
+            direct.set(.skip, formats.union(direct.values.skipProcessing ?? []), option: name)
+        case "enforce_thumbnail", "eth", "preserve_hdr", "ph":
             // Off is thumbd's behaviour; on asks for something thumbd does not do.
             try Self.count(arguments, name, 1...1)
             if try Self.boolean(arguments[0], name) { throw .unsupportedOption("\(name):\(arguments[0])") }
