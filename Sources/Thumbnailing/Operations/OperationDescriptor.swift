@@ -41,6 +41,47 @@ extension OperationDescriptor {
     static func normalize(_ operations: inout ThumbnailSpec.Operations) {}
 }
 
+/// An operation that is one switch, off by default: `<parameter>=1` (`true`, `0`, `false`), the key's ` <token>` and
+/// the query's `<parameter>=1` when on. The descriptor names its parameter, fields and token; the rest is here.
+protocol FlagOperation: OperationDescriptor {
+    /// Its `/thumb` parameter.
+    static var parameter: ThumbParameter { get }
+    /// Its typed field of the plan's values.
+    static var value: WritableKeyPath<PlanValues, Bool?> { get }
+    /// Its field of the operations.
+    static var operation: WritableKeyPath<ThumbnailSpec.Operations, Bool> { get }
+    /// Its variant-key token. Persisted (disk index, shared tier): never change it.
+    static var token: String { get }
+    /// Sets the switch in the shim's parameters.
+    static func fill(_ on: Bool, into params: inout ThumbdVipsThumbnailParams)
+}
+
+extension FlagOperation {
+    static var parameters: [ThumbParameter] { [parameter] }
+
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values[keyPath: value] = try ThumbValue.boolean(text, parameter)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        if let on = values[keyPath: value] { operations[keyPath: operation] = on }
+    }
+
+    static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
+        if operations[keyPath: operation] { text += " " + token }
+    }
+
+    static func appendQuery(_ operations: ThumbnailSpec.Operations, to fields: inout [CanonicalField]) {
+        if operations[keyPath: operation] { fields.append(CanonicalField(parameter, "1")) }
+    }
+
+    static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
+        fill(operations[keyPath: operation], into: &params)
+    }
+}
+
 /// The value syntax `/thumb` shares between its parameters. A value's form is read by the parsers; its range is
 /// checked once, by ``OperationDescriptor/validate(_:)``, which writes the message from the range (so a value out of
 /// range and one that is no number at all get the same message).

@@ -47,30 +47,13 @@ extension ThumbnailSpec {
 
 /// `raw=1`: the source's own bytes, after the checks every source passes. Key ` raw`. Only in ``ThumbnailSpec/raw``
 /// (``Thumbnailer/normalized(_:)`` makes it so): URLForms refuses a picture parameter beside it, by name.
-enum RawOperation: OperationDescriptor {
-    static let parameters: [ThumbParameter] = [.raw]
+enum RawOperation: FlagOperation {
+    static let parameter = ThumbParameter.raw
+    static var value: WritableKeyPath<PlanValues, Bool?> { \.raw }
+    static var operation: WritableKeyPath<ThumbnailSpec.Operations, Bool> { \.raw }
+    static let token = "raw"
 
-    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
-        values.raw = try ThumbValue.boolean(text, .raw)
-    }
-
-    static func build(
-        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
-    ) throws(SpecError) {
-        if let raw = values.raw { operations.raw = raw }
-    }
-
-    static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
-        if operations.raw { text += " raw" }
-    }
-
-    static func appendQuery(_ operations: ThumbnailSpec.Operations, to fields: inout [CanonicalField]) {
-        if operations.raw { fields.append(CanonicalField(.raw, "1")) }
-    }
-
-    static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
-        params.pass_through = operations.raw ? 1 : 0
-    }
+    static func fill(_ on: Bool, into params: inout ThumbdVipsThumbnailParams) { params.pass_through = on ? 1 : 0 }
 }
 
 /// `skip=jpeg,png,…`: a source in a listed format is answered as `raw=1` answers it when the output format is
