@@ -38,6 +38,13 @@ extension Integration {
             #expect(fromDisk.header("x-thumbd-quality") == String(quality))
             #expect(fromDisk.body == rendered.body)
 
+            // And an answer whose headers the request shapes (max_age, client hints, If-None-Match) says it too
+            let shaped = try await harness.request(target + "&max_age=60")
+            #expect(
+                shaped.header("x-cache")?.hasPrefix("HIT") == true
+                    && shaped.header("cache-control") == "public, max-age=60")
+            #expect(shaped.header("x-thumbd-quality") == String(quality))
+
             // Without max_bytes there is no such header
             let plain = try await harness.request(harness.thumbTarget("/i.png", "w=300&format=jpeg&q=95"))
             #expect(plain.header("x-thumbd-quality") == nil)

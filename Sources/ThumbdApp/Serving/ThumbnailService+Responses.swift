@@ -87,7 +87,11 @@ extension ThumbnailService {
             return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
         }
         headers.insert(HTTPField(name: "Content-Type", value: format.mimeType), at: 0)
-        // As the variant's prepared fields say it (RenderedVariant.preparedFields): the source's own bytes.
+        // As the variant's prepared fields say them (RenderedVariant.preparedFields): max_bytes's quality, the
+        // source's own bytes.
+        if let quality = RenderedVariant.quality(inETag: etag) {
+            headers.append(HTTPField(name: "X-Thumbd-Quality", value: String(quality)))
+        }
         if RenderedVariant.isSourceBytes(etag: etag) {
             headers.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
         }
