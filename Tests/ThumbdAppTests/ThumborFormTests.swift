@@ -175,7 +175,7 @@ import Thumbnailing
         ),
         (
             "trim/16x48/filters:focal(50x20:62x28)/img.test/a.jpg",
-            "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:56,24,nw&trim=0"
+            "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:56,24,nw&trim=0,euclidean"
         ),
         // thumbor turns the resized picture counter-clockwise: the box trades sides, the top goes west.
         ("300x200/top/filters:rotate(90)/img.test/a.jpg", "w=200&h=300&fit=cover&enlarge=1&rotate=270&gravity=west"),
@@ -195,11 +195,11 @@ import Thumbnailing
         ("fit-in/5000x5000/img.test/a.jpg", "w=4096&h=4096"),
         ("fit-in/5000x300/img.test/a.jpg", "w=4096&h=300"),
         // thumbor trims, then moves the crop by the frame's corner: the crop is the untrimmed picture's
-        ("trim/1x1:5x5/10x10/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&trim=0&crop=1,1,4,4&crop_frame=source"),
+        ("trim/1x1:5x5/10x10/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&trim=0,euclidean&crop=1,1,4,4&crop_frame=source"),
         // beside a flip too: placed from the corner the flip takes the top-left to, before the trim
         (
             "trim/1x2:5x5/-10x10/img.test/a.jpg",
-            "w=10&h=10&fit=cover&enlarge=1&flip=h&rounding=thumbor-crop&trim=0,tr&crop=4,3&crop_gravity=northeast"
+            "w=10&h=10&fit=cover&enlarge=1&flip=h&rounding=thumbor-crop&trim=0,tr,euclidean&crop=4,3&crop_gravity=northeast"
                 + "&crop_offset=1,2&crop_frame=source"
         ),
         // a crop whose right or bottom is not beyond its left or top: dropped, as thumbor drops it
@@ -243,11 +243,11 @@ import Thumbnailing
             "10x10/filters:format(webp):max_bytes(5000)/img.test/a.jpg",
             "w=10&h=10&fit=cover&enlarge=1&format=webp&max_bytes=5000"
         ),
-        ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0"),
-        ("trim:top-left:20/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=20"),
-        ("trim:bottom-right/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br"),
+        ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,euclidean"),
+        ("trim:top-left:20/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=20,euclidean"),
+        ("trim:bottom-right/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br,euclidean"),
         // The mirror after the trim puts thumbor's top-left corner at the top right of thumbd's turned picture
-        ("trim/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&flip=h&trim=0,tr"),
+        ("trim/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&flip=h&trim=0,tr,euclidean"),
         ("img.test/a.jpg", "w=4096&h=4096"),
         ("origxorig/img.test/a.jpg", "w=4096&h=4096"),
         // `orig` beside a number: that side is the picture's, resolved by the render, thumbd's largest side at most

@@ -76,6 +76,7 @@ import Thumbnailing
         ("crop=100,50,800,600", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=px:100,50,800,600"),
         ("crop=0.25,0.0,0.50,1.0000", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=fr:0.25,0,0.5,1"),
         ("crop=800,0.50", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto crop=sz:800,0.5@centre"),
+        ("trim=12,br,euclidean", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=12,br,euclidean"),
         (
             "trim=0&crop=1,2,3,4&crop_frame=source",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto trim=0 crop=un:1,2,3,4"

@@ -505,6 +505,7 @@ import Thumbnailing
         // When it is trimmed (against the top-left pixel, and against a named colour)
         for trim in [
             ThumbnailSpec.Trim(threshold: 10, colour: nil), .init(threshold: 10, colour: RGBAColour(hex: "ffffff")),
+            .init(threshold: 10, colour: nil, euclidean: true),
         ] {
             let trimmed = try thumbnailer.render(bordered.bytes, spec: try Self.plan(64, 48) { $0.trim = trim })
             let image = try DecodedImage(decoding: trimmed.bytes)
@@ -535,6 +536,25 @@ import Thumbnailing
         let kept = try thumbnailer.render(bordered.bytes, spec: try Self.plan(76, 60) { $0.trim = topLeft })
         let whole = try DecodedImage(decoding: kept.bytes)
         #expect(whole.width == 76 && whole.height == 60)
+    }
+
+    @Test func thumborsMeasureCountsTheColourUnderTransparency() throws {
+        // Given rgba.png: the quadrants, the bottom half transparent over blue (left) and yellow (right)
+        let thumbnailer = try TestThumbnailer.make()
+        func trimmed(euclidean: Bool) throws -> DecodedImage {
+            let trim = ThumbnailSpec.Trim(threshold: 10, colour: nil, corner: .bottomRight, euclidean: euclidean)
+            let rendered = try thumbnailer.render(
+                Fixtures.bytes("rgba.png"), spec: try Self.plan(64, 48) { $0.trim = trim })
+            return try DecodedImage(decoding: rendered.bytes)
+        }
+        // When trimmed against the bottom-right pixel: libvips's measure flattens the transparency onto white and
+        // trims the bottom half
+        let flattened = try trimmed(euclidean: false)
+        #expect(flattened.width == 64 && flattened.height == 24)
+        // thumbor's measures R, G, B and alpha as they are: the blue under the transparency is far from the
+        // yellow, so nothing is border and the picture stays whole, as thumbor 7.8 answers
+        let measured = try trimmed(euclidean: true)
+        #expect(measured.width == 64 && measured.height == 48)
     }
 
     @Test func autoCoversWhenTheOrientationsMatchAndContainsWhenNot() throws {

@@ -232,6 +232,10 @@ typedef struct ThumbdVipsThumbnailParams {
     int trim_has_colour;
     double trim_colour[3];
     int trim_corner;            // without a colour, whose pixel: 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right
+    /// Non-zero: thumbor's measure (its _bounding_box.c) instead of vips_find_trim's: a pixel is background when
+    /// its Euclidean distance to the reference over every band, alpha and the colour under it included, is at most
+    /// trim_threshold (no median filter, no flattening); the reference colour given is opaque.
+    int trim_euclidean;
     /// Crop region, before the resize, in the oriented (and trimmed) picture.
     ThumbdVipsCropUnit crop_unit;
     double crop_left, crop_top, crop_width, crop_height;

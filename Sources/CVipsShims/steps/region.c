@@ -46,10 +46,77 @@ static int trim_reference(const ThumbdVipsThumbnailParams *p, VipsImage *image, 
     return 0;
 }
 
+// The first and last index of a non-zero value in a one-line image (a projection), -1 and -1 when none is.
+static int nonzero_span(VipsImage *line, int *first, int *last) {
+    VipsImage *values = NULL;
+    if (vips_cast(line, &values, VIPS_FORMAT_DOUBLE, NULL)) return -1;
+    VipsImage *memory = vips_image_copy_memory(values);
+    g_object_unref(values);
+    if (!memory) return -1;
+    int count = memory->Xsize * memory->Ysize;
+    const double *v = (const double *)VIPS_IMAGE_ADDR(memory, 0, 0);
+    *first = *last = -1;
+    for (int i = 0; i < count; i++) {
+        if (v[i] == 0) continue;
+        if (*first < 0) *first = i;
+        *last = i;
+    }
+    g_object_unref(memory);
+    return 0;
+}
+
+// thumbor's trim measure (_bounding_box.c): the box of the pixels farther than the threshold from the reference,
+// by the Euclidean distance over every band (RGB, or RGBA when the picture has alpha: thumbor reads RGBA there),
+// at full detail. The whole picture when every pixel is background, as thumbor then ignores the trim.
+static ThumbdVipsStep euclidean_frame(const ThumbdVipsThumbnailParams *p, VipsImage *image, ThumbdRect *frame) {
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 12);
+    VipsImage *in = image;
+    if (in->Bands < 3 || in->Type != VIPS_INTERPRETATION_sRGB) {
+        if (vips_colourspace(in, &t[0], VIPS_INTERPRETATION_sRGB, NULL)) return thumbd_scope_failed(scope);
+        in = t[0];
+    }
+    int bands = VIPS_MIN(in->Bands, 4);
+    double reference[4] = {0, 0, 0, 255};
+    if (p->trim_has_colour) {
+        for (int i = 0; i < 3; i++) reference[i] = p->trim_colour[i];
+    } else {
+        double *pixel = NULL;
+        int n = 0;
+        int x = (p->trim_corner == 1 || p->trim_corner == 3) ? in->Xsize - 1 : 0;
+        int y = (p->trim_corner == 2 || p->trim_corner == 3) ? in->Ysize - 1 : 0;
+        if (vips_getpoint(in, &pixel, &n, x, y, NULL)) return thumbd_scope_failed(scope);
+        for (int i = 0; i < bands; i++) reference[i] = pixel[VIPS_MIN(i, n - 1)];
+        g_free(pixel);
+    }
+    double ones[4] = {1, 1, 1, 1}, offset[4];
+    for (int i = 0; i < 4; i++) offset[i] = -reference[i];
+    // The squared distance, summed over the bands, against the threshold squared: whole numbers, exact in float.
+    if (vips_extract_band(in, &t[1], 0, "n", bands, NULL) || vips_linear(t[1], &t[2], ones, offset, bands, NULL) ||
+        vips_multiply(t[2], t[2], &t[3], NULL))
+        return thumbd_scope_failed(scope);
+    VipsImage *squares[4];
+    for (int i = 0; i < bands; i++) {
+        if (vips_extract_band(t[3], &t[4 + i], i, NULL)) return thumbd_scope_failed(scope);
+        squares[i] = t[4 + i];
+    }
+    if (vips_sum(squares, &t[8], bands, NULL) ||
+        vips_relational_const1(t[8], &t[9], VIPS_OPERATION_RELATIONAL_MORE,
+                               p->trim_threshold * p->trim_threshold, NULL) ||
+        vips_project(t[9], &t[10], &t[11], NULL))
+        return thumbd_scope_failed(scope);
+    int left, right, top, bottom;
+    if (nonzero_span(t[10], &left, &right) || nonzero_span(t[11], &top, &bottom)) return thumbd_scope_failed(scope);
+    g_object_unref(scope);
+    if (left >= 0 && top >= 0) *frame = (ThumbdRect){left, top, right - left + 1, bottom - top + 1};
+    return THUMBD_VIPS_STEP_OK;
+}
+
 ThumbdVipsStep thumbd_trim_frame(const ThumbdJob *job, VipsImage *image, ThumbdRect *frame) {
     const ThumbdVipsThumbnailParams *p = job->params;
     *frame = (ThumbdRect){0, 0, image->Xsize, image->Ysize};
     if (!p->trim) return THUMBD_VIPS_STEP_OK;
+    if (p->trim_euclidean) return euclidean_frame(p, image, frame);
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 2);
     VipsImage *flat = NULL;

@@ -167,7 +167,9 @@ extension ThumborPath {
             let corners: [Gravity: ThumbnailSpec.Trim.Corner] = [
                 .northEast: .topRight, .southWest: .bottomLeft, .southEast: .bottomRight,
             ]
-            let value = ThumbnailSpec.Trim(threshold: trim.tolerance, colour: nil, corner: corners[corner] ?? .topLeft)
+            // thumbor's own measure (_bounding_box.c): the Euclidean distance over R, G, B (and alpha), unsmoothed.
+            let value = ThumbnailSpec.Trim(
+                threshold: trim.tolerance, colour: nil, corner: corners[corner] ?? .topLeft, euclidean: true)
             plan.set(.trim, value, option: "trim")
         }
         guard let crop, !isEmptyCrop else { return }
