@@ -195,7 +195,10 @@ import Thumbnailing
         ("fit-in/5000x5000/img.test/a.jpg", "w=4096&h=4096"),
         ("fit-in/5000x300/img.test/a.jpg", "w=4096&h=300"),
         // thumbor trims, then moves the crop by the frame's corner: the crop is the untrimmed picture's
-        ("trim/1x1:5x5/10x10/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&trim=0,euclidean&crop=1,1,4,4&crop_frame=source"),
+        (
+            "trim/1x1:5x5/10x10/img.test/a.jpg",
+            "w=10&h=10&fit=cover&enlarge=1&trim=0,euclidean&crop=1,1,4,4&crop_frame=source"
+        ),
         // beside a flip too: placed from the corner the flip takes the top-left to, before the trim
         (
             "trim/1x2:5x5/-10x10/img.test/a.jpg",
