@@ -308,18 +308,23 @@ static int placed_offset(double value, int is_fraction, int whole) {
     return (int)rint(is_fraction ? whole * value : value);
 }
 
+// `r` when it overlaps `frame` by at least min_width x min_height, else the frame (a crop measured before the trim
+// that misses the trimmed frame is no crop, as thumbor drops it); thumbd_crop_rect then cuts it to the frame.
+static ThumbdRect overlapping_or_frame(ThumbdRect r, ThumbdRect frame, double min_width, double min_height) {
+    double right = THUMBD_MIN(r.left + r.width, frame.left + frame.width);
+    double bottom = THUMBD_MIN(r.top + r.height, frame.top + frame.height);
+    if (right - THUMBD_MAX(r.left, frame.left) < min_width || bottom - THUMBD_MAX(r.top, frame.top) < min_height)
+        return frame;
+    return r;
+}
+
 ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, ThumbdRect frame, double kx,
                               double ky) {
     if (p->crop_before_trim) {
         // Placed in the untrimmed picture, then cut to the frame: nothing left keeps the whole frame.
         ThumbdVipsThumbnailParams q = *p;
         q.crop_before_trim = 0;
-        ThumbdRect r = thumbd_placed_crop(&q, picture, picture, kx, ky);
-        double right = THUMBD_MIN(r.left + r.width, frame.left + frame.width);
-        double bottom = THUMBD_MIN(r.top + r.height, frame.top + frame.height);
-        double left = THUMBD_MAX(r.left, frame.left), top = THUMBD_MAX(r.top, frame.top);
-        if (right - left < kx || bottom - top < ky) return frame;
-        return (ThumbdRect){left, top, right - left, bottom - top};
+        return overlapping_or_frame(thumbd_placed_crop(&q, picture, picture, kx, ky), frame, kx, ky);
     }
     // Placed in whole source pixels of the frame, as imgproxy places its crop on the source, then taken into the
     // frame's coordinates.
@@ -370,10 +375,8 @@ int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, Thu
     } else if (p->crop_unit == THUMBD_VIPS_CROP_UNTRIMMED) {
         // thumbor 7.8 trims, then moves the crop by the trimmed frame's corner and clamps it to the frame: the
         // region in the untrimmed picture, inside the frame; a region outside it is dropped (the frame is kept).
-        r = (ThumbdRect){p->crop_left * kx, p->crop_top * ky, p->crop_width * kx, p->crop_height * ky};
-        double right = THUMBD_MIN(r.left + r.width, frame.left + frame.width);
-        double bottom = THUMBD_MIN(r.top + r.height, frame.top + frame.height);
-        if (right - THUMBD_MAX(r.left, frame.left) < 1 || bottom - THUMBD_MAX(r.top, frame.top) < 1) r = frame;
+        r = overlapping_or_frame(
+            (ThumbdRect){p->crop_left * kx, p->crop_top * ky, p->crop_width * kx, p->crop_height * ky}, frame, 1, 1);
     } else if (p->crop_unit == THUMBD_VIPS_CROP_FRACTIONS) {
         r = (ThumbdRect){frame.left + p->crop_left * frame.width, frame.top + p->crop_top * frame.height,
                          p->crop_width * frame.width, p->crop_height * frame.height};

@@ -105,7 +105,7 @@ int thumbd_crop_rect(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, Thu
                      ThumbdRect *out);
 // A THUMBD_VIPS_CROP_PLACED crop resolved in `frame` (the picture, trimmed, in coordinates of kx, ky per source
 // pixel; `picture` untrimmed): its size and place in whole source pixels as imgproxy computes them, inside the
-// frame.
+// frame (with crop_before_trim: placed in `picture`, the frame when it misses it; thumbd_crop_rect cuts it).
 ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect picture, ThumbdRect frame, double kx,
                               double ky);
 // The whole pixels a cut of `r` takes from a width x height image: at least one, inside the image, as many as
