@@ -42,6 +42,10 @@ package struct ThumbnailSpec: Hashable, Sendable {
     /// The steps around the resize (orientation, trim, crop, effects, padding, background).
     package let operations: Operations
 
+    /// Whether its render must first know the source's faces and features (``DetectedRegions``): true for the
+    /// detection gravities where they choose the crop (pass a normalised spec: a gravity that does nothing is gone).
+    package var needsDetection: Bool { gravity.needsDetection }
+
     /// Builds a spec, checking every value.
     /// - Throws: `SpecError` naming the field when a side is out of `dimensionRange`, both sides are
     ///   missing, the quality is out of `qualityRange`, or an explicit format cannot be written.
@@ -73,6 +77,9 @@ package struct ThumbnailSpec: Hashable, Sendable {
         }
         if focalPoint != nil && gravity != .centre {
             throw SpecError(field: "gravity", reason: "a focal point replaces the gravity")
+        }
+        if let faceCrop = operations.faceCrop, gravity != .face {
+            throw SpecError(field: faceCrop.parameter.rawValue, reason: "needs gravity=face")
         }
         if operations.originalSides.contains(.width) && width == nil {
             throw SpecError(field: "orig", reason: "orig=w needs w, the largest width it may be")
@@ -131,6 +138,17 @@ package enum Gravity: String, Hashable, Sendable, CaseIterable {
     case attention
     /// libvips's entropy strategy: the busiest region.
     case entropy
+    /// The faces found in the source: the crop centred on the box holding them all (closer with `face_zoom` or
+    /// `face_pad`), or libvips's attention when none is found (Cloudflare's `gravity=face`, imgix's `crop=faces`).
+    case face
+    /// thumbor's smart crop with its face and feature detectors: centred on the faces' centre of mass (each weighted
+    /// by its area, its top raised by 12 % for the hair), else on the strongest corners', else on the centre.
+    case smart
+
+    /// Whether the render must first know the source's faces (``DetectedRegions``).
+    package var needsDetection: Bool { self == .face || self == .smart }
+    /// Whether it chooses the crop from the pixels (libvips's strategies, the detections) rather than a compass point.
+    package var looksAtPixels: Bool { self == .attention || self == .entropy || needsDetection }
 }
 
 /// The output format a request asks for.

@@ -10,8 +10,11 @@ extension Thumbnailer {
     }
 
     /// The shim's parameters for `spec`: one-sided boxes become `contain` with the other side bounded by
-    /// `ThumbnailSpec.maxDimension`, so no output side can exceed it even with `enlarge`.
-    func parameters(for spec: ThumbnailSpec) throws(ThumbnailError) -> ThumbdVipsThumbnailParams {
+    /// `ThumbnailSpec.maxDimension`, so no output side can exceed it even with `enlarge`. `regions`: the source's
+    /// detections, for a gravity that needs them (`face`, `smart`); without them the gravity's fallback is rendered.
+    func parameters(
+        for spec: ThumbnailSpec, regions: DetectedRegions? = nil
+    ) throws(ThumbnailError) -> ThumbdVipsThumbnailParams {
         let formats = try outputFormats(for: spec.format)
         let configuration = self.configuration  // one read: the lock, and one consistent set of values
         let oneSided = spec.width == nil || spec.height == nil
@@ -38,6 +41,7 @@ extension Thumbnailer {
             if let corner = focalPoint.corner { params.focal_corner = corner.vipsGravity }
         }
         spec.operations.fill(&params)  // after the configuration's encoder values, which a plan may override
+        Self.resolveDetections(spec, regions, into: &params)
         if params.thumbor_rounding != 0 {
             // thumbor derives a missing side from the picture: the render needs to know which one it is.
             if spec.width == nil { params.thumbor_rounding |= THUMBD_VIPS_ROUNDING_NO_WIDTH }
@@ -168,6 +172,9 @@ extension Gravity {
         case .northWest: THUMBD_VIPS_GRAVITY_NORTH_WEST
         case .attention: THUMBD_VIPS_GRAVITY_ATTENTION
         case .entropy: THUMBD_VIPS_GRAVITY_ENTROPY
+        // What each renders as when nothing was detected (the render resolves them from the detections first).
+        case .face: THUMBD_VIPS_GRAVITY_ATTENTION
+        case .smart: THUMBD_VIPS_GRAVITY_CENTRE
         }
     }
 }

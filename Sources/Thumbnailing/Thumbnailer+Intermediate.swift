@@ -46,14 +46,16 @@ extension Thumbnailer {
     /// intermediate is made.
     /// - Parameter watermarks: the encoded image of each of the spec's watermarks, in order (borrowed for the call).
     /// - Parameter frame: the encoded nine-patch when the spec has a frame (borrowed for the call).
+    /// - Parameter regions: the source's detections when the spec needs them (``ThumbnailSpec/needsDetection``).
     package func render(
         _ source: some ContiguousBytes,
         spec: ThumbnailSpec,
         watermarks: [[UInt8]] = [],
         frame: [UInt8]? = nil,
+        regions: DetectedRegions? = nil,
         intermediates: IntermediateProvider
     ) throws(ThumbnailError) -> RenderedThumbnail {
-        var params = try parameters(for: spec)
+        var params = try parameters(for: spec, regions: regions)
         if spec.operations.watermarks.count != watermarks.count { throw .watermarkUnusable }
         if spec.operations.frame != nil && frame == nil { throw .frameUnusable }
         let bands = configuration.intermediateBands.map { Int32($0) }

@@ -67,11 +67,12 @@ package struct Thumbnailer: Sendable {
         _ source: some ContiguousBytes,
         spec: ThumbnailSpec,
         watermarks: [[UInt8]] = [],
-        frame: [UInt8]? = nil
+        frame: [UInt8]? = nil,
+        regions: DetectedRegions? = nil
     ) throws(ThumbnailError)
         -> RenderedThumbnail
     {
-        try render(source, spec: spec, watermarks: watermarks, frame: frame) {
+        try render(source, spec: spec, watermarks: watermarks, frame: frame, regions: regions) {
             (_, make) throws(ThumbnailError) -> IntermediateImage in try make()
         }
     }
@@ -147,7 +148,7 @@ package struct Thumbnailer: Sendable {
         // pad places the picture by a compass point; the smart gravities choose a crop, and pad crops nothing.
         let placesByGravity =
             (crops && focalPoint == nil)
-            || (fit == .pad && spec.gravity != .attention && spec.gravity != .entropy)
+            || (fit == .pad && !spec.gravity.looksAtPixels)
         var format = spec.format
         if case .auto(var accepted) = format {
             if !writableFormats.contains(.avif) { accepted.remove(.avif) }
@@ -176,16 +177,19 @@ package struct Thumbnailer: Sendable {
             focalPoint: focalPoint,
             operations: normalized(
                 spec.operations, configuration, box: (spec.width, spec.height), format: format,
-                offsetMatters: placesByGravity && crops && spec.gravity != .attention && spec.gravity != .entropy)
+                offsetMatters: placesByGravity && crops && !spec.gravity.looksAtPixels,
+                facesCrop: placesByGravity && crops && spec.gravity == .face && !oneSided)
         )
     }
 
     /// `operations.normalized`, and the encoder options that equal the configuration's removed.
     private func normalized(
         _ operations: ThumbnailSpec.Operations, _ configuration: Configuration, box: (width: Int?, height: Int?),
-        format: FormatRequest, offsetMatters: Bool
+        format: FormatRequest, offsetMatters: Bool, facesCrop: Bool
     ) -> ThumbnailSpec.Operations {
         var result = operations.normalized
+        // face_zoom and face_pad choose a cover crop around the faces: nothing for any other gravity or fit.
+        if !facesCrop { result.faceCrop = nil }
         // A source skips its render only into its own format: beside a format asked by name, the others never do.
         if case .exactly(let output) = format, !result.skipProcessing.isEmpty {
             result.skipProcessing = result.skipProcessing.contains(output) ? [output] : []

@@ -188,6 +188,8 @@ import Thumbnailing
     static let sameAsThumb: [(String, String)] = [
         ("rs:fit:300:200", "w=300&h=200&fit=contain"),
         ("rs:fill:300:200/g:sm", "w=300&h=200&fit=cover&gravity=attention"),
+        // Pro's object-oriented gravity with the face class: gravity=face
+        ("rs:fill:300:200/g:obj:face", "w=300&h=200&fit=cover&gravity=face"),
         ("rt:force/w:300/h:200/el:1", "w=300&h=200&fit=fill&enlarge=1"),
         ("rs:fill:300:200/g:fp:0.25:0.75", "w=300&h=200&fit=cover&gravity=fp:0.25,0.75"),
         ("rs:fill:300:200/g:noea", "w=300&h=200&fit=cover&gravity=northeast"),
@@ -374,7 +376,10 @@ import Thumbnailing
     // MARK: - Refusals
 
     static let refused: [(String, RequestError)] = [
-        ("g:obj:face", .unsupportedOption("obj")),
+        ("g:obj:cat", .unsupportedOption("obj")),
+        ("g:obj:face:cat", .unsupportedOption("obj")),
+        ("rs:fill:300:200/c:100:100:obj:face", .unsupportedOption("c with obj:face")),
+        ("rs:fill:300:200/g:obj:face/c:100:100", .unsupportedOption("c with obj:face")),
         ("rs:fill:300:200/gravity:objw:face:2", .unsupportedOption("objw")),
         ("rt:force/w:300", .unsupportedOption("rt:force")),
         ("rs:fit:300:200/ex:1:fp:0.5:0.5", .unsupportedOption("ex:fp")),

@@ -150,7 +150,7 @@ import Thumbnailing
         ("300x200/left/top/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&gravity=northwest"),
         // A flip after the crop: the part kept is the source's left, which the mirror puts on the right.
         ("-300x200/left/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&flip=h&gravity=east"),
-        ("300x200/smart/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&gravity=attention"),
+        ("300x200/smart/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&gravity=smart"),
         // focal(): the centre of its box, in source pixels; it wins over smart
         ("16x48/smart/filters:focal(50x20:62x28)/img.test/a.jpg", "w=16&h=48&fit=cover&enlarge=1&gravity=fpx:56,24"),
         // several: their centre of mass, each weighted by its box's area, floored (5,5 × 100 and 50,30 × 400)

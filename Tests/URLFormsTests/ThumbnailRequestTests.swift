@@ -251,7 +251,7 @@ import Thumbnailing
             "1e0", "%32%2E%35%35%35",
         ].map { ("\(url)&w=32&dpr=\($0)", .invalid("dpr")) }
         + ["", "Cover", "crop", "inside", "contain "].map { ("\(url)&w=32&fit=\($0)", .invalid("fit")) }
-        + ["", "up", "North", "smart", "centre%20", "north-east"].map {
+        + ["", "up", "North", "Smart", "faces", "centre%20", "north-east"].map {
             ("\(url)&w=32&h=32&fit=cover&gravity=\($0)", .invalid("gravity"))
         }
         + ["", "bmp", "JPEG", "tiff", "heif", "svg"].map { ("\(url)&w=32&format=\($0)", .invalid("format")) }

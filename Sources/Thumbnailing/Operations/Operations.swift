@@ -26,6 +26,8 @@ extension ThumbnailSpec {
         package var crop: Crop?
         /// Moves the cover crop of a compass gravity (output pixels, or fractions of the resized picture's side).
         package var gravityOffset: CropOffset?
+        /// How close `gravity=face` crops to the faces (`face_zoom`, `face_pad`); `nil`: as far as the box allows.
+        package var faceCrop: FaceCrop?
         /// The box's sides trade places when its orientation (landscape or portrait) is not the picture's (after
         /// crop): thumbor's `adaptive-fit-in`. Nothing with a one-sided or square box.
         package var adaptive = false
@@ -133,7 +135,7 @@ enum OperationRegistry {
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
         MinimumSidesOperation.self, DprLimitOperation.self, RoundingOperation.self,
-        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
+        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, FaceCropOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
@@ -156,7 +158,7 @@ enum OperationRegistry {
         AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
         MinimumSidesOperation.self, DprLimitOperation.self, RoundingOperation.self,
-        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, ToneOperation.self,
+        TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, FaceCropOperation.self, ToneOperation.self,
         GreyscaleOperation.self, BlurOperation.self,
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
@@ -185,6 +187,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case min_w, min_h, dpr_limit, rounding
     case trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
+    case face_zoom, face_pad
     case brightness, contrast, saturation, saturation_model, grayscale, blur, sharpen
     case pixelate
     case rgb, colorize, curve, equalize
@@ -325,6 +328,8 @@ package struct PlanValues: Hashable, Sendable {
     package var cropFrameIsSource: Bool?
     /// In CSS pixels (or fractions).
     package var gravityOffset: ThumbnailSpec.CropOffset?
+    package var faceZoom: FixedDecimal?
+    package var facePad: FixedDecimal?
     package var brightness: Int?
     package var contrast: FixedDecimal?
     package var saturation: FixedDecimal?
@@ -405,6 +410,8 @@ package struct PlanValues: Hashable, Sendable {
         cropOffset = upper.cropOffset ?? cropOffset
         cropFrameIsSource = upper.cropFrameIsSource ?? cropFrameIsSource
         gravityOffset = upper.gravityOffset ?? gravityOffset
+        faceZoom = upper.faceZoom ?? faceZoom
+        facePad = upper.facePad ?? facePad
         brightness = upper.brightness ?? brightness
         contrast = upper.contrast ?? contrast
         saturation = upper.saturation ?? saturation
@@ -550,6 +557,8 @@ extension PlanField where Value == FixedDecimal {
     package static var wm_scale: Self { wm_scale(slot: 0) }
     package static var dpr_limit: Self { Self(parameter: .dpr_limit, keyPath: \.dprLimit) }
     package static var wm_hscale: Self { wm_hscale(slot: 0) }
+    package static var face_zoom: Self { Self(parameter: .face_zoom, keyPath: \.faceZoom) }
+    package static var face_pad: Self { Self(parameter: .face_pad, keyPath: \.facePad) }
 }
 
 extension PlanField where Value == Fit {

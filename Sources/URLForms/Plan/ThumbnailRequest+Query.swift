@@ -371,7 +371,8 @@ extension ThumbnailRequest {
         }
         guard let gravity = Gravity(rawValue: text == "center" ? "centre" : text) else {
             throw .invalidValue(
-                "gravity", reason: "must be centre, a compass point, attention, entropy, fp:x,y or fpx:x,y")
+                "gravity", reason: "must be centre, a compass point, attention, entropy, face, smart, fp:x,y or fpx:x,y"
+            )
         }
         return .gravity(gravity)
     }

@@ -462,7 +462,7 @@ enum WatermarkOperation: OperationDescriptor {
     private static func checkPosition(
         _ position: ThumbnailSpec.Watermark.Position, _ parameter: ThumbParameter
     ) throws(SpecError) {
-        if case .gravity(let gravity) = position, gravity == .attention || gravity == .entropy {
+        if case .gravity(let gravity) = position, gravity.looksAtPixels {
             throw SpecError(field: parameter.rawValue, reason: positionReason)
         }
     }

@@ -184,7 +184,7 @@ enum CropOperation: OperationDescriptor {
             return .focalPoint(x: x, y: y)
         }
         let name = text == "center" ? "centre" : text
-        guard let point = Gravity(rawValue: name), point != .entropy else {
+        guard let point = Gravity(rawValue: name), point != .entropy, !point.needsDetection else {
             throw SpecError(field: "crop_gravity", reason: gravityReason)
         }
         return .compass(point, x: .zero, y: .zero)
@@ -205,7 +205,9 @@ enum CropOperation: OperationDescriptor {
             }
             switch gravity {
             case .compass(let point, let x, let y):
-                guard point != .entropy else { throw SpecError(field: "crop_gravity", reason: gravityReason) }
+                guard point != .entropy, !point.needsDetection else {
+                    throw SpecError(field: "crop_gravity", reason: gravityReason)
+                }
                 if point == .attention && (x != .zero || y != .zero) {
                     throw SpecError(field: "crop_offset", reason: "not with attention")
                 }

@@ -45,7 +45,7 @@ package enum DialectGeometry {
         case .southWest: (-1, 1)
         case .west: (-1, 0)
         case .northWest: (-1, -1)
-        case .attention, .entropy: nil
+        case .attention, .entropy, .face, .smart: nil
         }
     }
 

@@ -209,6 +209,7 @@ extension ImgproxyOptions {
             switch gravity.value {
             case .compass(let point): .gravity(point)
             case .smart: .gravity(.attention)
+            case .faces: .gravity(.face)
             case .focalPoint(let x, let y): .focalPoint(x: x, y: y)
             }
         plan.set(.gravity, value, option: gravity.option)
@@ -248,6 +249,8 @@ extension ImgproxyOptions {
                 .crop_gravity, ThumbnailSpec.CropGravity.compass(.attention, x: .zero, y: .zero), option: crop.option)
             return
         }
+        // A region of a given size placed on the faces is not what gravity=face does (it chooses the cover's crop).
+        if placement == .faces { throw .unsupportedOption("\(crop.option) with obj:face") }
         let sides = [width, height]
         let hasFraction = sides.contains { if case .fraction = $0 { true } else { false } }
         let hasPixels = sides.contains { if case .pixels = $0 { true } else { false } }
@@ -270,7 +273,7 @@ extension ImgproxyOptions {
             case .compass(let point):
                 ([.west, .northWest, .southWest].contains(point), [.north, .northWest, .northEast].contains(point))
             case .focalPoint(let x, let y): (x == .zero, y == .zero)
-            case .smart: (false, false)
+            case .smart, .faces: (false, false)
             }
         // From the left and top edges (or over a whole side) a pixel region is a region from the corner.
         if !hasFraction && !hasOffsets && (width == .whole || atEdge.x) && (height == .whole || atEdge.y) {
@@ -303,7 +306,7 @@ extension ImgproxyOptions {
             }
         case .focalPoint(let x, let y):
             plan.set(.crop_gravity, ThumbnailSpec.CropGravity.focalPoint(x: x, y: y), option: crop.option)
-        case .smart:
+        case .smart, .faces:
             break  // refused above
         }
     }
@@ -333,7 +336,7 @@ extension ImgproxyOptions {
             let whole = FixedDecimal.unitsPerOne
             func start(_ centre: Int, _ free: Int) -> Int { min(max(centre - (whole - free) / 2, 0), free) }
             return (start(fx.units, free.0), start(fy.units, free.1))
-        case .smart:
+        case .smart, .faces:
             return (0, 0)  // refused before
         }
     }

@@ -101,10 +101,12 @@ extension ImgproxyOptions {
         "nowe": .northWest, "soea": .southEast, "sowe": .southWest,
     ]
 
-    /// `type:x:y`: a compass point (offsets 0 only), `sm` (when `smart`), or `fp:x:y`; `obj` and `objw` (imgproxy
-    /// Pro's object detection) are refused by name.
+    /// `type:x:y`: a compass point (offsets 0 only), `sm` and `obj:face` (when `smart`), or `fp:x:y`; `obj` with any
+    /// other class and `objw` (imgproxy Pro's object detection of classes thumbd has no detector for) are refused by
+    /// name.
     package static func gravity(_ arguments: [String], _ option: String, smart: Bool) throws(RequestError) -> Gravity {
         let type = arguments[0]
+        if type == "obj" && smart && arguments.dropFirst() == ["face"] { return .faces }
         if type == "obj" || type == "objw" { throw .unsupportedOption(type) }
         if type == "sm" && smart {
             guard arguments.count == 1 else { throw .invalidValue(option, reason: "sm takes no offsets") }

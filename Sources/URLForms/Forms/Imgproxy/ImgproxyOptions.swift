@@ -27,6 +27,8 @@ package struct ImgproxyOptions: Sendable {
         case compass(Thumbnailing.Gravity)
         /// `sm`: libvips's attention-based smart crop.
         case smart
+        /// `obj:face` (imgproxy Pro's object-oriented gravity with the face class): `/thumb`'s `gravity=face`.
+        case faces
         /// `fp:x:y`, fractions of the picture.
         case focalPoint(x: FixedDecimal, y: FixedDecimal)
     }

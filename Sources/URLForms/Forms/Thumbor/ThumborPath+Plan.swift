@@ -141,7 +141,8 @@ extension ThumborPath {
                 plan.set(.gravity, PlanGravity.focalPixels(x: x, y: y, corner: corner), option: "focal")
             }
         } else if smart {
-            plan.set(.gravity, PlanGravity.gravity(.attention), option: "smart")
+            // thumbor's detectors (faces, then features) choose the focal point once the render knows the source.
+            plan.set(.gravity, PlanGravity.gravity(.smart), option: "smart")
         } else {
             let x = [.left: -1, .center: 0, .right: 1][horizontalAlignment] ?? 0
             let y = [.top: -1, .middle: 0, .bottom: 1][verticalAlignment] ?? 0

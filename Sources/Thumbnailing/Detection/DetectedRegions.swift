@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// What face and feature detection found in one source: made once per source (by `FaceDetector`, on the source's
+/// intermediate) and kept beside it, then read by every render of that source that needs it (`gravity=face`,
+/// thumbor's `smart/`, `redact`) and by `/info`. Coordinates are pixels of the upright source (after its EXIF
+/// orientation, before any turn, trim or crop a plan asks).
+package struct DetectedRegions: Sendable, Hashable, Codable {
+    /// The upright source's size, in pixels.
+    package var sourceWidth: Int
+    package var sourceHeight: Int
+    /// The faces found, as the detector gives them (no margin, no hair offset).
+    package var faces: [Box]
+    /// The strongest corners (good features to track): what thumbor's feature detector gives.
+    package var features: [Point]
+
+    /// A box in source pixels.
+    package struct Box: Sendable, Hashable, Codable {
+        package var x: Int
+        package var y: Int
+        package var width: Int
+        package var height: Int
+
+        package init(x: Int, y: Int, width: Int, height: Int) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+    }
+
+    /// A point in source pixels.
+    package struct Point: Sendable, Hashable, Codable {
+        package var x: Double
+        package var y: Double
+
+        package init(x: Double, y: Double) {
+            self.x = x
+            self.y = y
+        }
+    }
+
+    package init(sourceWidth: Int, sourceHeight: Int, faces: [Box], features: [Point]) {
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.faces = faces
+        self.features = features
+    }
+}
+
+extension DetectedRegions {
+    /// A rectangle in pixels of a picture, not necessarily whole.
+    package struct Rect: Sendable, Hashable {
+        package var x: Double
+        package var y: Double
+        package var width: Double
+        package var height: Double
+
+        package init(x: Double, y: Double, width: Double, height: Double) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+
+        package var centreX: Double { x + width / 2 }
+        package var centreY: Double { y + height / 2 }
+
+        /// The smallest rectangle holding both.
+        package func union(_ other: Rect) -> Rect {
+            let left = min(x, other.x)
+            let top = min(y, other.y)
+            let right = max(x + width, other.x + other.width)
+            let bottom = max(y + height, other.y + other.height)
+            return Rect(x: left, y: top, width: right - left, height: bottom - top)
+        }
+    }
+
+    /// The regions in the picture a plan's turn makes of the upright source (rotated clockwise by its degrees, then
+    /// mirrored left-right), which is the frame the render's crops and focal points are written in.
+    package func turned(by orientation: ThumbnailSpec.Orientation) -> Turned {
+        var width = Double(sourceWidth)
+        var height = Double(sourceHeight)
+        var faces = self.faces.map {
+            Rect(x: Double($0.x), y: Double($0.y), width: Double($0.width), height: Double($0.height))
+        }
+        var features = self.features
+        // One quarter turn clockwise at a time: (x, y) in a W x H picture goes to (H - y, x) in an H x W one.
+        for _ in 0..<(orientation.degrees / 90) {
+            faces = faces.map { Rect(x: height - $0.y - $0.height, y: $0.x, width: $0.height, height: $0.width) }
+            features = features.map { Point(x: height - $0.y, y: $0.x) }
+            swap(&width, &height)
+        }
+        if orientation.mirrored {
+            faces = faces.map { Rect(x: width - $0.x - $0.width, y: $0.y, width: $0.width, height: $0.height) }
+            features = features.map { Point(x: width - $0.x, y: $0.y) }
+        }
+        return Turned(width: width, height: height, faces: faces, features: features)
+    }
+
+    /// The regions in the turned picture (``turned(by:)``).
+    package struct Turned: Sendable, Hashable {
+        /// The turned picture's size.
+        package var width: Double
+        package var height: Double
+        package var faces: [Rect]
+        package var features: [Point]
+
+        /// The smallest rectangle holding every face; `nil` without faces.
+        package var facesBounds: Rect? {
+            guard var bounds = faces.first else { return nil }
+            for face in faces.dropFirst() { bounds = bounds.union(face) }
+            return bounds
+        }
+    }
+}
