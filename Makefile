@@ -19,7 +19,7 @@ CACHE_DIR ?= var/cache
 SWIFT ?= swift
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: all deps test-deps test-venv thumbor-venv thumbor-diff thumbor-diff-short imgproxy-table install-packages build release run test fuzz bench check-imports check-c-layers test-c-geometry format lint clean
+.PHONY: all deps test-deps test-venv thumbor-venv thumbor-diff thumbor-diff-short smart-crops imgproxy-table install-packages build release run test fuzz bench check-imports check-c-layers test-c-geometry format lint clean
 
 all: build
 
@@ -91,6 +91,16 @@ thumbor-diff: deps thumbor-venv
 thumbor-diff-short: thumbor-venv
 	$(THUMBOR_VENV)/bin/python bench/thumbor-diff/diff.py --thumbd .build/debug/thumbd --count 80 \
 	  --out .build/thumbor-diff-short --floors bench/thumbor-diff/floors.txt
+
+# Where thumbor 7.8 (face and feature detectors on) and a fresh debug build place the same `smart/` crops, on
+# photographs from scikit-image's wheel and Debian's opencv-doc (downloaded, not installed, by
+# bench/smart-crops/pictures.sh into .build/smart-crops/); fails when a crop centre is more than 10 % of the box
+# from thumbor's (bench/smart-crops/README.md). Not run by `make test`.
+smart-crops: deps thumbor-venv
+	$(SWIFT) build --product thumbd
+	bench/smart-crops/pictures.sh
+	$(THUMBOR_VENV)/bin/python bench/smart-crops/compare.py --thumbd .build/debug/thumbd \
+	  --out .build/smart-crops/results.json
 
 # imgproxy's server cannot run here: its result sizes as a table (bench/thumbor-diff/imgproxy_table.py) asked of
 # the debug build's imgproxy form; fails on a row that fails unmarked or passes while marked as a known failure.

@@ -133,17 +133,21 @@ class Child:
         self.log.close()
 
 
-def start_thumbor(state, generation=0):
+def start_thumbor(state, generation=0, allow_unsafe=False):
+    """thumbor on a free port with the face and feature detectors of its documentation's smart-cropping setup
+    (the face cascade is thumbor's default, haarcascade_frontalface_alt.xml). no_storage keeps no detector data
+    between requests (each `smart/` URL detects again); the file storage's root is inside `state` all the same."""
     port = free_port()
     conf = os.path.join(state, "thumbor.conf")
     with open(conf, "w", encoding="utf-8") as file:
         file.write(f"""# written by bench/thumbor-diff/diff.py
 SECURITY_KEY = {SECURITY_KEY!r}
-ALLOW_UNSAFE_URL = False
+ALLOW_UNSAFE_URL = {allow_unsafe!r}
 LOADER = "thumbor.loaders.http_loader"
 STORAGE = "thumbor.storages.no_storage"
 RESULT_STORAGE = None
 FILE_STORAGE_ROOT_PATH = {os.path.join(state, 'storage')!r}
+DETECTORS = ["thumbor.detectors.face_detector", "thumbor.detectors.feature_detector"]
 RESPECT_ORIENTATION = True
 HTTP_LOADER_CONNECT_TIMEOUT = 5
 HTTP_LOADER_REQUEST_TIMEOUT = 20
@@ -202,8 +206,9 @@ class Thumbor:
             child.stop()
 
 
-def start_thumbd(binary, state, imgproxy=False):
-    """thumbd with thumbor's form at / (or, with imgproxy, imgproxy's at /imgproxy/, unsigned) on a free port."""
+def start_thumbd(binary, state, imgproxy=False, allow_unsafe=False):
+    """thumbd with thumbor's form at / (or, with imgproxy, imgproxy's at /imgproxy/, unsigned) on a free port;
+    allow_unsafe also takes thumbor's /unsafe/ URLs."""
     conf = os.path.join(state, "thumbd.yaml")
     form = """imgproxy:
   enabled: true
@@ -212,7 +217,7 @@ def start_thumbd(binary, state, imgproxy=False):
   enabled: true
   prefix: /
   security_keys: [{SECURITY_KEY}]
-  allow_unsafe: false
+  allow_unsafe: {str(allow_unsafe).lower()}
 """
     with open(conf, "w", encoding="utf-8") as file:
         file.write(f"""# written by bench/thumbor-diff/diff.py
