@@ -69,6 +69,17 @@ let package = Package(
             ]
         ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
+        // C++ over OpenCV (Debian's libopencv-objdetect-dev) with a C interface only: face detection with a cascade
+        // and good features to track, on grey pixels Thumbnailing hands it. Debian ships no opencv4.pc with these
+        // packages, and a header search path must lie inside the package, so the include directory comes as a flag
+        // (-isystem: OpenCV's own headers are not held to -Wall -Werror).
+        .target(
+            name: "CFaceShims",
+            cxxSettings: [.unsafeFlags(["-Wall", "-Werror", "-std=c++17", "-isystem", "/usr/include/opencv4"])],
+            linkerSettings: [
+                .linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core"),
+            ]
+        ),
 
         // MARK: - Swift modules
 
@@ -89,7 +100,7 @@ let package = Package(
         ),
         .target(
             name: "Thumbnailing",
-            dependencies: ["CVips", "CVipsShims"],
+            dependencies: ["CVips", "CVipsShims", "CFaceShims"],
             swiftSettings: swiftSettings
         ),
         .target(
