@@ -254,6 +254,7 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
 // path (.build-bench) so that `swift build` and `swift test` do not compile them:
 // - thumbd-httpbench: the HTTP server answering a fixed in-memory body (bench/http.sh);
 // - thumbd-render-bench: Thumbnailer throughput on the peers' corpus (bench/compare.sh);
+// - thumbd-face-bench: one face and feature detection on a 512 px intermediate (bench/face-detection.sh);
 // - CachingBenchmark: memory and disk cache operations;
 // - thumbd-metrics-bench: metric updates of one memory hit, Instrumentation vs swift-prometheus (BENCHMARKS.md).
 if Context.environment["THUMBD_BENCH"] == "1" {
@@ -270,6 +271,12 @@ if Context.environment["THUMBD_BENCH"] == "1" {
             name: "thumbd-render-bench",
             dependencies: ["Thumbnailing"],
             path: "bench/RenderBench",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "thumbd-face-bench",
+            dependencies: ["Thumbnailing"],
+            path: "bench/FaceBench",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
