@@ -24,6 +24,16 @@ import Thumbnailing
         #expect(pillow == grey.bytes, "grey pixels differ from Pillow's convert(\"L\") of the same pixels")
     }
 
+    /// Alpha is ignored, a grey picture's band taken as it is, whatever the profile (converted to sRGB first).
+    @Test(arguments: ["rgba.png", "grey-alpha.png", "grey.png", "cmyk.jpg", "display-p3.png"])
+    func greyPixelsOfFixturesArePillowsConvertL(name: String) throws {
+        let image = try TestThumbnailer.make().analysisImage(Fixtures.bytes(name), band: 64)
+        let pixels = try image.pixels()
+        let grey = try image.greyPixels()
+        #expect(grey.width == pixels.width && grey.height == pixels.height)
+        #expect(try Oracles.pillowGrey(pixels) == grey.bytes)
+    }
+
     // MARK: - Faces and features against OpenCV's own Python binding
 
     @Test func astronautsFaceIsFoundWhereOpenCVFindsIt() throws {
@@ -151,6 +161,25 @@ import Thumbnailing
         #expect(try shared.bytes == thumbnailer.render(source, spec: spec).bytes)
     }
 
+    @Test(arguments: [
+        "rgba.png", "grey-alpha.png", "cmyk.jpg", "display-p3.png", "orientation-6.jpg", "orientation-5.jpg",
+        "animated.gif", "quadrants.webp", "rgb16.png",
+    ])
+    func analysisIntermediateEqualsARendersForFixtures(name: String) throws {
+        let source = Fixtures.bytes(name)
+        let thumbnailer = try TestThumbnailer.make { $0.intermediateBands = [64, 512] }
+        let made = Mutex<IntermediateImage?>(nil)
+        _ = try thumbnailer.render(source, spec: TestThumbnailer.spec(24, 24, animated: false)) {
+            (band, make) throws(ThumbnailError) -> IntermediateImage in
+            let image = try make()
+            made.withLock { $0 = image }
+            return image
+        }
+        let rendered = try #require(made.withLock { $0 })
+        let analysed = try thumbnailer.analysisImage(source, band: rendered.band)
+        #expect(try analysed.pixels() == rendered.pixels())
+    }
+
     @Test func analysisChecksTheHeaderAsARenderDoes() throws {
         let source = try Oracles.photograph("astronaut.png")
         let small = try TestThumbnailer.make { $0.maxSourcePixels = 100_000 }
@@ -158,6 +187,23 @@ import Thumbnailing
             try small.analysisImage(source, band: 512)
         }
         #expect(throws: ThumbnailError.notAnImage) { try small.analysisImage(Array("not a picture".utf8), band: 512) }
+        // A damaged source fails while it is decoded, a refused format before, as a render does.
+        let thumbnailer = try TestThumbnailer.make()
+        let spec = try TestThumbnailer.spec(64, 64)
+        for name in ["truncated.jpg", "image.svg", "image.bmp"] {
+            var rendered: ThumbnailError?, analysed: ThumbnailError?
+            do { _ = try thumbnailer.render(Fixtures.bytes(name), spec: spec) } catch {
+                rendered = error
+            }
+            do { _ = try thumbnailer.analysisImage(Fixtures.bytes(name), band: 512) } catch { analysed = error }
+            switch (rendered, analysed) {
+            case (.decodeFailed?, .decodeFailed?), (.notAnImage?, .notAnImage?): break
+            case (.unsupportedFormat(let a)?, .unsupportedFormat(let b)?): #expect(a == b)
+            default:
+                Issue.record(
+                    "\(name): render \(String(describing: rendered)), analysis \(String(describing: analysed))")
+            }
+        }
     }
 
     // MARK: - Configuration
