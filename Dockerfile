@@ -2,13 +2,15 @@
 # thumbd container image. Build: docker build -t thumbd .
 # Run:   docker run -p 8080:8080 -v $PWD/config/thumbd.yaml:/etc/thumbd/thumbd.yaml:ro thumbd
 # The build stage does what `make release` does (apt packages from the Makefile's APT_PACKAGES,
-# then `swift build -c release`); the runtime stage carries only the shared libraries.
+# then `swift build -c release`); the runtime stage carries only the shared libraries, and OpenCV's cascade files
+# (opencv-data) for face detection.
 
 # ---- build ----
 FROM swift:6.3-bookworm AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
+      libopencv-objdetect-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Resolve dependencies first so that source edits keep this layer cached.
@@ -23,6 +25,7 @@ FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       libvips42 libjpeg62-turbo libwebp7 libcurl4 libsqlite3-0 ca-certificates curl \
+      libopencv-objdetect406 libopencv-imgproc406 libopencv-core406 opencv-data \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/cache/thumbd --shell /usr/sbin/nologin thumbd \
  && mkdir -p /var/cache/thumbd /etc/thumbd \

@@ -3,15 +3,21 @@
 # Both install the missing Debian packages first (as root, or through sudo).
 
 SHELL := /bin/bash
-APT_PACKAGES := libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqlite3-dev pkg-config
+# libopencv-objdetect-dev (with the core and imgproc headers and libraries it pulls in) builds Sources/CFaceShims, the
+# face and feature detection; opencv-data holds the Haar and LBP cascades it reads at run time
+# (/usr/share/opencv4/haarcascades/, the same files thumbor's face detector uses).
+APT_PACKAGES := libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
+	libopencv-objdetect-dev opencv-data
 # Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests);
 # python3-venv holds the URL builders and moto from PyPI (Tests/Builders/requirements.txt) in .venv-test/; haproxy (2.6 on
 # Debian 12) runs deploy/cluster/haproxy.cfg in front of several thumbd processes (Tests/IntegrationTests/ClusterTests),
 # nginx (1.22) runs deploy/cluster/nginx.conf the same way (ClusterNginxTests), varnish (7.1) runs
 # deploy/cluster/varnish.vcl (ClusterVarnishTests). The tests start their own processes on loopback ports; on a machine
 # with systemd, Debian's packages also start services of their own (nginx's default site on :80, varnishd on :6081):
-# `systemctl disable --now haproxy nginx varnish varnishncsa` if you do not want them.
-APT_TEST_PACKAGES := chromium python3-venv haproxy nginx varnish
+# `systemctl disable --now haproxy nginx varnish varnishncsa` if you do not want them. python3-opencv is the oracle of
+# the face and feature detection tests (Tests/ThumbnailingTests/FaceDetectorTests.swift), run with Debian's
+# /usr/bin/python3: the same cascades and OpenCV as thumbd's build.
+APT_TEST_PACKAGES := chromium python3-venv haproxy nginx varnish python3-opencv
 TEST_VENV := .venv-test
 THUMBOR_VENV := .venv-thumbor
 CONFIG ?= config/thumbd.yaml

@@ -69,6 +69,17 @@ let package = Package(
             ]
         ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),
+        // C++ over OpenCV (Debian's libopencv-objdetect-dev) with a C interface only: face detection with a cascade
+        // and good features to track, on grey pixels Thumbnailing hands it. Debian ships no opencv4.pc with these
+        // packages, and a header search path must lie inside the package, so the include directory comes as a flag
+        // (-isystem: OpenCV's own headers are not held to -Wall -Werror).
+        .target(
+            name: "CFaceShims",
+            cxxSettings: [.unsafeFlags(["-Wall", "-Werror", "-std=c++17", "-isystem", "/usr/include/opencv4"])],
+            linkerSettings: [
+                .linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core"),
+            ]
+        ),
 
         // MARK: - Swift modules
 
@@ -89,7 +100,7 @@ let package = Package(
         ),
         .target(
             name: "Thumbnailing",
-            dependencies: ["CVips", "CVipsShims"],
+            dependencies: ["CVips", "CVipsShims", "CFaceShims"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -243,6 +254,7 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
 // path (.build-bench) so that `swift build` and `swift test` do not compile them:
 // - thumbd-httpbench: the HTTP server answering a fixed in-memory body (bench/http.sh);
 // - thumbd-render-bench: Thumbnailer throughput on the peers' corpus (bench/compare.sh);
+// - thumbd-face-bench: one face and feature detection on a 512 px intermediate (bench/face-detection.sh);
 // - CachingBenchmark: memory and disk cache operations;
 // - thumbd-metrics-bench: metric updates of one memory hit, Instrumentation vs swift-prometheus (BENCHMARKS.md).
 if Context.environment["THUMBD_BENCH"] == "1" {
@@ -259,6 +271,12 @@ if Context.environment["THUMBD_BENCH"] == "1" {
             name: "thumbd-render-bench",
             dependencies: ["Thumbnailing"],
             path: "bench/RenderBench",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "thumbd-face-bench",
+            dependencies: ["Thumbnailing"],
+            path: "bench/FaceBench",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -12,6 +12,7 @@ declare -A allowed=(
   [CCurlShims]="OriginFetch ThumbdTestSupport"
   [CVips]="Thumbnailing ThumbdTestSupport"
   [CVipsShims]="Thumbnailing ThumbdTestSupport"
+  [CFaceShims]="Thumbnailing"
   [CSQLite]="Caching"
 )
 

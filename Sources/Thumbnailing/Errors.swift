@@ -82,3 +82,14 @@ package struct VipsInitializationError: Error, Hashable, Sendable, CustomStringC
     /// The failure with libvips's detail.
     package var description: String { "libvips initialisation failed: \(detail)" }
 }
+
+/// Why a `FaceDetector` could not be made or could not detect. No HTTP here (`ThumbdApp` decides what a failed
+/// analysis means: a plan falls back to attention or the centre).
+package enum FaceDetectorError: Error, Hashable, Sendable {
+    /// A number of `FaceDetector.Configuration` is out of range; the payload says which.
+    case invalidConfiguration(String)
+    /// The cascade file is missing, unreadable or not an OpenCV cascade (`detail`: OpenCV's or the shim's text).
+    case cascadeUnreadable(path: String, detail: String)
+    /// The grey pixels could not be made, or OpenCV failed (its message, for logs).
+    case detectionFailed(String)
+}

@@ -11,13 +11,13 @@ package import FoundationEssentials
 package final class IntermediateImage: @unchecked Sendable {
     // Sendable: the C object is never modified after it is made (libvips only reads its pixels), and
     // releasing it happens once, in deinit, when no thread holds a reference.
-    fileprivate let pointer: OpaquePointer
+    let pointer: OpaquePointer
     /// The band it was made for.
     package let band: Int
     /// Bytes of pixels held (width x height x bands): the cost to charge a cache.
     package let byteCount: Int
 
-    fileprivate init(pointer: OpaquePointer, band: Int) {
+    init(pointer: OpaquePointer, band: Int) {
         self.pointer = pointer
         self.band = band
         byteCount = thumbd_vips_intermediate_bytes(pointer)

@@ -522,3 +522,36 @@ size_t thumbd_vips_intermediate_bytes(const ThumbdVipsIntermediate *intermediate
 
 /// Releases an intermediate (transfer full). NULL is allowed. Other threads must be done with it.
 void thumbd_vips_intermediate_release(ThumbdVipsIntermediate *intermediate);
+
+// MARK: - Analysis (entry/analysis.c)
+
+/// An intermediate's grey pixels, for the detectors (CFaceShims). Pointers are (transfer full): thumbd_vips_free.
+typedef struct ThumbdVipsGrey {
+    unsigned char *pixels;  // width * height bytes, rows packed (stride = width), or NULL on failure
+    int width;              // the intermediate's size
+    int height;
+    int upright_width;      // the EXIF-upright source it was made from, in pixels
+    int upright_height;
+    char *error_detail;     // libvips error text, or NULL
+} ThumbdVipsGrey;
+
+/// Makes the intermediate of `band` for the source in `buffer` without a render: one header read with the checks a
+/// render makes (allowed_sources as ThumbdVipsThumbnailParams's, max_source_pixels before anything is decoded,
+/// fail_on=error), then the very intermediate a render of a plan that shares it (no kept ICC profile) makes for that
+/// band (thumbd_vips_job_make_intermediate): the same pixels, so a cache may hand either to the other's users.
+/// - buffer: (transfer none) borrowed for the call; the intermediate does not reference it.
+/// - out: (out, transfer full) the intermediate on success, else NULL; release with thumbd_vips_intermediate_release.
+/// - result: (out caller-allocates) zeroed, then the source fields and, on failure, error_detail (thumbd_vips_free).
+ThumbdVipsStep thumbd_vips_make_intermediate(const void *buffer, size_t length, uint32_t allowed_sources,
+                                             int64_t max_source_pixels, int band, ThumbdVipsIntermediate **out,
+                                             ThumbdVipsThumbnailResult *result);
+
+/// The grey pixels of an intermediate as Pillow's convert("L") makes them (Rec. 601 luma in integers:
+/// (R * 19595 + G * 38470 + B * 7471 + 0x8000) >> 16, thumbor's grey for its detectors), a grey one's own band,
+/// alpha ignored; with the intermediate's size and the upright source's. The intermediate is only read (any thread).
+/// - grey: (out caller-allocates) zeroed, then filled; free its pointers with thumbd_vips_free.
+ThumbdVipsStep thumbd_vips_intermediate_grey(const ThumbdVipsIntermediate *intermediate, ThumbdVipsGrey *grey);
+
+/// Every pixel of an intermediate (8-bit, interleaved bands), for tests: fills format (the source's), width,
+/// height, bands, pixels and length of `pixels` (out caller-allocates, zeroed first; thumbd_vips_free its pointers).
+ThumbdVipsStep thumbd_vips_intermediate_pixels(const ThumbdVipsIntermediate *intermediate, ThumbdVipsDecoded *pixels);

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// What face and feature detection found in one source: made once per source (by `FaceDetector`, on the source's
-/// intermediate) and kept beside it, then read by every render of that source that needs it (`gravity=face`,
-/// thumbor's `smart/`, `redact`) and by `/info`. Coordinates are pixels of the upright source (after its EXIF
-/// orientation, before any turn, trim or crop a plan asks).
+/// What a source's analysis found: faces (a cascade's boxes) and good features to track (corners), in pixels of the
+/// source as it stands upright by its EXIF orientation, whatever the size of the picture they were found on.
+///
+/// Made once per source by ``FaceDetector/detect(in:)`` on the source's intermediate and reused by every size and
+/// URL form; `Codable` so that a cache can keep it beside the source.
 package struct DetectedRegions: Sendable, Hashable, Codable {
-    /// The upright source's size, in pixels.
+    /// The upright source's width, in pixels.
     package var sourceWidth: Int
+    /// The upright source's height, in pixels.
     package var sourceHeight: Int
-    /// The faces found, as the detector gives them (no margin, no hair offset).
+    /// The faces, in upright source pixels, as the cascade found them (no margin, no hair offset added).
     package var faces: [Box]
-    /// The strongest corners (good features to track): what thumbor's feature detector gives.
+    /// Good features to track (thumbor's feature detector), in upright source pixels, the strongest first.
     package var features: [Point]
 
-    /// A box in source pixels.
+    /// A rectangle in upright source pixels: its top-left corner and its size.
     package struct Box: Sendable, Hashable, Codable {
         package var x: Int
         package var y: Int
@@ -28,7 +30,7 @@ package struct DetectedRegions: Sendable, Hashable, Codable {
         }
     }
 
-    /// A point in source pixels.
+    /// A point in upright source pixels (pixel centres at whole numbers, as OpenCV's corners).
     package struct Point: Sendable, Hashable, Codable {
         package var x: Double
         package var y: Double
