@@ -74,6 +74,8 @@ package enum MetricNames {
     package static let renders = "thumbd_renders_total"
     /// Counter: renders finished with no waiter left.
     package static let rendersUnattended = "thumbd_renders_unattended_total"
+    /// Counter, label `result` (`made`, `kept`, `joined`, `failed`): the per-source face and feature detections.
+    package static let faceDetections = "thumbd_face_detections_total"
     /// Counter: filters thumbor itself would skip, skipped in thumbor URLs (`thumbor.skipped_filters: skip`).
     package static let thumborSkippedFilters = "thumbd_thumbor_skipped_filters_total"
     /// Gauge, label `priority`.

@@ -83,13 +83,14 @@ package final class ThumbdService: Sendable {
         } else {
             sharedTier = nil
         }
+        let intermediates = try IntermediateCache(
+            maxBytes: settings.image.intermediateCacheBytes, detections: try Self.detections(settings, logger))
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
-            intermediates: try IntermediateCache(maxBytes: settings.image.intermediateCacheBytes),
-            watermarks: watermarks, shared: sharedTier)
+            intermediates: intermediates, watermarks: watermarks, shared: sharedTier)
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
-            logger: logger, watermarks: watermarks)
+            logger: logger, watermarks: watermarks, intermediates: intermediates)
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
         signatureVerifier.onUpdate { [cache] in cache.forgetAliases() }
@@ -110,7 +111,7 @@ package final class ThumbdService: Sendable {
         router.add(.head, "/thumb", handler: thumbQuery)
         let info = InfoService(
             fetcher: fetcher, cache: cache, renderPool: renderPool, thumbnailer: thumbnailer,
-            verifier: signatureVerifier, policy: policy)
+            verifier: signatureVerifier, policy: policy, intermediates: intermediates)
         info.register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
@@ -240,5 +241,23 @@ package final class ThumbdService: Sendable {
         cache.shutdown()  // after the renders: their stores are queued, and written before the disk thread stops
         accessLog.shutdown()
         logger.info("stopped")
+    }
+
+    /// The sources' detections (`image.faces`), or `nil` when off or when the cascade cannot be read (logged: the
+    /// detection gravities then take their fallbacks, and `redact` answers 503).
+    static func detections(_ settings: Settings, _ logger: Logger) throws -> SourceDetections? {
+        guard settings.image.faces else { return nil }
+        var configuration = FaceDetector.Configuration()
+        configuration.cascadePath = settings.image.faceCascade
+        let detector: FaceDetector
+        do throws(FaceDetectorError) {
+            detector = try FaceDetector(configuration: configuration)
+        } catch {
+            logger.warning(
+                "face detection is off: the cascade cannot be loaded",
+                metadata: ["key": "image.face_cascade", "path": "\(settings.image.faceCascade)", "error": "\(error)"])
+            return nil
+        }
+        return try SourceDetections(detector: detector)
     }
 }

@@ -144,6 +144,8 @@ extension Settings {
             .integer("image.default_quality", \.image.defaultQuality, .reloadable),
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),
             .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),
+            .boolean("image.faces", \.image.faces, .restart),
+            .string("image.face_cascade", \.image.faceCascade, .restart),
             .boolean("image.presets_only", \.image.allowsOnlyPresets, .reloadable),
             .string("image.fallback", \.image.fallback, .reloadable),
             .fallbackStatus("image.fallback_status", \.image.fallbackStatus, .reloadable),

@@ -120,6 +120,11 @@ package struct Settings: Sendable, Equatable {
         /// Budget for decoded intermediate renders kept so other sizes of a recent source skip its decode
         /// (`IntermediateCache`); 0 keeps none.
         package var intermediateCacheBytes = 128_000_000
+        /// Face and feature detection for `gravity=face`, thumbor's `smart/`, `redact` and `/info?faces=1`, once per
+        /// source (OpenCV). On by default; with `faceCascade` unreadable at start it is off (logged).
+        package var faces = true
+        /// The OpenCV cascade the faces are found with: thumbor's face detector's default, from opencv-data.
+        package var faceCascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml"
         /// When true, `/thumb` accepts only `url`, `preset`, `sig`, `format` and `dpr`: every other option comes
         /// from `presets` (a closed deployment).
         package var allowsOnlyPresets = false

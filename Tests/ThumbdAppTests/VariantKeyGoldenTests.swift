@@ -41,6 +41,15 @@ import Thumbnailing
         // From the top-left corner of a picture nothing trims: the plain spelling
         ("w=64&h=64&fit=cover&gravity=fpx:10,20,nw", nil, "v1 w=64 h=64 fit=cover g=fpx:10,20 q=80 up=0 f=auto"),
         ("w=64&h=64&fit=pad&gravity=southwest", nil, "v1 w=64 h=64 fit=pad g=southwest q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=cover&gravity=face", nil, "v1 w=64 h=64 fit=cover g=face q=80 up=0 f=auto"),
+        ("w=64&h=64&fit=cover&gravity=smart", nil, "v1 w=64 h=64 fit=cover g=smart q=80 up=0 f=auto"),
+        (
+            "w=64&h=36&fit=cover&gravity=face&face_zoom=0.50", nil,
+            "v1 w=64 h=36 fit=cover g=face q=80 up=0 f=auto fzoom=0.5"
+        ),
+        ("w=64&h=64&fit=cover&gravity=face&face_pad=2", nil, "v1 w=64 h=64 fit=cover g=face q=80 up=0 f=auto fpad=2"),
+        // Nothing to crop closer without gravity=face's cover
+        ("w=64&h=64&fit=pad&gravity=face&face_pad=2", nil, "v1 w=64 h=64 fit=pad g=centre q=80 up=0 f=auto"),
         ("w=64&format=jpeg&q=75", nil, "v1 w=64 h=- fit=contain g=centre q=75 up=0 f=jpg"),
         ("w=64&format=png", nil, "v1 w=64 h=- fit=contain g=centre q=80 up=0 f=png"),
         ("w=64&format=webp&q=60", nil, "v1 w=64 h=- fit=contain g=centre q=60 up=0 f=webp"),

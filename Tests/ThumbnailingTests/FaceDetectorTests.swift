@@ -99,7 +99,7 @@ import Thumbnailing
                 + "a = Image.open(sys.argv[1]).convert('RGB')\n"
                 + "both = Image.new('RGB', (1024, 512)); both.paste(a, (0, 0)); both.paste(ImageOps.mirror(a), (512, 0))\n"
                 + "both.save(out, 'PNG')\n",
-            arguments: [Oracles.photographPath("astronaut.png")])
+            arguments: [Photographs.path("astronaut.png")])
         let thumbnailer = try TestThumbnailer.make()
         let image = try thumbnailer.analysisImage(source, band: 512)  // 512 x 256: faces of about 50 px
         let regions = try FaceDetector().detect(in: image)
@@ -124,7 +124,7 @@ import Thumbnailing
                 + "a = Image.open(sys.argv[1]).convert('RGB').transpose(Image.Transpose.ROTATE_90)\n"
                 + "exif = Image.Exif(); exif[0x0112] = 6\n"
                 + "a.save(out, 'JPEG', quality=95, exif=exif.tobytes())\n",
-            arguments: [Oracles.photographPath("astronaut.png")])
+            arguments: [Photographs.path("astronaut.png")])
         let thumbnailer = try TestThumbnailer.make()
         let detector = try FaceDetector()
         let upright = try detector.detect(in: thumbnailer.analysisImage(Oracles.photograph("astronaut.png"), band: 512))
@@ -221,7 +221,7 @@ import Thumbnailing
             #expect(path == missing)
         }
         // A file that is not a cascade (a PNG) fails the same way, without a crash.
-        let notACascade = try Oracles.photographPath("astronaut.png")
+        let notACascade = try Photographs.path("astronaut.png")
         #expect(throws: FaceDetectorError.self) { try FaceDetector(configuration: .init(cascadePath: notACascade)) }
         #expect(throws: FaceDetectorError.self) { try FaceDetector(configuration: .init(scaleFactor: 1)) }
     }
@@ -270,28 +270,9 @@ enum Oracles {
         var features: [DetectedRegions.Point]
     }
 
-    static var packageRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path
-    }
+    static var packageRoot: String { Photographs.packageRoot }
 
-    /// The path of one of scikit-image's photographs in `.venv-test/` (`make test-venv` installs it); a clear
-    /// failure when it is not there.
-    static func photographPath(_ name: String) throws -> String {
-        let lib = packageRoot + "/.venv-test/lib"
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: lib)) ?? []
-        for version in versions.sorted() where version.hasPrefix("python3") {
-            let path = "\(lib)/\(version)/site-packages/skimage/data/\(name)"
-            if FileManager.default.fileExists(atPath: path) { return path }
-        }
-        throw Failure(
-            description: "no skimage/data/\(name) under \(lib): run `make test-venv` (`make test` does) to install "
-                + "scikit-image (Tests/Builders/requirements.txt)")
-    }
-
-    static func photograph(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: URL(fileURLWithPath: photographPath(name))))
-    }
+    static func photograph(_ name: String) throws -> [UInt8] { try Photographs.bytes(name) }
 
     /// Runs `python` on `script` (its arguments after it) and returns what it printed; fails on a non-zero exit or
     /// after 120 s.

@@ -29,14 +29,18 @@ final class Revalidator: Sendable {
     private let policy: SharedFreshnessPolicy
     private let logger: Logger
     private let watermarks: WatermarkSource
+    /// The renders' intermediates and the sources' detections, so that a new source renders as a request's would.
+    private let intermediates: IntermediateCache?
     private let flights = Mutex<Flights>(Flights())
     private let started = Atomic<Int>(0)
 
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache,
-        policy: SharedFreshnessPolicy, logger: Logger, watermarks: WatermarkSource = .none
+        policy: SharedFreshnessPolicy, logger: Logger, watermarks: WatermarkSource = .none,
+        intermediates: IntermediateCache? = nil
     ) {
         self.watermarks = watermarks
+        self.intermediates = intermediates
         self.fetcher = fetcher
         self.renderPool = renderPool
         self.thumbnailer = thumbnailer
@@ -143,8 +147,15 @@ final class Revalidator: Sendable {
     /// On a render worker: the origin sent a new source.
     private func render(_ key: VariantKey, source: FetchedSource, overlays: Overlays) {
         do {
-            let thumbnail = try thumbnailer.render(
-                source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
+            let thumbnail =
+                if let intermediates {
+                    try intermediates.render(
+                        source.body, url: key.source.string, spec: key.spec, overlays: overlays,
+                        thumbnailer: thumbnailer)
+                } else {
+                    try thumbnailer.render(
+                        source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
+                }
             let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy.current)
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)

@@ -154,6 +154,15 @@ extension MetricsEndpoint {
             MetricNames.thumborSkippedFilters, .counter,
             "Filters skipped in thumbor URLs as thumbor skips them (unknown, or arguments not matching its pattern).")
         text.sample(MetricNames.thumborSkippedFilters, render.thumborFiltersSkipped)
+        if let detections = coordinator.detectionCounters {
+            text.family(
+                MetricNames.faceDetections, .counter,
+                "Per-source face and feature detections: run, answered from the kept record, waited for, failed.")
+            text.sample(MetricNames.faceDetections, [("result", "made")], detections.detections)
+            text.sample(MetricNames.faceDetections, [("result", "kept")], detections.hits)
+            text.sample(MetricNames.faceDetections, [("result", "joined")], detections.joined)
+            text.sample(MetricNames.faceDetections, [("result", "failed")], detections.failures)
+        }
         text.family(
             MetricNames.renderDuration, .histogram, "Time of one render on a render thread (decode, resize, encode).")
         let durations = coordinator.renderDurations

@@ -36,15 +36,19 @@ final class IntermediateCache: Sendable {
 
     private let memory: MemoryCache<Key, String, IntermediateImage>?
     private let state = Mutex(State())
+    /// The sources' detections, made from their intermediates; `nil` with face detection off.
+    let detections: SourceDetections?
 
     private struct State {
-        var inProgress: [Key: Making] = [:]
+        var inProgress: [Key: Pending<IntermediateImage>] = [:]
         var counters = Counters()
     }
 
     /// - Parameter maxBytes: budget for the decoded pixels kept; 0 keeps none (renders still coalesce).
+    /// - Parameter detections: the per-source detections (`image.faces`), or `nil`.
     /// - Throws: `Caching.ConfigurationError` when `maxBytes` is negative.
-    init(maxBytes: Int) throws(Caching.ConfigurationError) {
+    init(maxBytes: Int, detections: SourceDetections? = nil) throws(Caching.ConfigurationError) {
+        self.detections = detections
         guard maxBytes >= 0 else {
             throw Caching.ConfigurationError(key: "maxBytes", message: "must not be negative")
         }
@@ -73,12 +77,42 @@ final class IntermediateCache: Sendable {
     ) throws(ThumbnailError) -> RenderedThumbnail {
         // Computed only when an intermediate is needed: hashing a large source costs about 0.1 ms per MB.
         var digest: UInt64?
-        return try thumbnailer.render(source, spec: spec, watermarks: overlays.watermarks, frame: overlays.frame) {
+        var regions: DetectedRegions?
+        if spec.needsDetection {
+            let sourceDigest = source.withUnsafeBytes { XXHash64.hash($0) }
+            digest = sourceDigest
+            regions = try self.regions(of: source, url: url, digest: sourceDigest, thumbnailer: thumbnailer)
+        }
+        return try thumbnailer.render(
+            source, spec: spec, watermarks: overlays.watermarks, frame: overlays.frame, regions: regions
+        ) {
             (band, make) throws(ThumbnailError) -> IntermediateImage in
             let sourceDigest = digest ?? source.withUnsafeBytes { XXHash64.hash($0) }
             digest = sourceDigest
             return try intermediate(for: Key(source: url, digest: sourceDigest, band: band), make: make)
         }
+    }
+
+    /// The source's detections (``SourceDetections``), made from its analysis-band intermediate (kept, or made and
+    /// offered to this cache as any render's); `nil` with detection off. Blocks: call on a render thread.
+    func regions(
+        of source: [UInt8], url: String, digest: UInt64? = nil, thumbnailer: Thumbnailer
+    ) throws(ThumbnailError) -> DetectedRegions? {
+        guard let detections else { return nil }
+        let key = Key(
+            source: url, digest: digest ?? source.withUnsafeBytes { XXHash64.hash($0) },
+            band: SourceDetections.analysisBand)
+        return try detections.regions(for: key) { () throws(ThumbnailError) -> IntermediateImage in
+            try intermediate(for: key) { () throws(ThumbnailError) -> IntermediateImage in
+                try thumbnailer.analysisImage(source, band: SourceDetections.analysisBand)
+            }
+        }
+    }
+
+    /// The detections kept for a source's bytes, without detecting (`/info` says whether they were).
+    func keptRegions(of source: [UInt8], url: String) -> DetectedRegions? {
+        detections?.kept(
+            Key(source: url, digest: source.withUnsafeBytes { XXHash64.hash($0) }, band: SourceDetections.analysisBand))
     }
 
     /// The kept intermediate for `key`, or the one another thread is making, or a new one from `make`.
@@ -89,12 +123,12 @@ final class IntermediateCache: Sendable {
             state.withLock { $0.counters.hits += 1 }
             return hit
         }
-        let (making, isMaker) = state.withLock { state -> (Making, Bool) in
+        let (making, isMaker) = state.withLock { state -> (Pending<IntermediateImage>, Bool) in
             if let making = state.inProgress[key] {
                 state.counters.joined += 1
                 return (making, false)
             }
-            let making = Making()
+            let making = Pending<IntermediateImage>()
             state.inProgress[key] = making
             state.counters.made += 1
             return (making, true)
@@ -115,31 +149,33 @@ final class IntermediateCache: Sendable {
         return try result.get()
     }
 
-    /// Forgets every intermediate of a source (purge).
+    /// Forgets every intermediate and detection of a source (purge).
     func remove(source: String) {
         memory?.removeAll(inGroup: source)
+        detections?.remove(source: source)
     }
 
     /// Forgets everything (memory trim).
     func removeAll() {
         memory?.removeAll()
+        detections?.removeAll()
     }
 }
 
-/// One intermediate being made; the threads that need it wait here for its result.
-private final class Making: @unchecked Sendable {
+/// One value being made (an intermediate, a detection); the threads that need it wait here for its result.
+final class Pending<Value: Sendable>: @unchecked Sendable {
     // Sendable: `result` is read and written only with `condition` locked.
     private let condition = ConditionLock()
-    private var result: Result<IntermediateImage, ThumbnailError>?
+    private var result: Result<Value, ThumbnailError>?
 
-    func finish(_ result: Result<IntermediateImage, ThumbnailError>) {
+    func finish(_ result: Result<Value, ThumbnailError>) {
         condition.withLock {
             self.result = result
             condition.broadcast()
         }
     }
 
-    func wait() -> Result<IntermediateImage, ThumbnailError> {
+    func wait() -> Result<Value, ThumbnailError> {
         condition.lock()
         defer { condition.unlock() }
         while result == nil { condition.wait() }

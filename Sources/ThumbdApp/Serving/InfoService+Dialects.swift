@@ -18,12 +18,29 @@ import URLForms
 ///                  "target": {"width": 300, "height": 200}}}
 extension InfoService: ThumborMetaAnswering {
     struct ThumborMeta: Encodable {
-        let thumbor: Body
+        var thumbor: Body
 
         struct Body: Encodable {
             let source: Source
             let operations: [Operation]
             let target: Size
+            /// thumbor's `focal_points` (its `FocalPoint.to_dict`): what smart detection found, or the alignment's
+            /// point; absent beside `focal()` filters (thumbd keeps only their centre of mass).
+            var focalPoints: [FocalPoint]?
+
+            enum CodingKeys: String, CodingKey {
+                case source, operations, target
+                case focalPoints = "focal_points"
+            }
+        }
+
+        struct FocalPoint: Encodable {
+            let x: Int
+            let y: Int
+            let z: Double
+            let height: Int
+            let width: Int
+            let origin: String
         }
 
         struct Source: Encodable {
@@ -70,14 +87,21 @@ extension InfoService: ThumborMetaAnswering {
         let source = request.source
         withSource(source, responder) { [self] bytes, origin in
             do {
-                try renderPool.submit(priority: .interactive) { [thumbnailer] in
+                try renderPool.submit(priority: .interactive) { [thumbnailer, intermediates] in
                     let response: HTTPResponse
                     do throws(ThumbnailError) {
                         let probe = try thumbnailer.probe(bytes.body)
-                        let rendered = try thumbnailer.render(bytes.body, spec: thumbnailer.normalized(spec))
-                        let meta = Self.thumborMeta(
+                        let normalized = thumbnailer.normalized(spec)
+                        let regions =
+                            path.smart
+                            ? try intermediates?.regions(of: bytes.body, url: source.string, thumbnailer: thumbnailer)
+                            : nil
+                        let rendered = try thumbnailer.render(bytes.body, spec: normalized, regions: regions)
+                        var meta = Self.thumborMeta(
                             url: source.string, probe: probe, path: path,
                             target: (rendered.width, rendered.height))
+                        meta.thumbor.focalPoints = Self.thumborFocalPoints(
+                            path, picture: (probe.width, probe.height), regions: regions)
                         response = Self.json(meta, origin: origin)
                     } catch {
                         response = ErrorResponse(.thumbnail(error)).response
@@ -88,6 +112,59 @@ extension InfoService: ThumborMetaAnswering {
                 responder.respond(ErrorResponse(.renderQueueFull).response)
             }
         }
+    }
+
+    /// thumbor's `focal_points` as its transformer leaves them (`adjust_focal_points`): the faces its face detector
+    /// found (each centred below its top raised for the hair, weighted by its area, "Face Detection"), else the corners
+    /// its feature detector found (weight 1, "alignment"), those outside a manual crop dropped and the rest moved into
+    /// it; with none, the alignment's point of the (cropped) picture. `nil` beside `focal()` filters.
+    static func thumborFocalPoints(
+        _ path: ThumborPath, picture: (width: Int, height: Int), regions: DetectedRegions?
+    )
+        -> [ThumborMeta.FocalPoint]?
+    {
+        guard !path.filters.contains(where: { $0.name == "focal" || $0.name == "extract_focal" }) else { return nil }
+        var points: [ThumborMeta.FocalPoint] = []
+        if path.smart, let regions {
+            if !regions.faces.isEmpty {
+                points = regions.faces.map { face in
+                    var top = Double(face.y)
+                    if top - Double(face.height) * Thumbnailer.hairOffset >= 0 {
+                        top -= Double(face.height) * Thumbnailer.hairOffset
+                    }
+                    return .init(
+                        x: face.x + face.width / 2, y: Int(top + Double(face.height / 2)),
+                        z: Double(face.width * face.height), height: face.height, width: face.width,
+                        origin: "Face Detection")
+                }
+            } else {
+                points = regions.features.map {
+                    .init(x: Int($0.x), y: Int($0.y), z: 1, height: 1, width: 1, origin: "alignment")
+                }
+            }
+        }
+        var size = picture
+        if let crop = path.crop, let left = Int(crop.left), let top = Int(crop.top), let right = Int(crop.right),
+            let bottom = Int(crop.bottom), right > left, bottom > top
+        {
+            points = points.compactMap { point in
+                guard point.x >= left, point.x <= right, point.y >= top, point.y <= bottom else { return nil }
+                return .init(
+                    x: point.x - left, y: point.y - top, z: point.z, height: point.height, width: point.width,
+                    origin: point.origin)
+            }
+            size = (min(right, picture.width) - left, min(bottom, picture.height) - top)
+        }
+        if points.isEmpty {
+            let x = ["left": 0.0, "center": 0.5, "right": 1.0][path.horizontalAlignment.rawValue] ?? 0.5
+            let y = ["top": 0.0, "middle": 0.5, "bottom": 1.0][path.verticalAlignment.rawValue] ?? 0.5
+            points = [
+                .init(
+                    x: Int(Double(size.width) * x), y: Int(Double(size.height) * y), z: 1, height: 1, width: 1,
+                    origin: "alignment")
+            ]
+        }
+        return points
     }
 
     /// thumbor's fields: the manual crop (source pixels), the resize to the thumbnail's size, the flips.

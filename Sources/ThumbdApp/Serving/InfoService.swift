@@ -22,11 +22,14 @@ final class InfoService: Sendable {
     let thumbnailer: Thumbnailer
     private let verifier: URLSignatureVerifier
     private let policy: SharedFreshnessPolicy
+    /// The sources' detections (`faces=1`), kept beside their intermediates.
+    let intermediates: IntermediateCache?
 
     init(
         fetcher: OriginFetcher, cache: ThumbnailCache?, renderPool: WorkerPool, thumbnailer: Thumbnailer,
-        verifier: URLSignatureVerifier, policy: SharedFreshnessPolicy
+        verifier: URLSignatureVerifier, policy: SharedFreshnessPolicy, intermediates: IntermediateCache? = nil
     ) {
+        self.intermediates = intermediates
         self.fetcher = fetcher
         self.cache = cache
         self.renderPool = renderPool
@@ -56,6 +59,14 @@ final class InfoService: Sendable {
         let iccProfile: Bool
         let bytes: Int
         let exif: EXIF
+        /// With `faces=1`: the faces found (boxes in pixels of the upright source), from the source's kept detection
+        /// or one made now and kept; absent otherwise.
+        var faces: Faces?
+
+        struct Faces: Encodable {
+            let count: Int
+            let boxes: [DetectedRegions.Box]
+        }
 
         struct EXIF: Encodable {
             let make: String?
@@ -68,19 +79,25 @@ final class InfoService: Sendable {
             case colourSpace = "colour_space"
             case bitsPerChannel = "bits_per_channel"
             case iccProfile = "icc_profile"
-            case bytes, exif
+            case bytes, exif, faces
         }
     }
 
     private func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let source: SourceURL
+        let faces: Bool
         do throws(RequestError) {
-            source = try Self.sourceURL(request.query ?? "", verifier: verifier)
+            (source, faces) = try Self.infoQuery(request.query ?? "", verifier: verifier)
+            if faces && intermediates?.detections == nil {
+                throw .invalidValue("faces", reason: "face detection is off (image.faces)")
+            }
         } catch {
             responder.respond(ErrorResponse(.request(error)).response)
             return
         }
-        withSource(source, responder) { [self] bytes, origin in probe(bytes, url: source, origin: origin, responder) }
+        withSource(source, responder) { [self] bytes, origin in
+            probe(bytes, url: source, origin: origin, faces: faces, responder)
+        }
     }
 
     /// Calls `body` with the source's bytes and where they came from (`cached`, `fetched`): from the source cache
@@ -102,14 +119,26 @@ final class InfoService: Sendable {
 
     /// `url` (required) and `sig`; anything else is a 400.
     static func sourceURL(_ query: String, verifier: URLSignatureVerifier) throws(RequestError) -> SourceURL {
+        let (source, faces) = try infoQuery(query, verifier: verifier)
+        if faces { throw .unknownParameter("faces") }
+        return source
+    }
+
+    /// `url` (required), `sig` and `faces` (`0`, `1`); anything else is a 400.
+    static func infoQuery(_ query: String, verifier: URLSignatureVerifier) throws(RequestError) -> (SourceURL, Bool) {
         let parameters = try QueryParameters(parsing: query)
         _ = try verifier.verify(parameters)
         var url: String?
+        var faces: Bool?
         for (name, value) in parameters.pairs {
             switch name {
             case "url":
                 guard url == nil else { throw .duplicateParameter(name) }
                 url = value
+            case "faces":
+                guard faces == nil else { throw .duplicateParameter(name) }
+                guard value == "0" || value == "1" else { throw .invalidValue(name, reason: "must be 0 or 1") }
+                faces = value == "1"
             case URLSignature.parameterName: continue
             default: throw .unknownParameter(name)
             }
@@ -118,7 +147,7 @@ final class InfoService: Sendable {
         guard url.utf8.count <= ThumbnailRequest.maxURLBytes, let source = try? SourceURL(url) else {
             throw .invalidValue("url", reason: "must be an absolute http(s) URL or s3://bucket/key")
         }
-        return source
+        return (source, faces ?? false)
     }
 
     private func fetch(
@@ -144,18 +173,26 @@ final class InfoService: Sendable {
     }
 
     /// Reads the header on a render thread and answers.
-    private func probe(_ source: FetchedSource, url: SourceURL, origin: String, _ responder: HTTPResponder) {
+    private func probe(
+        _ source: FetchedSource, url: SourceURL, origin: String, faces: Bool, _ responder: HTTPResponder
+    ) {
         do {
-            try renderPool.submit(priority: .interactive) { [thumbnailer] in
+            try renderPool.submit(priority: .interactive) { [thumbnailer, intermediates] in
                 let response: HTTPResponse
                 do throws(ThumbnailError) {
                     let probe = try thumbnailer.probe(source.body)
-                    let info = Info(
+                    var info = Info(
                         url: url.string, format: probe.format.rawValue, width: probe.width, height: probe.height,
                         frames: probe.pageCount, orientation: probe.orientation, alpha: probe.hasAlpha,
                         colourSpace: probe.colourSpace, bitsPerChannel: probe.bitsPerChannel,
                         iccProfile: probe.hasICCProfile, bytes: source.body.count,
                         exif: .init(make: probe.cameraMake, model: probe.cameraModel, takenAt: probe.takenAt))
+                    if faces, let intermediates,
+                        let regions = try intermediates.regions(
+                            of: source.body, url: url.string, thumbnailer: thumbnailer)
+                    {
+                        info.faces = .init(count: regions.faces.count, boxes: regions.faces)
+                    }
                     response = Self.json(info, origin: origin)
                 } catch {
                     response = ErrorResponse(.thumbnail(error)).response

@@ -9,7 +9,7 @@ import CVipsShims
 
 extension Thumbnailer {
     /// thumbor raises a face's box by this share of its height for the hair (its face detector's `HAIR_OFFSET`).
-    static let hairOffset = 0.12
+    package static let hairOffset = 0.12
 
     /// Fills the gravity, focal point or crop that `spec`'s detection gravity asks, from `regions`.
     static func resolveDetections(
