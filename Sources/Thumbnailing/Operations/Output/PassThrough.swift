@@ -86,6 +86,13 @@ enum SkipProcessingOperation: OperationDescriptor {
         if let formats = values.skipProcessing { operations.skipProcessing = ThumbnailSpec.SourceFormats(formats) }
     }
 
+    /// A skipped source would be answered as it came, its faces shown: not beside `redact`.
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
+        if operations.redact != nil && !operations.skipProcessing.isEmpty {
+            throw SpecError(field: "skip", reason: "not with redact (a skipped source would be answered unredacted)")
+        }
+    }
+
     /// `jpeg,png`: the listed formats in ``ImageFormat``'s order.
     static func text(_ formats: ThumbnailSpec.SourceFormats) -> String {
         formats.formats.map(\.rawValue).joined(separator: ",")
