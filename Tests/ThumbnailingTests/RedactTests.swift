@@ -167,6 +167,26 @@ import Thumbnailing
         #expect(Self.inside(Self.changed(redacted, plain), 70, 70, 129, 129))
     }
 
+    @Test func withoutAutorotateTheBoxIsWhereTheFaceIsStored() throws {
+        // orientation-6.jpg: the quadrants (64x48 upright) stored turned a quarter anticlockwise (48x64) with EXIF 6.
+        // The detection's face is in the upright picture's top-right (green) quadrant, at (36, 4, 20 x 16).
+        let face = DetectedRegions.Box(x: 36, y: 4, width: 20, height: 16)
+        var spec = try Self.spec((64, 64), redact: .init(mode: .box, margin: .zero))
+        let (upright, uprightPlain) = try Self.renders(
+            spec, faces: [face], fixture: "orientation-6.jpg", sides: (64, 48))
+        #expect(upright.width == 64 && upright.height == 48)
+        #expect(Self.changed(upright, uprightPlain).map { $0 == (36, 4, 55, 19) } == true)
+        // Stored as it is (autorotate=0): the same face is at (4, 8, 16 x 20).
+        var operations = spec.operations
+        operations.autoOrient = false
+        spec = try ThumbnailSpec(width: 64, height: 64, format: .exactly(.png), operations: operations)
+        let (stored, storedPlain) = try Self.renders(
+            spec, faces: [face], fixture: "orientation-6.jpg", sides: (64, 48))
+        #expect(stored.width == 48 && stored.height == 64)
+        let changed = Self.changed(stored, storedPlain)
+        #expect(changed.map { $0 == (4, 8, 19, 27) } == true, "\(String(describing: changed))")
+    }
+
     @Test func aFacePartlyOutsideTheCropIsRedactedWhereItShows() throws {
         // The crop keeps x 0...149; the face spans x 120...179: its left edge is drawn, no line where the crop cuts it.
         let (redacted, plain) = try Self.renders(
