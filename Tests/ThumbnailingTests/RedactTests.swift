@@ -34,8 +34,8 @@ import Thumbnailing
         operations.redact = nil
         let plain = thumbnailer.normalized(
             try ThumbnailSpec(
-                width: spec.width, height: spec.height, fit: spec.fit, gravity: spec.gravity, format: spec.format,
-                operations: operations))
+                width: spec.width, height: spec.height, fit: spec.fit, gravity: spec.gravity, enlarge: spec.enlarge,
+                format: spec.format, operations: operations))
         let regions = DetectedRegions(sourceWidth: sides.0, sourceHeight: sides.1, faces: faces, features: [])
         let bytes = Fixtures.bytes(fixture)
         return (
@@ -226,6 +226,21 @@ import Thumbnailing
             // Wherever attention cut, the outline's sides are at x 120 and 179, and it is at most 60 rows high.
             #expect(changed.map { $0.0 == 120 && $0.2 == 179 && $0.3 - $0.1 <= 59 } ?? true)
         }
+    }
+
+    @Test func anEnlargedCoverCutBeforeItsResizeMovesTheBoxToo() throws {
+        // 300x300 into 600x300 with enlarge: the middle 150 rows (75...224) cut at the source's size, then doubled.
+        // The face (120, 120, 60 x 60) is at (240, 90, 120 x 120) in the output.
+        var spec = try Self.spec((600, 300), redact: .init(mode: .box, margin: .zero), fit: .cover)
+        spec = try ThumbnailSpec(
+            width: 600, height: 300, fit: .cover, enlarge: true, format: .exactly(.png), operations: spec.operations)
+        let (redacted, plain) = try Self.renders(spec, faces: [.init(x: 120, y: 120, width: 60, height: 60)])
+        #expect(redacted.width == 600 && redacted.height == 300)
+        #expect(
+            redacted.mismatch(
+                in: [(240, 150, Self.red), (359, 150, Self.red), (300, 90, Self.red), (300, 209, Self.red)],
+                tolerance: 0) == nil)
+        #expect(Self.inside(Self.changed(redacted, plain), 240, 90, 359, 209))
     }
 
     @Test func everyFrameOfAnAnimationIsRedacted() throws {
