@@ -280,6 +280,20 @@ import Thumbnailing
         )
     }
 
+    @Test func aPlanThatAnswersTheSourcesOwnBytesCannotRedact() {
+        var operations = ThumbnailSpec.Operations()
+        operations.redact = .init()
+        operations.raw = true
+        #expect(throws: SpecError.self) { try operations.validate() }
+        operations.raw = false
+        operations.skipProcessing = [.jpeg]
+        #expect(
+            throws: SpecError(field: "skip", reason: "not with redact (a skipped source would be answered unredacted)")
+        ) {
+            try operations.validate()
+        }
+    }
+
     @Test func beyondThirtyTwoFacesTheLastBoxHoldsTheRest() {
         let faces = (0..<40).map { DetectedRegions.Rect(x: Double($0 * 10), y: 0, width: 5, height: 5) }
         let boxes = Thumbnailer.redactionBoxes(faces, margin: .zero)

@@ -54,6 +54,14 @@ enum RawOperation: FlagOperation {
     static let token = "raw"
 
     static func fill(_ on: Bool, into params: inout ThumbdVipsThumbnailParams) { params.pass_through = on ? 1 : 0 }
+
+    /// The source's own bytes would show every face: not beside `redact` (URLForms refuses it by name first; this
+    /// holds for a plan built in code).
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
+        if operations.raw && operations.redact != nil {
+            throw SpecError(field: "raw", reason: "not with redact (the source's own bytes would be answered)")
+        }
+    }
 }
 
 /// `skip=jpeg,png,…`: a source in a listed format is answered as `raw=1` answers it when the output format is
