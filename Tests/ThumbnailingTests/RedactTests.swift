@@ -187,6 +187,21 @@ import Thumbnailing
         #expect(changed.map { $0 == (4, 8, 19, 27) } == true, "\(String(describing: changed))")
     }
 
+    @Test func theTrimsFrameMovesTheBox() throws {
+        // interest.png: flat grey with a checkerboard patch at x 0...99, y 100...199, which the trim keeps. A face at
+        // (20, 120, 40 x 40) in the source is at (20, 20) in the trimmed output.
+        var operations = ThumbnailSpec.Operations()
+        operations.trim = ThumbnailSpec.Trim(threshold: 10, colour: nil)
+        operations.redact = .init(mode: .pixelate, strength: FixedDecimal(units: 100_000), margin: .zero)
+        let spec = try ThumbnailSpec(width: 100, height: 100, format: .exactly(.png), operations: operations)
+        let (redacted, plain) = try Self.renders(
+            spec, faces: [.init(x: 20, y: 120, width: 40, height: 40)], fixture: "interest.png")
+        #expect(plain.width == 100 && plain.height == 100)
+        let changed = Self.changed(redacted, plain)
+        #expect(changed != nil)
+        #expect(Self.inside(changed, 20, 20, 59, 59), "\(String(describing: changed))")
+    }
+
     @Test func aFacePartlyOutsideTheCropIsRedactedWhereItShows() throws {
         // The crop keeps x 0...149; the face spans x 120...179: its left edge is drawn, no line where the crop cuts it.
         let (redacted, plain) = try Self.renders(
