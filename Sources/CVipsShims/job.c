@@ -168,6 +168,8 @@ void thumbd_job_settle(ThumbdJob *job, ThumbdRect frame, ThumbdRect region, doub
     // after the resize never decide again from a rounded size.
     job->box = thumbd_box_settled(thumbd_job_box(job), thumbd_whole(region.width / kx),
                                   thumbd_whole(region.height / ky));
+    job->region = (ThumbdRect){region.left / kx, region.top / ky, region.width / kx, region.height / ky};
+    job->window = (ThumbdRect){0, 0, 1, 1};
 }
 
 int thumbd_job_renders_animation(const ThumbdJob *job) {

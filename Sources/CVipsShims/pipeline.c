@@ -24,6 +24,7 @@ static const ThumbdStepRow steps[] = {
     {"equalize", thumbd_wants_equalize, thumbd_step_equalize, 1, THUMBD_VIPS_FILTER_EQUALIZE},
     {"convolution", thumbd_wants_convolution, thumbd_step_convolution, 1, THUMBD_VIPS_FILTER_CONVOLUTION},
     {"noise", thumbd_wants_noise, thumbd_step_noise, 1, THUMBD_VIPS_FILTER_NOISE},
+    {"redact", thumbd_wants_redact, thumbd_step_redact, 1},
     {"round-corner", thumbd_wants_round_corner, thumbd_step_round_corner, 1},
     {"canvas-limit", thumbd_wants_canvas_limit, thumbd_step_canvas_limit, 0},
     {"background-fill", thumbd_wants_background_fill, thumbd_step_background_fill, 1},

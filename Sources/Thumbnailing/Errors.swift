@@ -37,6 +37,9 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     /// The spec asks explicitly for a format this process cannot or may not write (for example AVIF when
     /// libheif has no AV1 encoder, or a format outside `Configuration.allowedOutputFormats`).
     case outputFormatUnavailable(ImageFormat)
+    /// The plan needs the source's detections (`redact`, named by the payload) and the render has none: detection is
+    /// off (`image.faces`) or unavailable. Never answered with the picture as it is, which would show what it hides.
+    case detectionUnavailable(String)
 }
 
 /// Why a `ThumbnailSpec` could not be built. `field` names the spec property; the request layer maps it to

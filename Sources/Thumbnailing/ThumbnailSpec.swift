@@ -43,8 +43,9 @@ package struct ThumbnailSpec: Hashable, Sendable {
     package let operations: Operations
 
     /// Whether its render must first know the source's faces and features (``DetectedRegions``): true for the
-    /// detection gravities where they choose the crop (pass a normalised spec: a gravity that does nothing is gone).
-    package var needsDetection: Bool { gravity.needsDetection }
+    /// detection gravities where they choose the crop (pass a normalised spec: a gravity that does nothing is gone),
+    /// and for a plan that redacts the faces (whose render fails without them).
+    package var needsDetection: Bool { gravity.needsDetection || operations.redact != nil }
 
     /// Builds a spec, checking every value.
     /// - Throws: `SpecError` naming the field when a side is out of `dimensionRange`, both sides are

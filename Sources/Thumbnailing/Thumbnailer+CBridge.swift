@@ -11,7 +11,8 @@ extension Thumbnailer {
 
     /// The shim's parameters for `spec`: one-sided boxes become `contain` with the other side bounded by
     /// `ThumbnailSpec.maxDimension`, so no output side can exceed it even with `enlarge`. `regions`: the source's
-    /// detections, for a gravity that needs them (`face`, `smart`); without them the gravity's fallback is rendered.
+    /// detections, for a gravity that needs them (`face`, `smart`); without them the gravity's fallback is rendered,
+    /// and a plan that redacts fails (``ThumbnailError/detectionUnavailable(_:)``).
     func parameters(
         for spec: ThumbnailSpec, regions: DetectedRegions? = nil
     ) throws(ThumbnailError) -> ThumbdVipsThumbnailParams {
@@ -42,6 +43,7 @@ extension Thumbnailer {
         }
         spec.operations.fill(&params)  // after the configuration's encoder values, which a plan may override
         Self.resolveDetections(spec, regions, into: &params)
+        try Self.resolveRedaction(spec, regions, into: &params)
         if params.thumbor_rounding != 0 {
             // thumbor derives a missing side from the picture: the render needs to know which one it is.
             if spec.width == nil { params.thumbor_rounding |= THUMBD_VIPS_ROUNDING_NO_WIDTH }

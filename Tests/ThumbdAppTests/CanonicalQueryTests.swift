@@ -65,6 +65,10 @@ import Thumbnailing
         ("sharpen=10", "sharpen=10"),
         ("pixelate=8", "pixelate=8"),
         ("pixelate=1", "pixelate=1"),
+        ("redact=faces", "redact=faces,blur"),
+        ("redact_margin=0.50&redact=faces,pixelate,08", "redact=faces,pixelate,8&redact_margin=0.5"),
+        ("redact=faces,box,2.0", "redact=faces,box,2"),
+        ("redact=faces,blur,2.50&redact_margin=0.2", "redact=faces,blur,2.5"),
         // Canvas and background: padding in its shortest CSS form.
         ("padding=5,5,5,5", "padding=5"),
         ("padding=1,2", "padding=1,2"),

@@ -53,6 +53,7 @@ import Thumbnailing
         (.tooManyFrames, 422),
         (.watermarkUnusable, 422),
         (.notAnimatable("trim"), 422),
+        (.detectionUnavailable("redact"), 503),
     ]
 
     static let requestErrors: [(error: RequestError, status: Int)] = [

@@ -95,6 +95,12 @@ import Thumbnailing
         ("dpr_limit=0.5", "dpr_limit"), ("dpr_limit=9", "dpr_limit"), ("dpr_limit=x", "dpr_limit"),
         ("brightness=5&order=contrast", "order"), ("brightness=5&order=brightness,brightness", "order"),
         ("brightness=5&order=frame", "order"), ("brightness=5&order=", "order"),
+        ("redact=cars", "redact"), ("redact=faces,smudge", "redact"), ("redact=faces,blur,0", "redact"),
+        ("redact=faces,blur,101", "redact"), ("redact=faces,pixelate,2.5", "redact"),
+        ("redact=faces,pixelate,1", "redact"),
+        ("redact=faces,box,0", "redact"), ("redact=faces,box,65", "redact"), ("redact=faces,blur,2,3", "redact"),
+        ("redact=", "redact"), ("redact=faces&redact_margin=1.5", "redact_margin"),
+        ("redact=faces&redact_margin=-0.1", "redact_margin"), ("redact=faces&skip=jpeg", "skip"),
     ]
 
     @Test(arguments: invalid)

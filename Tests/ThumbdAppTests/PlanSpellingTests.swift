@@ -74,4 +74,26 @@ import Thumbnailing
         try client.send("GET /thumb?url=\(url)&w=10&crop=10,10,10,10 HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().status == 200)
     }
+
+    /// A plan that redacts faces whose render has no detection fails, naming `redact`, and is not cached: the picture
+    /// is never answered unredacted. (This fixture's app passes no detection: when the app wires the detector,
+    /// the fixture must turn it off, `image.faces: false`, for this test.)
+    @Test func redactWithoutFaceDetectionIs503AndNeverThePicture() throws {
+        let fixture = try FrontDoorTests.Fixture()
+        fixture.origin.route("/f.png", .ok(Fixtures.bytes("grid.png")))
+        let url = FrontDoorTests.percentEncoded(fixture.origin.url("/f.png"))
+        let client = try RawHTTPClient(port: try #require(fixture.server.port))
+        defer { client.close() }
+        for _ in 0..<2 {
+            try client.send("GET /thumb?url=\(url)&w=100&redact=faces HTTP/1.1\r\nHost: t\r\n\r\n")
+            let refused = try client.readResponse()
+            #expect(refused.status == 503)
+            #expect(
+                String(decoding: refused.body, as: UTF8.self)
+                    == "{\"status\": 503, \"error\": \"redact: face detection is off (image.faces)\"}")
+        }
+        // The same picture without redact renders.
+        try client.send("GET /thumb?url=\(url)&w=100 HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+    }
 }

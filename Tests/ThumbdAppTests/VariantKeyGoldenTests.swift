@@ -139,6 +139,16 @@ import Thumbnailing
         ),
         ("noise=20", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,0"),
         ("noise=20,7", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto noise=20,7"),
+        ("redact=faces", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto redact=faces,blur"),
+        (
+            "redact=faces,pixelate,8&redact_margin=0.5",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto redact=faces,pixelate,8 rmargin=0.5"
+        ),
+        (
+            "redact=faces,box,2&redact_margin=0.20",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto redact=faces,box"
+        ),
+        ("redact_margin=0.5", "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto"),
         (
             "brightness=10&contrast=1.5&order=brightness,contrast",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto bri=10 con=1.5 order=brightness,contrast"

@@ -15,6 +15,8 @@ import Thumbnailing
         let fit: Fit
         let gravity: Gravity
         let watermark: String?
+        /// Faces for a plan that needs them, in the 48x32 frames' pixels.
+        var faces: [DetectedRegions.Box]?
         let configure: @Sendable (inout ThumbnailSpec.Operations) -> Void
         var testDescription: String { name }
 
@@ -32,6 +34,21 @@ import Thumbnailing
     }
 
     static func decimal(_ text: String) -> FixedDecimal { FixedDecimal(parsing: text)! }
+
+    /// A case with a face on the line between the halves.
+    static func redacting(
+        _ name: String, box: (Int, Int) = (48, 48), fit: Fit = .contain,
+        _ configure: @escaping @Sendable (inout ThumbnailSpec.Operations) -> Void
+    ) -> Case {
+        var testCase = Case(name, box: box, fit: fit, gravity: .centre, watermark: nil, configure)
+        testCase.faces = [.init(x: 16, y: 8, width: 16, height: 16)]
+        return testCase
+    }
+
+    /// The case's faces in the frames (48x32), or nil.
+    static func regions(_ testCase: Case) -> DetectedRegions? {
+        testCase.faces.map { DetectedRegions(sourceWidth: 48, sourceHeight: 32, faces: $0, features: []) }
+    }
 
     /// Every step that can run on an animation (trim cannot: see `trimIsRefusedOnAnAnimation`).
     static let cases: [Case] = [
@@ -69,6 +86,10 @@ import Thumbnailing
         Case("blur") { $0.blur = decimal("3") },
         Case("sharpen") { $0.sharpen = decimal("2") },
         Case("pixelate") { $0.pixelate = 5 },
+        Self.redacting("redact-blur") { $0.redact = .init() },
+        Self.redacting("redact-pixelate") { $0.redact = .init(mode: .pixelate, strength: decimal("5")) },
+        Self.redacting("redact-box") { $0.redact = .init(mode: .box, margin: .zero) },
+        Self.redacting("redact-cover", box: (24, 24), fit: .cover) { $0.redact = .init(mode: .pixelate) },
         Case("rgb") { $0.channelShift = ThumbnailSpec.ChannelShift(red: 40, green: -60, blue: 10) },
         Case("colorize") {
             $0.colorize = ThumbnailSpec.Colorize(red: 50, green: 0, blue: 100, colour: RGBAColour(hex: "0000ff")!)
@@ -129,7 +150,8 @@ import Thumbnailing
         let watermarks = testCase.watermark.map { [Fixtures.bytes($0)] } ?? []
         // When the animation goes through the plan
         let animation = try thumbnailer.render(
-            Fixtures.bytes("animated-halves.gif"), spec: Self.spec(testCase, format: .webp), watermarks: watermarks)
+            Fixtures.bytes("animated-halves.gif"), spec: Self.spec(testCase, format: .webp), watermarks: watermarks,
+            regions: Self.regions(testCase))
         let frames = try DecodedImage(decoding: animation.bytes, allFrames: true)
         try #require(frames.frameCount == 3)
         for frame in 0..<3 {
@@ -137,7 +159,7 @@ import Thumbnailing
             let still = try DecodedImage(
                 decoding: thumbnailer.render(
                     Fixtures.bytes("halves-frame\(frame).gif"), spec: Self.spec(testCase, format: .png),
-                    watermarks: watermarks
+                    watermarks: watermarks, regions: Self.regions(testCase)
                 ).bytes)
             #expect(frames.width == still.width && frames.pageHeight == still.height, "frame \(frame)")
             guard frames.width == still.width && frames.pageHeight == still.height else { continue }
@@ -153,7 +175,7 @@ import Thumbnailing
             }
             // A resize goes through libvips's thumbnail on the animation and through the intermediate on a still
             // (two resamplers): a few levels apart on the edge. Without a resize, the steps alone must agree.
-            let tolerance = ["resize", "minimum-width"].contains(testCase.name) ? 12 : 3
+            let tolerance = ["resize", "minimum-width", "redact-cover"].contains(testCase.name) ? 12 : 3
             #expect(
                 worst.difference <= tolerance,
                 "frame \(frame) differs by \(worst.difference) at (\(worst.x), \(worst.y))")
@@ -169,8 +191,10 @@ import Thumbnailing
         let source = Fixtures.bytes("animated-halves.gif")
         let plain = Case(testCase.name, box: (48, 48)) { _ in }
         let with = try DecodedImage(
-            decoding: thumbnailer.render(source, spec: Self.spec(testCase, format: .webp), watermarks: watermarks)
-                .bytes,
+            decoding: thumbnailer.render(
+                source, spec: Self.spec(testCase, format: .webp), watermarks: watermarks,
+                regions: Self.regions(testCase)
+            ).bytes,
             allFrames: true)
         let without = try DecodedImage(
             decoding: thumbnailer.render(source, spec: Self.spec(plain, format: .webp)).bytes, allFrames: true)

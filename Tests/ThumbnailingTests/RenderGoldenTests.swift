@@ -20,6 +20,8 @@ import Thumbnailing
         let format: ImageFormat
         let watermark: String?
         var frame: String?
+        /// Faces for a plan that needs them, in the fixture's pixels (scaled to animated.gif's for the animation).
+        var faces: [DetectedRegions.Box]?
         let configure: @Sendable (inout ThumbnailSpec.Operations) -> Void
         var testDescription: String { name }
 
@@ -36,6 +38,26 @@ import Thumbnailing
     }
 
     static func decimal(_ text: String) -> FixedDecimal { FixedDecimal(parsing: text)! }
+
+    /// A case with a face on the corner where progressive.jpg's quadrants meet.
+    static func redacting(_ name: String, _ configure: @escaping @Sendable (inout ThumbnailSpec.Operations) -> Void)
+        -> Case
+    {
+        var testCase = Case(name, "progressive.jpg", .png, configure)
+        testCase.faces = [.init(x: 120, y: 80, width: 80, height: 80)]
+        return testCase
+    }
+
+    /// The case's faces over a source of width x height, scaled from progressive.jpg's 320x240.
+    static func regions(_ testCase: Case, _ width: Int = 320, _ height: Int = 240) -> DetectedRegions? {
+        guard let faces = testCase.faces else { return nil }
+        let scaled = faces.map {
+            DetectedRegions.Box(
+                x: $0.x * width / 320, y: $0.y * height / 240, width: $0.width * width / 320,
+                height: $0.height * height / 240)
+        }
+        return DetectedRegions(sourceWidth: width, sourceHeight: height, faces: scaled, features: [])
+    }
 
     /// Every operation set to a value that changes the picture, one per case, plus a plain resize in each format.
     static let cases: [Case] = [
@@ -175,6 +197,9 @@ import Thumbnailing
         Case("skip-jpeg", "progressive.jpg", .jpeg) { $0.skipProcessing = [.jpeg, .png] },
         // Not listed: rendered as `plain` is; the animation (into GIF) passes through
         Case("skip-gif") { $0.skipProcessing = [.gif] },
+        Self.redacting("redact-blur") { $0.redact = .init() },
+        Self.redacting("redact-pixelate") { $0.redact = .init(mode: .pixelate, strength: decimal("6")) },
+        Self.redacting("redact-box") { $0.redact = .init(mode: .box, margin: .zero) },
         Case("everything") {
             $0.orientation = ThumbnailSpec.Orientation(degrees: 270)!
             $0.crop = .pixels(left: 10, top: 10, width: 200, height: 280)
@@ -227,7 +252,8 @@ import Thumbnailing
         case .direct:
             return sha256(
                 try thumbnailer.render(
-                    Fixtures.bytes(testCase.fixture), spec: spec, watermarks: watermarks, frame: frame
+                    Fixtures.bytes(testCase.fixture), spec: spec, watermarks: watermarks, frame: frame,
+                    regions: regions(testCase)
                 )
                 .bytes)
         case .kept:
@@ -235,7 +261,9 @@ import Thumbnailing
             let kept = Mutex<IntermediateImage?>(nil)
             let made = Mutex(0)
             func render() throws -> RenderedThumbnail {
-                try thumbnailer.render(source, spec: spec, watermarks: watermarks, frame: frame) {
+                try thumbnailer.render(
+                    source, spec: spec, watermarks: watermarks, frame: frame, regions: regions(testCase)
+                ) {
                     (band, make) throws(ThumbnailError) -> IntermediateImage in
                     if let image = kept.withLock({ $0 }), image.band == band { return image }
                     let image = try make()
@@ -255,7 +283,8 @@ import Thumbnailing
                 return nil
             }
             let rendered = try thumbnailer.render(
-                Fixtures.bytes("animated.gif"), spec: spec, watermarks: watermarks, frame: frame)
+                Fixtures.bytes("animated.gif"), spec: spec, watermarks: watermarks, frame: frame,
+                regions: regions(testCase, 48, 32))
             #expect(try DecodedImage(decoding: rendered.bytes, allFrames: true).frameCount == 3)
             return sha256(rendered.bytes)
         }

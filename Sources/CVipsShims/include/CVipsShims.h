@@ -121,6 +121,22 @@ typedef enum ThumbdVipsWatermarkPlace {
     THUMBD_VIPS_WM_REPEAT = 5,
 } ThumbdVipsWatermarkPlace;
 
+/// How `redact` hides each box (ThumbdVipsThumbnailParams.redact_mode).
+typedef enum ThumbdVipsRedactMode {
+    THUMBD_VIPS_REDACT_NONE = 0,
+    THUMBD_VIPS_REDACT_BLUR = 1,
+    THUMBD_VIPS_REDACT_PIXELATE = 2,
+    THUMBD_VIPS_REDACT_BOX = 3,  // the box's outline drawn, the inside left as it is
+} ThumbdVipsRedactMode;
+
+/// Most boxes one plan redacts (Swift merges any beyond into the last one, so none is left out).
+#define THUMBD_VIPS_MAX_REDACT 32
+
+/// A box to redact, in pixels of the turned, untrimmed picture.
+typedef struct ThumbdVipsRedactBox {
+    double x, y, width, height;
+} ThumbdVipsRedactBox;
+
 /// Most watermarks one plan lays over its output (thumbor's URLs may carry several `watermark()` filters).
 #define THUMBD_VIPS_MAX_WATERMARKS 4
 
@@ -298,6 +314,15 @@ typedef struct ThumbdVipsThumbnailParams {
     /// convolution, noise).
     unsigned char filter_order[16];
     int filter_order_count;
+    /// Redaction (steps/redact.c): redact_count boxes (at most THUMBD_VIPS_MAX_REDACT; 0: none) in pixels of the
+    /// turned, untrimmed picture (the frame of focal_in_pixels with focal_corner THUMBD_VIPS_GRAVITY_CENTRE), each
+    /// blurred (Gaussian sigma), pixelated (block size) or outlined (line width) in the output, where it shows after
+    /// the trim, the crop and the cover crop, by redact_mode; redact_strength in output pixels, 0: in proportion to
+    /// each box's size in the output (blur: its larger side / 6, pixelate: / 8, at least 2; box: 2).
+    ThumbdVipsRedactMode redact_mode;
+    double redact_strength;
+    int redact_count;
+    ThumbdVipsRedactBox redact_boxes[THUMBD_VIPS_MAX_REDACT];
     /// Rounded corners (steps/round_corner.c) when both radii are above 0: outside an ellipse of round_corner_x by
     /// round_corner_y output pixels in each corner, the colour bands take round_corner_colour's (RGBA 0...255);
     /// with its alpha below 255 those pixels also become that transparent, unless the output cannot hold alpha.

@@ -63,6 +63,12 @@ typedef struct ThumbdJob {
     // Derived geometry, settled once the region is known (thumbd_job_settle): the steps read these, not p's box.
     ThumbdBox box;
     double focal_x, focal_y;  // THUMBD_VIPS_GRAVITY_FOCAL's point, fractions of the region
+    // Where the current image lies in the turned, untrimmed picture, for a step that places what is given in its
+    // pixels (redact): the region the box is made from, in those pixels (settled), and the part of it the cover
+    // cuts kept, in fractions of the region: {0, 0, 1, 1} until a cover cut, and again when a frame's cut makes the
+    // image the whole region (steps/region.c); each cover cut narrows it (steps/cover_crop.c).
+    ThumbdRect region;
+    ThumbdRect window;
 
     // What the pipeline does to each image it runs over (a still, an intermediate's render, each frame).
     ThumbdOrientation orient;  // applied by the orient step; {0, 0} when the image is already turned
@@ -110,8 +116,9 @@ ThumbdVipsStep thumbd_job_open(ThumbdJob *job, const void *buffer, size_t length
 void thumbd_job_set_source(ThumbdJob *job, ThumbdSource source);
 // Settles the geometry for the region the box is made from (in pixels that are kx, ky times the turned
 // picture's; `frame`, in the same pixels, is the trimmed picture, the whole one without a trim): a focal point in
-// pixels made fractions of it, an AUTO fit made COVER or CONTAIN, an adaptive box turned. Every render path calls
-// it once, before the steps after the resize.
+// pixels made fractions of it, an AUTO fit made COVER or CONTAIN, an adaptive box turned, the region kept in
+// the turned picture's pixels (job->region, job->window). Every render path calls it once, before the steps after
+// the resize.
 void thumbd_job_settle(ThumbdJob *job, ThumbdRect frame, ThumbdRect region, double kx, double ky);
 // The plan's box for this source: p's, with thumbor's no_upscale (rounding for full-fit-in, the crop mode or a
 // fit-in letterbox, without enlarge) bounding each side given by the upright picture's, before trim and crop.

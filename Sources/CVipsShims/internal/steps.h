@@ -34,9 +34,9 @@ ThumbdVipsStep thumbd_step_uchar(ThumbdJob *job, VipsImage **image);
 // cover_crop.c: cover's overflow cut by gravity, focal point or smart crop.
 int thumbd_wants_cover_crop(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_cover_crop(ThumbdJob *job, VipsImage **image);
-// The same cut for a box of box_width x box_height (an enlarged cover, cut before its resize: jobs/).
-ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box_width, int box_height,
-                                double scale);
+// The same cut for a box of box_width x box_height (an enlarged cover, cut before its resize: jobs/). Narrows
+// job->window to the part kept.
+ThumbdVipsStep thumbd_cover_cut(ThumbdJob *job, VipsImage **image, int box_width, int box_height, double scale);
 
 // tone.c: saturation (in LCh), then brightness and contrast.
 int thumbd_wants_saturation(const ThumbdJob *job);
@@ -58,6 +58,10 @@ int thumbd_wants_sharpen(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_sharpen(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_pixelate(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_pixelate(ThumbdJob *job, VipsImage **image);
+// The blur and the pixelation of a whole image, for other steps (redact.c): *image (transfer full in and out) as
+// the steps above leave it.
+ThumbdVipsStep thumbd_blur_image(VipsImage **image, double sigma);
+ThumbdVipsStep thumbd_pixelate_image(VipsImage **image, int block);
 
 // rgb.c, colorize.c, curve.c, equalize.c: thumbor's tone filters.
 int thumbd_wants_rgb(const ThumbdJob *job);
@@ -74,6 +78,10 @@ int thumbd_wants_convolution(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_convolution(ThumbdJob *job, VipsImage **image);
 int thumbd_wants_noise(const ThumbdJob *job);
 ThumbdVipsStep thumbd_step_noise(ThumbdJob *job, VipsImage **image);
+
+// redact.c: each of the plan's boxes (faces) blurred, pixelated or outlined where it shows in the image.
+int thumbd_wants_redact(const ThumbdJob *job);
+ThumbdVipsStep thumbd_step_redact(ThumbdJob *job, VipsImage **image);
 
 // round_corner.c: thumbor's round_corner (the corners outside an ellipse painted, or made transparent).
 int thumbd_wants_round_corner(const ThumbdJob *job);

@@ -29,7 +29,10 @@ static int gaussian(VipsImage *in, VipsImage **out, double sigma) {
 int thumbd_wants_blur(const ThumbdJob *job) { return job->params->blur_sigma > 0; }
 
 ThumbdVipsStep thumbd_step_blur(ThumbdJob *job, VipsImage **image) {
-    double sigma = job->params->blur_sigma;
+    return thumbd_blur_image(image, job->params->blur_sigma);
+}
+
+ThumbdVipsStep thumbd_blur_image(VipsImage **image, double sigma) {
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 4);
     VipsImage *in = *image;

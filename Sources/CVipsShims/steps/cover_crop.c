@@ -13,7 +13,14 @@ static int gravity_offset(double value, int is_fraction, int side, double scale)
     return (int)rint(is_fraction ? side * value : value * scale);
 }
 
-ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box_width, int box_height, double scale) {
+// The window of the region the image shows once `left, top, width x height` of `in` is kept.
+static void narrow_window(ThumbdJob *job, const VipsImage *in, int left, int top, int width, int height) {
+    ThumbdRect w = job->window;
+    job->window = (ThumbdRect){w.left + w.width * left / in->Xsize, w.top + w.height * top / in->Ysize,
+                               w.width * width / in->Xsize, w.height * height / in->Ysize};
+}
+
+ThumbdVipsStep thumbd_cover_cut(ThumbdJob *job, VipsImage **image, int box_width, int box_height, double scale) {
     VipsImage *in = *image;
     int crop_width = VIPS_MIN(box_width, in->Xsize);
     int crop_height = VIPS_MIN(box_height, in->Ysize);
@@ -26,6 +33,9 @@ ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box
             g == THUMBD_VIPS_GRAVITY_ATTENTION ? VIPS_INTERESTING_ATTENTION : VIPS_INTERESTING_ENTROPY;
         if (vips_smartcrop(in, &t[0], crop_width, crop_height, "interesting", interesting, NULL))
             return thumbd_scope_failed(scope);
+        // vips_smartcrop cuts with vips_extract_area, which leaves the offset it cut at, negated, in Xoffset/Yoffset.
+        narrow_window(job, in, VIPS_CLIP(0, -t[0]->Xoffset, in->Xsize - crop_width),
+                      VIPS_CLIP(0, -t[0]->Yoffset, in->Ysize - crop_height), crop_width, crop_height);
         return thumbd_scope_keep(scope, image, t[0]);
     }
     int left, top;
@@ -47,5 +57,6 @@ ThumbdVipsStep thumbd_cover_cut(const ThumbdJob *job, VipsImage **image, int box
         }
     }
     if (vips_extract_area(in, &t[0], left, top, crop_width, crop_height, NULL)) return thumbd_scope_failed(scope);
+    narrow_window(job, in, left, top, crop_width, crop_height);
     return thumbd_scope_keep(scope, image, t[0]);
 }

@@ -5,8 +5,12 @@
 int thumbd_wants_pixelate(const ThumbdJob *job) { return job->params->pixelate > 1; }
 
 ThumbdVipsStep thumbd_step_pixelate(ThumbdJob *job, VipsImage **image) {
+    return thumbd_pixelate_image(image, job->params->pixelate);
+}
+
+ThumbdVipsStep thumbd_pixelate_image(VipsImage **image, int block) {
     int width = (*image)->Xsize, height = (*image)->Ysize;
-    int block = VIPS_MIN(job->params->pixelate, VIPS_MIN(width, height));
+    block = VIPS_MIN(block, VIPS_MIN(width, height));
     if (block <= 1) return THUMBD_VIPS_STEP_OK;
     VipsObject *scope = thumbd_scope_new();
     VipsImage **t = (VipsImage **)vips_object_local_array(scope, 3);

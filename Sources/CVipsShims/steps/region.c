@@ -6,6 +6,7 @@
 int thumbd_wants_cut(const ThumbdJob *job) { return job->has_cut; }
 
 ThumbdVipsStep thumbd_step_cut(ThumbdJob *job, VipsImage **image) {
+    job->window = (ThumbdRect){0, 0, 1, 1};  // the image is the whole region again (each animation frame)
     VipsImage *in = *image;
     int left, top, width, height;
     thumbd_pixel_rect(job->cut, in->Xsize, in->Ysize, &left, &top, &width, &height);

@@ -106,6 +106,11 @@ extension ErrorResponse {
             self.init(status: Self.internalError, publicMessage: "rendering failed", logLevel: .error)
         case .outputFormatUnavailable:
             self.init(status: Self.badRequest, publicMessage: "invalid format: not available here", logLevel: .debug)
+        case .detectionUnavailable(let operation):
+            // Never the picture unredacted; a 503 as every one here, with its Retry-After (a reload may turn it on).
+            self.init(
+                status: Self.unavailable, publicMessage: "\(operation): face detection is off (image.faces)",
+                logLevel: .warning, retryAfterSeconds: 1)
         }
     }
 

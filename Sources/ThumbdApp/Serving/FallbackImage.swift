@@ -108,7 +108,7 @@ struct FallbackImage: Sendable, Equatable {
             switch error {
             case .notAnImage, .unsupportedFormat, .tooManyPixels, .decodeFailed, .tooManyFrames: true
             case .cropOutsidePicture, .canvasTooLarge, .renderFailed, .encodeFailed, .outputFormatUnavailable,
-                .notAnimatable, .watermarkUnusable, .frameUnusable:
+                .notAnimatable, .watermarkUnusable, .frameUnusable, .detectionUnavailable:
                 false
             }
         // The watermark's or the frame's fault, not the source's: the fallback would hide what the request got wrong.

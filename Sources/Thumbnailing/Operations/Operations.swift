@@ -79,6 +79,8 @@ extension ThumbnailSpec {
         /// The filters above that do something, in the order they run, when it is not the table's (thumbor's URL
         /// order); empty: the table's order.
         package var filterOrder: [PixelFilter] = []
+        /// Every detected face blurred, pixelated or outlined (`redact`), after the filters, before round corners.
+        package var redact: Redaction?
         /// Rounded corners (thumbor's `round_corner`), after pixelate, before the canvas.
         package var roundCorner: RoundCorner?
         /// The canvas extended after the fit, to the box's sides or its aspect ratio.
@@ -140,6 +142,7 @@ enum OperationRegistry {
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self, FilterOrderOperation.self,
+        RedactOperation.self,
         RoundCornerOperation.self,
         ExtendOperation.self,
         PaddingOperation.self,
@@ -163,6 +166,7 @@ enum OperationRegistry {
         SharpenOperation.self, PixelateOperation.self,
         ChannelShiftOperation.self, ColorizeOperation.self, CurveOperation.self, EqualizeOperation.self,
         ConvolutionOperation.self, NoiseOperation.self, FilterOrderOperation.self,
+        RedactOperation.self,
         RoundCornerOperation.self,
         ExtendOperation.self,
         PaddingOperation.self, BackgroundOperation.self,
@@ -192,6 +196,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case pixelate
     case rgb, colorize, curve, equalize
     case convolution, noise, order
+    case redact, redact_margin
     case radius, radius_bg
     case extend
     case padding, bg
@@ -345,6 +350,9 @@ package struct PlanValues: Hashable, Sendable {
     package var convolution: ThumbnailSpec.Convolution?
     package var noise: ThumbnailSpec.Noise?
     package var filterOrder: [ThumbnailSpec.PixelFilter]?
+    /// `redact`'s mode and strength (its margin is ``redactMargin``).
+    package var redact: ThumbnailSpec.Redaction?
+    package var redactMargin: FixedDecimal?
     /// Output pixels (not CSS pixels: thumbor's radii are the output's); the colour is ``radiusColour``'s.
     package var radius: ThumbnailSpec.RoundCorner?
     package var radiusColour: RGBAColour?
@@ -427,6 +435,8 @@ package struct PlanValues: Hashable, Sendable {
         convolution = upper.convolution ?? convolution
         noise = upper.noise ?? noise
         filterOrder = upper.filterOrder ?? filterOrder
+        redact = upper.redact ?? redact
+        redactMargin = upper.redactMargin ?? redactMargin
         radius = upper.radius ?? radius
         radiusColour = upper.radiusColour ?? radiusColour
         extend = upper.extend ?? extend
@@ -559,6 +569,7 @@ extension PlanField where Value == FixedDecimal {
     package static var wm_hscale: Self { wm_hscale(slot: 0) }
     package static var face_zoom: Self { Self(parameter: .face_zoom, keyPath: \.faceZoom) }
     package static var face_pad: Self { Self(parameter: .face_pad, keyPath: \.facePad) }
+    package static var redact_margin: Self { Self(parameter: .redact_margin, keyPath: \.redactMargin) }
 }
 
 extension PlanField where Value == Fit {
@@ -651,6 +662,11 @@ extension PlanField where Value == ThumbnailSpec.Noise {
 
 extension PlanField where Value == [ThumbnailSpec.PixelFilter] {
     package static var order: Self { Self(parameter: .order, keyPath: \.filterOrder) }
+}
+
+extension PlanField where Value == ThumbnailSpec.Redaction {
+    /// `redact`'s mode and strength (the margin is ``redact_margin``'s).
+    package static var redact: Self { Self(parameter: .redact, keyPath: \.redact) }
 }
 
 extension PlanField where Value == ThumbnailSpec.Curve {

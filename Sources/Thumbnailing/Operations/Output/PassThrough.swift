@@ -54,6 +54,14 @@ enum RawOperation: FlagOperation {
     static let token = "raw"
 
     static func fill(_ on: Bool, into params: inout ThumbdVipsThumbnailParams) { params.pass_through = on ? 1 : 0 }
+
+    /// The source's own bytes would show every face: not beside `redact` (URLForms refuses it by name first; this
+    /// holds for a plan built in code).
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
+        if operations.raw && operations.redact != nil {
+            throw SpecError(field: "raw", reason: "not with redact (the source's own bytes would be answered)")
+        }
+    }
 }
 
 /// `skip=jpeg,png,…`: a source in a listed format is answered as `raw=1` answers it when the output format is
@@ -84,6 +92,13 @@ enum SkipProcessingOperation: OperationDescriptor {
         _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
         if let formats = values.skipProcessing { operations.skipProcessing = ThumbnailSpec.SourceFormats(formats) }
+    }
+
+    /// A skipped source would be answered as it came, its faces shown: not beside `redact`.
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
+        if operations.redact != nil && !operations.skipProcessing.isEmpty {
+            throw SpecError(field: "skip", reason: "not with redact (a skipped source would be answered unredacted)")
+        }
     }
 
     /// `jpeg,png`: the listed formats in ``ImageFormat``'s order.

@@ -179,7 +179,7 @@ extension ImgproxyOptions {
         "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd",
         "objects_position", "obj_pos", "op", "crop_aspect_ratio", "crop_ar", "car", "background_alpha", "bga",
         "monochrome", "mc", "duotone", "dt", "unsharp_masking", "ush", "blur_areas", "ba", "progressive_blur", "pbl",
-        "blur_detections", "bd", "draw_detections", "dd", "crop_objects", "colorize", "col", "gradient", "gr",
+        "crop_objects", "colorize", "col", "gradient", "gr",
         "watermark_text", "wmt", "watermark_size", "wms", "watermark_rotate", "wm_rot", "wmr", "watermark_shadow",
         "wmsh", "style", "st", "dpi", "color_profile", "cp", "icc", "autoquality", "aq", "jpeg_options", "jpgo",
         "png_options", "pngo", "webp_options", "webpo", "avif_options", "avifo", "page", "pg", "pages", "pgs",

@@ -191,6 +191,8 @@ package struct ImgproxyOptions: Sendable {
         case "pixelate", "pix":
             try Self.count(arguments, name, 1...1)
             direct.set(.pixelate, try Self.whole(arguments[0], name, "size"), option: name)
+        case "blur_detections", "bd", "draw_detections", "dd":
+            try applyDetections(arguments, name)
         case "brightness", "br", "contrast", "co", "saturation", "sa", "adjust", "a":
             try applyAdjustment(arguments, name)
         case "watermark", "wm":
@@ -265,6 +267,32 @@ package struct ImgproxyOptions: Sendable {
             guard Self.unsupported.contains(name) else { throw .unknownParameter(name) }
             throw .unsupportedOption(name)
         }
+    }
+
+    /// Pro's `blur_detections:%sigma:%classes…` and `draw_detections:%draw:%classes…` with the `face` class alone:
+    /// `/thumb`'s `redact=faces,blur,<sigma>` (the margin `redact`'s default: a Haar box is tighter than a YOLO one)
+    /// and `redact=faces,box` (the boxes as found: no margin); sigma 0 or `dd:0` turns it off. Any other class, or
+    /// none (every class), is refused by name: thumbd detects faces only.
+    private mutating func applyDetections(_ arguments: [String], _ option: String) throws(RequestError) {
+        try Self.count(arguments, option, 1...16)
+        guard arguments.dropFirst() == ["face"] else { throw .unsupportedOption(option) }
+        let isBlur = option == "blur_detections" || option == "bd"
+        let on: Bool
+        var redaction = ThumbnailSpec.Redaction(mode: isBlur ? .blur : .box)
+        if isBlur {
+            let sigma = try Self.decimal(arguments[0], option, "sigma")
+            redaction.strength = sigma
+            on = sigma != .zero
+        } else {
+            on = try Self.boolean(arguments[0], option)
+        }
+        guard on else {
+            direct.remove(.redact)
+            direct.remove(.redact_margin)
+            return
+        }
+        direct.set(.redact, redaction, option: option)
+        if isBlur { direct.remove(.redact_margin) } else { direct.set(.redact_margin, .zero, option: option) }
     }
 
     private mutating func applyResizingType(_ text: String, _ option: String) throws(RequestError) {
