@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-package import Foundation
+import Foundation
 
 /// Real photographs for tests that need faces and scenes: scikit-image's, from its wheel in `.venv-test/`
 /// (`make test-venv`, which `make test` runs, installs it from Tests/Builders/requirements.txt).

@@ -105,6 +105,25 @@ extension Integration {
             #expect(bad.status == 400)
         }
 
+        @Test func redactedFacesAreNoLongerFound() async throws {
+            let harness = try Harness(["imgproxy.enabled": "true"])
+            harness.origin.route("/astronaut.png", .ok(try Photographs.bytes("astronaut.png")))
+            let plain = try await harness.request(harness.thumbTarget("/astronaut.png", "w=400&format=png"))
+            #expect(try Self.facesFound(in: plain.body) == 1)
+            for mode in ["blur", "pixelate"] {
+                let redacted = try await harness.request(
+                    harness.thumbTarget("/astronaut.png", "w=400&format=png&redact=faces,\(mode)"))
+                #expect(redacted.status == 200)
+                #expect(try Self.facesFound(in: redacted.body) == 0, "a face is still found after \(mode)")
+            }
+            // imgproxy Pro's blur_detections with the face class: the same redaction
+            let source = harness.origin.url("/astronaut.png")
+            let blurred = try await harness.request("/imgproxy/unsafe/rs:fit:400:400/bd:12:face/plain/\(source)@png")
+            #expect(blurred.status == 200)
+            #expect(try Self.facesFound(in: blurred.body) == 0)
+            #expect(try await Self.detections(harness, "made") == 1)
+        }
+
         @Test func withFacesOffTheGravitiesFallBackAndInfoRefuses() async throws {
             let harness = try Harness(["image.faces": "false"])
             harness.origin.route("/coffee.png", .ok(try Photographs.bytes("coffee.png")))
@@ -117,6 +136,9 @@ extension Integration {
                 "/info?faces=1&url=" + Harness.percentEncoded(harness.origin.url("/coffee.png")))
             #expect(info.status == 400)
             #expect(!(try await harness.request("/metrics").text.contains("thumbd_face_detections_total")))
+            // And a redaction is refused rather than answered unredacted
+            let redact = try await harness.request(harness.thumbTarget("/coffee.png", "w=100&redact=faces"))
+            #expect(redact.status == 503)
         }
     }
 }

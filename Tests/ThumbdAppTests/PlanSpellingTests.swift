@@ -76,8 +76,8 @@ import Thumbnailing
     }
 
     /// A plan that redacts faces whose render has no detection fails, naming `redact`, and is not cached: the picture
-    /// is never answered unredacted. (This fixture's app passes no detection: when the app wires the detector,
-    /// the fixture must turn it off, `image.faces: false`, for this test.)
+    /// is never answered unredacted. (This fixture's coordinator has no detector, as a service with `image.faces`
+    /// off or its cascade unreadable.)
     @Test func redactWithoutFaceDetectionIs503AndNeverThePicture() throws {
         let fixture = try FrontDoorTests.Fixture()
         fixture.origin.route("/f.png", .ok(Fixtures.bytes("grid.png")))
