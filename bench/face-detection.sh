@@ -16,5 +16,5 @@ FILE=${FILE:-$(ls .venv-test/lib/python3*/site-packages/skimage/data/astronaut.p
 THUMBD_BENCH=1 swift build -c release --scratch-path .build-bench --product thumbd-face-bench >&2
 for cascade in ${CASCADES:-/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml \
   /usr/share/opencv4/lbpcascades/lbpcascade_frontalface_improved.xml /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml}; do
-  .build-bench/release/thumbd-face-bench -n "$RUNS" --band "$BAND" --cascade "$cascade" "$FILE"
+  .build-bench/release/thumbd-face-bench -n "$RUNS" --band "$BAND" --face-side "${FACE_SIDE:-0}" --cascade "$cascade" "$FILE"
 done

@@ -3,6 +3,7 @@
 // std::exception (and anything else) and answers -1 with the text: no exception crosses the C boundary.
 #include "CFaceShims.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -65,6 +66,22 @@ bool grey_matrix(const ThumbdOpenCVGrey &grey, cv::Mat &matrix, std::string &pro
     return true;
 }
 
+/// `matrix` reduced to fit search_side x search_side by area averaging when it is larger (search_side above 0), with
+/// the factors from the reduced picture's pixels back to `matrix`'s; `matrix` itself otherwise.
+cv::Mat reduced(const cv::Mat &matrix, int search_side, double &kx, double &ky) {
+    kx = ky = 1;
+    const int longer = std::max(matrix.cols, matrix.rows);
+    if (search_side <= 0 || longer <= search_side) return matrix;
+    const double k = static_cast<double>(longer) / search_side;
+    const int w = std::max(1, static_cast<int>(matrix.cols / k + 0.5));
+    const int h = std::max(1, static_cast<int>(matrix.rows / k + 0.5));
+    cv::Mat smaller;
+    cv::resize(matrix, smaller, cv::Size(w, h), 0, 0, cv::INTER_AREA);
+    kx = static_cast<double>(matrix.cols) / w;
+    ky = static_cast<double>(matrix.rows) / h;
+    return smaller;
+}
+
 }  // namespace
 
 extern "C" int thumbd_opencv_load_cascade(const char *path, char **error) {
@@ -85,8 +102,8 @@ extern "C" int thumbd_opencv_load_cascade(const char *path, char **error) {
 }
 
 extern "C" int thumbd_opencv_detect_faces(ThumbdOpenCVGrey grey, const char *cascade_path, double scale_factor,
-                                          int min_neighbours, int min_size, ThumbdOpenCVBox *boxes, int max,
-                                          int *count, char **error) {
+                                          int min_neighbours, int min_size, int search_side, ThumbdOpenCVBox *boxes,
+                                          int max, int *count, char **error) {
     if (error) *error = nullptr;
     if (count) *count = 0;
     try {
@@ -99,12 +116,18 @@ extern "C" int thumbd_opencv_detect_faces(ThumbdOpenCVGrey grey, const char *cas
         if (!grey_matrix(grey, matrix, problem)) return fail(error, problem);
         cv::CascadeClassifier *cascade = cascade_for(cascade_path, problem);
         if (!cascade) return fail(error, problem);
+        // A cascade's cost grows with the pixels searched: a smaller copy finds the same faces (down to min_size
+        // of its own pixels) several times faster.
+        double k = 1, ky = 1;
+        const cv::Mat searched = reduced(matrix, search_side, k, ky);
         std::vector<cv::Rect> found;
-        cascade->detectMultiScale(matrix, found, scale_factor, min_neighbours, 0, cv::Size(min_size, min_size));
+        cascade->detectMultiScale(searched, found, scale_factor, min_neighbours, 0, cv::Size(min_size, min_size));
         *count = static_cast<int>(found.size());
         for (int i = 0; i < max && i < *count; i++) {
             const cv::Rect &r = found[static_cast<size_t>(i)];
-            boxes[i] = ThumbdOpenCVBox{r.x, r.y, r.width, r.height};
+            const int left = static_cast<int>(r.x * k + 0.5), top = static_cast<int>(r.y * ky + 0.5);
+            boxes[i] = ThumbdOpenCVBox{left, top, static_cast<int>((r.x + r.width) * k + 0.5) - left,
+                                       static_cast<int>((r.y + r.height) * ky + 0.5) - top};
         }
         return 0;
     } catch (const cv::Exception &exception) {
@@ -117,8 +140,8 @@ extern "C" int thumbd_opencv_detect_faces(ThumbdOpenCVGrey grey, const char *cas
 }
 
 extern "C" int thumbd_opencv_good_features(ThumbdOpenCVGrey grey, int max_corners, double quality_level,
-                                           double min_distance, ThumbdOpenCVPoint *points, int max, int *count,
-                                           char **error) {
+                                           double min_distance, int search_side, ThumbdOpenCVPoint *points, int max,
+                                           int *count, char **error) {
     if (error) *error = nullptr;
     if (count) *count = 0;
     try {
@@ -130,15 +153,18 @@ extern "C" int thumbd_opencv_good_features(ThumbdOpenCVGrey grey, int max_corner
         cv::Mat matrix;
         if (!grey_matrix(grey, matrix, problem)) return fail(error, problem);
         std::vector<cv::Point2f> corners;
+        double kx = 1, ky = 1;
         // OpenCV reads maxCorners <= 0 as "no limit"; 0 asked means none.
         if (max_corners > 0) {
-            cv::goodFeaturesToTrack(matrix, corners, max_corners, quality_level, min_distance, cv::noArray(), 3,
+            const cv::Mat searched = reduced(matrix, search_side, kx, ky);
+            cv::goodFeaturesToTrack(searched, corners, max_corners, quality_level, min_distance, cv::noArray(), 3,
                                     false);
         }
         *count = static_cast<int>(corners.size());
         for (int i = 0; i < max && i < *count; i++) {
+            // A corner is a pixel centre: centres map to centres.
             const cv::Point2f &p = corners[static_cast<size_t>(i)];
-            points[i] = ThumbdOpenCVPoint{p.x, p.y};
+            points[i] = ThumbdOpenCVPoint{(p.x + 0.5) * kx - 0.5, (p.y + 0.5) * ky - 0.5};
         }
         return 0;
     } catch (const cv::Exception &exception) {

@@ -243,21 +243,27 @@ package final class ThumbdService: Sendable {
         logger.info("stopped")
     }
 
-    /// The sources' detections (`image.faces`), or `nil` when off or when the cascade cannot be read (logged: the
-    /// detection gravities then take their fallbacks, and `redact` answers 503).
+    /// The sources' detections (`image.faces`), or `nil` when off or when a cascade cannot be read (logged: the
+    /// detection gravities then take their fallbacks, and `redact` answers 503). The quick search is the operator's
+    /// (`image.face_cascade`, `image.face_side`); the thorough one thumbor's (its Haar cascade on the whole
+    /// intermediate), for `smart` and `redact`.
     static func detections(_ settings: Settings, _ logger: Logger) throws -> SourceDetections? {
         guard settings.image.faces else { return nil }
-        var configuration = FaceDetector.Configuration()
-        configuration.cascadePath = settings.image.faceCascade
-        let detector: FaceDetector
+        var quick = FaceDetector.Configuration()
+        quick.cascadePath = settings.image.faceCascade
+        quick.faceSide = settings.image.faceSide
+        quick.maxFeatures = 0  // the corners serve thumbor's smart crop only, which takes the thorough search
+        var thorough = FaceDetector.Configuration()
+        thorough.featuresBesideFaces = false
+        let detectors: (quick: FaceDetector, thorough: FaceDetector)
         do throws(FaceDetectorError) {
-            detector = try FaceDetector(configuration: configuration)
+            detectors = (try FaceDetector(configuration: quick), try FaceDetector(configuration: thorough))
         } catch {
             logger.warning(
-                "face detection is off: the cascade cannot be loaded",
-                metadata: ["key": "image.face_cascade", "path": "\(settings.image.faceCascade)", "error": "\(error)"])
+                "face detection is off: a cascade cannot be loaded",
+                metadata: ["key": "image.face_cascade", "error": "\(error)"])
             return nil
         }
-        return try SourceDetections(detector: detector)
+        return try SourceDetections(quick: detectors.quick, thorough: detectors.thorough)
     }
 }

@@ -146,6 +146,7 @@ extension Settings {
             .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),
             .boolean("image.faces", \.image.faces, .restart),
             .string("image.face_cascade", \.image.faceCascade, .restart),
+            .integer("image.face_side", \.image.faceSide, .restart),
             .boolean("image.presets_only", \.image.allowsOnlyPresets, .reloadable),
             .string("image.fallback", \.image.fallback, .reloadable),
             .fallbackStatus("image.fallback_status", \.image.fallbackStatus, .reloadable),

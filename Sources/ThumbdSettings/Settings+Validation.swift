@@ -65,6 +65,9 @@ extension Settings {
         }
         try check.range(\.image.intermediateCacheBytes, 0...(1 << 40), "0 keeps none")
         try check.range(\.image.defaultQuality, 1...100)
+        if image.faceSide != 0 {
+            try check.range(\.image.faceSide, 64...512, "0 searches the 512 px intermediate itself")
+        }
         if image.fallback.utf8.contains(0) {
             throw check.error(\.image.fallback, "must be a file path")
         }

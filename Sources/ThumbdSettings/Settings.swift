@@ -123,8 +123,12 @@ package struct Settings: Sendable, Equatable {
         /// Face and feature detection for `gravity=face`, thumbor's `smart/`, `redact` and `/info?faces=1`, once per
         /// source (OpenCV). On by default; with `faceCascade` unreadable at start it is off (logged).
         package var faces = true
-        /// The OpenCV cascade the faces are found with: thumbor's face detector's default, from opencv-data.
-        package var faceCascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml"
+        /// The OpenCV cascade of the quick face search (`gravity=face`, `/info`), from opencv-data: the LBP
+        /// frontal-face cascade, an eighth of thumbor's Haar cascade's time at `faceSide` 256 (BENCHMARKS.md).
+        package var faceCascade = "/usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml"
+        /// The longer side of the copy of a source's 512 px intermediate the quick search runs on; 0 searches the
+        /// intermediate itself.
+        package var faceSide = 256
         /// When true, `/thumb` accepts only `url`, `preset`, `sig`, `format` and `dpr`: every other option comes
         /// from `presets` (a closed deployment).
         package var allowsOnlyPresets = false

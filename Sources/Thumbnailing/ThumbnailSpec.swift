@@ -46,6 +46,10 @@ package struct ThumbnailSpec: Hashable, Sendable {
     /// detection gravities where they choose the crop (pass a normalised spec: a gravity that does nothing is gone),
     /// and for a plan that redacts the faces (whose render fails without them).
     package var needsDetection: Bool { gravity.needsDetection || operations.redact != nil }
+    /// Whether its detections must be thumbor's own (its Haar cascade on the whole intermediate): thumbor's `smart`,
+    /// whose crops must match thumbor's, and a redaction, which must miss no face the thorough search finds. The
+    /// others (`gravity=face`, `/info`) take the quick search (`image.face_cascade`, `image.face_side`).
+    package var needsThoroughDetection: Bool { gravity == .smart || operations.redact != nil }
 
     /// Builds a spec, checking every value.
     /// - Throws: `SpecError` naming the field when a side is out of `dimensionRange`, both sides are

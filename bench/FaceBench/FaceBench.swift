@@ -4,7 +4,7 @@
 // builds and runs it on scikit-image's astronaut.
 //
 //   THUMBD_BENCH=1 swift build -c release --scratch-path .build-bench --product thumbd-face-bench
-//   .build-bench/release/thumbd-face-bench -n 50 [--band 512] [--cascade PATH] FILE
+//   .build-bench/release/thumbd-face-bench -n 50 [--band 512] [--face-side 0] [--cascade PATH] FILE
 //
 // Prints per-run milliseconds (median, p10, p90, min) of the whole detection, of the faces alone (maxFeatures 0)
 // and of the intermediate's making (decode, for scale), the CPU milliseconds per detection, and one
@@ -15,7 +15,7 @@ import Thumbnailing
 @main
 struct FaceBench {
     static func main() throws {
-        var runs = 50, band = 512
+        var runs = 50, band = 512, faceSide = 0
         var cascade = FaceDetector.Configuration.defaultCascadePath
         var file: String?
         var arguments = Array(CommandLine.arguments.dropFirst()).makeIterator()
@@ -23,6 +23,7 @@ struct FaceBench {
             switch argument {
             case "-n": runs = Int(arguments.next() ?? "") ?? runs
             case "--band": band = Int(arguments.next() ?? "") ?? band
+            case "--face-side": faceSide = Int(arguments.next() ?? "") ?? faceSide
             case "--cascade": cascade = arguments.next() ?? cascade
             default: file = argument
             }
@@ -30,8 +31,8 @@ struct FaceBench {
         guard let file else { throw BenchError(description: "usage: thumbd-face-bench [-n N] [--band B] FILE") }
         let source = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
         let thumbnailer = try Thumbnailer(vips: Vips.initialize(programName: "thumbd-face-bench"))
-        let detector = try FaceDetector(configuration: .init(cascadePath: cascade))
-        let facesOnly = try FaceDetector(configuration: .init(cascadePath: cascade, maxFeatures: 0))
+        let detector = try FaceDetector(configuration: .init(cascadePath: cascade, faceSide: faceSide))
+        let facesOnly = try FaceDetector(configuration: .init(cascadePath: cascade, faceSide: faceSide, maxFeatures: 0))
 
         var making: [Double] = []
         var image = try thumbnailer.analysisImage(source, band: band)

@@ -168,6 +168,8 @@ def main():
                         help="largest distance of the crop centres, a fraction of the box's cut side (default 0.10)")
     parser.add_argument("--out", help="write every row (offsets, scores, thumbor's meta focal points) as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the state directory (both servers' logs)")
+    parser.add_argument("--thumbd-setting", action="append", default=[], metavar="THUMBD_KEY=VALUE",
+                        help="an environment setting for thumbd, e.g. THUMBD_IMAGE_FACE_SIDE=0 (repeatable)")
     args = parser.parse_args()
     paths = picture_list(args.pictures) if args.pictures else default_pictures()
     if not paths:
@@ -190,7 +192,9 @@ def main():
         origin = diff.Origin(pictures)
         thumbor, thumbor_port = diff.start_thumbor(state, allow_unsafe=True)
         children.append(thumbor)
-        thumbd, thumbd_port = diff.start_thumbd(os.path.abspath(args.thumbd), state, allow_unsafe=True)
+        thumbd, thumbd_port = diff.start_thumbd(
+            os.path.abspath(args.thumbd), state, allow_unsafe=True,
+            settings=dict(setting.split("=", 1) for setting in args.thumbd_setting))
         children.append(thumbd)
         host = f"127.0.0.1:{origin.port}"
         for name, source in sources.items():

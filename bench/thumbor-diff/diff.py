@@ -206,9 +206,9 @@ class Thumbor:
             child.stop()
 
 
-def start_thumbd(binary, state, imgproxy=False, allow_unsafe=False):
+def start_thumbd(binary, state, imgproxy=False, allow_unsafe=False, settings=None):
     """thumbd with thumbor's form at / (or, with imgproxy, imgproxy's at /imgproxy/, unsigned) on a free port;
-    allow_unsafe also takes thumbor's /unsafe/ URLs."""
+    allow_unsafe also takes thumbor's /unsafe/ URLs; settings: THUMBD_* variables to set (none is inherited)."""
     conf = os.path.join(state, "thumbd.yaml")
     form = """imgproxy:
   enabled: true
@@ -235,6 +235,7 @@ log:
     cache = os.path.join(state, "thumbd-cache")
     os.makedirs(cache, exist_ok=True)
     environment = {key: value for key, value in os.environ.items() if not key.startswith("THUMBD_")}
+    environment.update(settings or {})
     child = Child("thumbd", [binary, "--config", conf, "--cache-dir", cache, "--port", "0"],
                   os.path.join(state, "thumbd.log"), environment)
 

@@ -41,7 +41,9 @@ typedef struct ThumbdOpenCVGrey {
 int thumbd_opencv_load_cascade(const char *path, char **error);
 
 /// Runs the cascade at `cascade_path` over `grey` (CascadeClassifier::detectMultiScale with scale_factor,
-/// min_neighbours and a min_size x min_size smallest window, no largest one). Writes at most `max` boxes, in the
+/// min_neighbours and a min_size x min_size smallest window, no largest one). With search_side above 0 and below
+/// the picture's longer side, the picture is first reduced to fit search_side x search_side (area averaging) and
+/// searched there (min_size is then in the reduced picture's pixels); the boxes are always in `grey`'s pixels. Writes at most `max` boxes, in the
 /// order OpenCV found them, and their number (which may exceed `max`: the rest are dropped) into *count.
 /// Cascades are loaded once per thread and path and kept for the thread's life: a CascadeClassifier must not run
 /// on two threads at once, and render threads are long-lived. OpenCV's own worker threads are off (set once,
@@ -49,16 +51,18 @@ int thumbd_opencv_load_cascade(const char *path, char **error);
 /// - boxes: (out caller-allocates) room for `max` boxes; may be NULL when max is 0.
 /// Returns 0, or -1 with *error (transfer full): an unreadable cascade, a bad argument, an OpenCV exception.
 int thumbd_opencv_detect_faces(ThumbdOpenCVGrey grey, const char *cascade_path, double scale_factor,
-                               int min_neighbours, int min_size, ThumbdOpenCVBox *boxes, int max, int *count,
-                               char **error);
+                               int min_neighbours, int min_size, int search_side, ThumbdOpenCVBox *boxes, int max,
+                               int *count, char **error);
 
 /// Good features to track over `grey` (Shi-Tomasi's minimum eigenvalue, no Harris, block size 3, no mask): at most
 /// `max_corners` corners whose quality is at least quality_level times the best one, min_distance apart, the
-/// strongest first. Writes at most `max` of them into `points` and their number into *count.
+/// strongest first, found on a copy reduced to fit search_side x search_side when that is above 0 and the picture is
+/// larger (as thumbd_opencv_detect_faces), their positions in `grey`'s pixels (pixel centres mapped to centres).
+/// Writes at most `max` of them into `points` and their number into *count.
 /// - points: (out caller-allocates) room for `max` points; may be NULL when max is 0.
 /// Returns 0, or -1 with *error (transfer full).
 int thumbd_opencv_good_features(ThumbdOpenCVGrey grey, int max_corners, double quality_level, double min_distance,
-                                ThumbdOpenCVPoint *points, int max, int *count, char **error);
+                                int search_side, ThumbdOpenCVPoint *points, int max, int *count, char **error);
 
 /// Releases memory handed out by these functions (an error text). NULL is allowed.
 void thumbd_opencv_free(void *pointer);

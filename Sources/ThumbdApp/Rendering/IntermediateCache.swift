@@ -81,7 +81,9 @@ final class IntermediateCache: Sendable {
         if spec.needsDetection {
             let sourceDigest = source.withUnsafeBytes { XXHash64.hash($0) }
             digest = sourceDigest
-            regions = try self.regions(of: source, url: url, digest: sourceDigest, thumbnailer: thumbnailer)
+            regions = try self.regions(
+                of: source, url: url, digest: sourceDigest, thorough: spec.needsThoroughDetection,
+                thumbnailer: thumbnailer)
         }
         return try thumbnailer.render(
             source, spec: spec, watermarks: overlays.watermarks, frame: overlays.frame, regions: regions
@@ -96,13 +98,14 @@ final class IntermediateCache: Sendable {
     /// The source's detections (``SourceDetections``), made from its analysis-band intermediate (kept, or made and
     /// offered to this cache as any render's); `nil` with detection off. Blocks: call on a render thread.
     func regions(
-        of source: [UInt8], url: String, digest: UInt64? = nil, thumbnailer: Thumbnailer
+        of source: [UInt8], url: String, digest: UInt64? = nil, thorough: Bool = false, thumbnailer: Thumbnailer
     ) throws(ThumbnailError) -> DetectedRegions? {
         guard let detections else { return nil }
         let key = Key(
             source: url, digest: digest ?? source.withUnsafeBytes { XXHash64.hash($0) },
             band: SourceDetections.analysisBand)
-        return try detections.regions(for: key) { () throws(ThumbnailError) -> IntermediateImage in
+        let record = SourceDetections.Key(intermediate: key, profile: thorough ? .thorough : .quick)
+        return try detections.regions(for: record) { () throws(ThumbnailError) -> IntermediateImage in
             try intermediate(for: key) { () throws(ThumbnailError) -> IntermediateImage in
                 try thumbnailer.analysisImage(source, band: SourceDetections.analysisBand)
             }
@@ -112,7 +115,11 @@ final class IntermediateCache: Sendable {
     /// The detections kept for a source's bytes, without detecting (`/info` says whether they were).
     func keptRegions(of source: [UInt8], url: String) -> DetectedRegions? {
         detections?.kept(
-            Key(source: url, digest: source.withUnsafeBytes { XXHash64.hash($0) }, band: SourceDetections.analysisBand))
+            .init(
+                intermediate: Key(
+                    source: url, digest: source.withUnsafeBytes { XXHash64.hash($0) },
+                    band: SourceDetections.analysisBand),
+                profile: .quick))
     }
 
     /// The kept intermediate for `key`, or the one another thread is making, or a new one from `make`.

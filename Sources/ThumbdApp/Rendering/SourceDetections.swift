@@ -30,29 +30,45 @@ final class SourceDetections: Sendable {
         var failures = 0
     }
 
-    let detector: FaceDetector
-    private let memory: MemoryCache<IntermediateCache.Key, String, DetectedRegions>
+    /// Which search a record comes from: each source has at most one of each, made when first needed.
+    enum Profile: Hashable, Sendable {
+        /// The operator's (`image.face_cascade` on the intermediate reduced to `image.face_side`): `gravity=face`,
+        /// `/info`.
+        case quick
+        /// thumbor's face detector as thumbor runs it (its Haar cascade on the whole intermediate): thumbor's
+        /// `smart`, and `redact`, which must not miss a face for speed.
+        case thorough
+    }
+
+    /// A record's key: the source's analysis intermediate, and the search.
+    struct Key: Hashable, Sendable {
+        let intermediate: IntermediateCache.Key
+        let profile: Profile
+    }
+
+    private let detectors: [Profile: FaceDetector]
+    private let memory: MemoryCache<Key, String, DetectedRegions>
     private let state = Mutex(State())
 
     private struct State {
-        var inProgress: [IntermediateCache.Key: Pending<DetectedRegions?>] = [:]
+        var inProgress: [Key: Pending<DetectedRegions?>] = [:]
         var counters = Counters()
     }
 
-    init(detector: FaceDetector, maxEntries: Int = 20_000) throws(Caching.ConfigurationError) {
-        self.detector = detector
+    init(quick: FaceDetector, thorough: FaceDetector, maxEntries: Int = 20_000) throws(Caching.ConfigurationError) {
+        detectors = [.quick: quick, .thorough: thorough]
         memory = try MemoryCache(configuration: .init(maxBytes: maxEntries << 10, maxEntries: maxEntries))
     }
 
     var counters: Counters { state.withLock { $0.counters } }
 
     /// The kept record of `key`'s source, if any (no detection).
-    func kept(_ key: IntermediateCache.Key) -> DetectedRegions? { memory.value(forKey: key) }
+    func kept(_ key: Key) -> DetectedRegions? { memory.value(forKey: key) }
 
     /// The source's detections: kept, or being made by another render (waited for), or made now from `image` (which
     /// decodes the intermediate only when called). Blocks: call on a render thread.
     func regions(
-        for key: IntermediateCache.Key, image: () throws(ThumbnailError) -> IntermediateImage
+        for key: Key, image: () throws(ThumbnailError) -> IntermediateImage
     ) throws(ThumbnailError) -> DetectedRegions? {
         if let hit = memory.value(forKey: key) {
             state.withLock { $0.counters.hits += 1 }
@@ -73,6 +89,9 @@ final class SourceDetections: Sendable {
         do throws(ThumbnailError) {
             let intermediate = try image()
             do throws(FaceDetectorError) {
+                guard let detector = detectors[key.profile] else {
+                    throw FaceDetectorError.detectionFailed("no detector")
+                }
                 result = .success(try detector.detect(in: intermediate))
             } catch {
                 state.withLock { $0.counters.failures += 1 }
@@ -84,7 +103,7 @@ final class SourceDetections: Sendable {
         if case .success(let regions?) = result {
             _ = memory.insert(
                 regions, forKey: key, cost: 64 + 16 * (regions.faces.count + regions.features.count),
-                group: key.source)
+                group: key.intermediate.source)
         }
         state.withLock { _ = $0.inProgress.removeValue(forKey: key) }
         pending.finish(result)

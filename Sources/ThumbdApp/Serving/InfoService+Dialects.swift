@@ -94,7 +94,8 @@ extension InfoService: ThumborMetaAnswering {
                         let normalized = thumbnailer.normalized(spec)
                         let regions =
                             path.smart
-                            ? try intermediates?.regions(of: bytes.body, url: source.string, thumbnailer: thumbnailer)
+                            ? try intermediates?.regions(
+                                of: bytes.body, url: source.string, thorough: true, thumbnailer: thumbnailer)
                             : nil
                         let rendered = try thumbnailer.render(bytes.body, spec: normalized, regions: regions)
                         var meta = Self.thumborMeta(

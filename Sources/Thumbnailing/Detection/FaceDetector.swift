@@ -28,6 +28,13 @@ package struct FaceDetector: Sendable {
         package var scaleFactor: Double
         /// How many overlapping detections a face needs to be kept.
         package var minNeighbours: Int
+        /// The longer side of the copy of the intermediate faces are searched on (area-averaged), when the
+        /// intermediate is larger; 0 searches the intermediate itself (thumbor's way, on its whole picture). A
+        /// cascade's cost grows with the pixels searched (BENCHMARKS.md, "Face detection").
+        package var faceSide: Int
+        /// Whether the corners are found when faces are (thumbor's smart crop and `meta/` read them only without a
+        /// face; the service skips them, a direct caller gets both by default).
+        package var featuresBesideFaces: Bool
         /// At most this many faces are kept, in the order OpenCV found them.
         package var maxFaces: Int
         /// At most this many corners (good features to track's `maxCorners`).
@@ -41,6 +48,8 @@ package struct FaceDetector: Sendable {
             cascadePath: String = Configuration.defaultCascadePath,
             scaleFactor: Double = 1.2,
             minNeighbours: Int = 4,
+            faceSide: Int = 0,
+            featuresBesideFaces: Bool = true,
             maxFaces: Int = 32,
             maxFeatures: Int = 20,
             featureQuality: Double = 0.04,
@@ -49,6 +58,8 @@ package struct FaceDetector: Sendable {
             self.cascadePath = cascadePath
             self.scaleFactor = scaleFactor
             self.minNeighbours = minNeighbours
+            self.faceSide = faceSide
+            self.featuresBesideFaces = featuresBesideFaces
             self.maxFaces = maxFaces
             self.maxFeatures = maxFeatures
             self.featureQuality = featureQuality
@@ -59,6 +70,9 @@ package struct FaceDetector: Sendable {
         package func validate() throws(FaceDetectorError) {
             guard scaleFactor > 1, scaleFactor.isFinite else {
                 throw .invalidConfiguration("scaleFactor must be above 1, not \(scaleFactor)")
+            }
+            guard faceSide == 0 || faceSide >= 64 else {
+                throw .invalidConfiguration("faceSide must be 0 (the intermediate) or at least 64, not \(faceSide)")
             }
             guard minNeighbours >= 0, maxFaces >= 0, maxFeatures >= 0 else {
                 throw .invalidConfiguration("minNeighbours, maxFaces and maxFeatures must not be negative")
@@ -104,8 +118,15 @@ package struct FaceDetector: Sendable {
         }
         let width = Int(grey.width), height = Int(grey.height)
         let picture = ThumbdOpenCVGrey(pixels: pixels, width: grey.width, height: grey.height, stride: width)
-        let faces = try findFaces(in: picture, smallest: Swift.max(20, Swift.min(width, height) / 15))
-        let corners = try findFeatures(in: picture)
+        // thumbor's smallest face, 1/15 of the shorter side and at least 20 px, in the pixels searched.
+        let searchScale =
+            configuration.faceSide > 0 && Swift.max(width, height) > configuration.faceSide
+            ? Double(configuration.faceSide) / Double(Swift.max(width, height)) : 1
+        let shorter = Int((Double(Swift.min(width, height)) * searchScale).rounded())
+        let faces = try findFaces(in: picture, smallest: Swift.max(20, shorter / 15))
+        // thumbor's feature detector runs only when its face detector found nothing (and nothing reads the
+        // corners beside faces): skipped then when asked, which saves their cost on every picture with a face.
+        let corners = faces.isEmpty || configuration.featuresBesideFaces ? try findFeatures(in: picture) : []
 
         // Intermediate pixels to upright source pixels (the intermediate is the upright source, resized).
         let sourceWidth = Int(grey.upright_width), sourceHeight = Int(grey.upright_height)
@@ -136,7 +157,7 @@ package struct FaceDetector: Sendable {
         let status = boxes.withUnsafeMutableBufferPointer { buffer in
             thumbd_opencv_detect_faces(
                 picture, configuration.cascadePath, configuration.scaleFactor, Int32(configuration.minNeighbours),
-                Int32(smallest), buffer.baseAddress, Int32(room), &count, &error)
+                Int32(smallest), Int32(configuration.faceSide), buffer.baseAddress, Int32(room), &count, &error)
         }
         if status != 0 {
             let detail = Self.take(error)
@@ -157,7 +178,7 @@ package struct FaceDetector: Sendable {
         let status = points.withUnsafeMutableBufferPointer { buffer in
             thumbd_opencv_good_features(
                 picture, Int32(room), configuration.featureQuality, configuration.featureMinDistance,
-                buffer.baseAddress, Int32(room), &count, &error)
+                Int32(configuration.faceSide), buffer.baseAddress, Int32(room), &count, &error)
         }
         if status != 0 { throw .detectionFailed(Self.take(error)) }
         return Array(points.prefix(Swift.min(room, Int(count))))
