@@ -98,7 +98,9 @@ package enum GalleryPage {
         <label>Gravity <select id="gravity" name="gravity"><option>centre</option><option>north</option>
         <option>northeast</option><option>east</option><option>southeast</option><option>south</option>
         <option>southwest</option><option>west</option><option>northwest</option>
-        <option value="attention">attention (smart)</option><option>entropy</option></select></label>
+        <option value="attention">attention (libvips)</option><option>entropy</option>
+        <option value="face">face (the faces found)</option><option value="smart">smart (thumbor's detectors)</option>
+        </select></label>
         <label><input type="checkbox" id="enlarge" name="enlarge" value="1"> Enlarge</label>
         <label>Format <select id="format" name="format"><option>auto</option><option>jpeg</option><option>webp</option>
         <option>png</option><option>avif</option><option>gif</option></select></label>

@@ -49,9 +49,14 @@ extension Integration {
             Playground(
                 operations: "w=90&h=60&fit=cover&gravity=northeast&rotate=270&flip=h&sharpen=0.8&q=55&format=jpeg",
                 size: (90, 60)),
-            // A smart crop (thumbor's smart/, imgproxy's g:sm) of a picture turned half round by two flips.
+            // thumbor's smart crop (its detectors) of a picture turned half round by two flips: not imgproxy's.
             Playground(
-                operations: "w=100&h=50&fit=cover&gravity=attention&flip=hv&enlarge=1&format=webp", size: (100, 50)),
+                operations: "w=100&h=50&fit=cover&gravity=smart&flip=hv&enlarge=1&format=webp",
+                inexpressible: ["imgproxy": "not expressible in imgproxy's form: gravity smart"], size: (100, 50)),
+            // Faces (imgproxy Pro's g:obj:face): not thumbor's.
+            Playground(
+                operations: "w=100&h=50&fit=cover&gravity=face&format=png",
+                inexpressible: ["thumbor": "not expressible in thumbor's form: gravity face"], size: (100, 50)),
             // Letterboxed onto a colour, enlarged, flipped top-bottom, blurred.
             Playground(
                 operations: "w=100&h=70&fit=pad&bg=ff8800&enlarge=1&flip=v&blur=1.5&format=png", size: (100, 70)),

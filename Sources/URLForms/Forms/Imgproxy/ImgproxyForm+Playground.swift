@@ -5,7 +5,7 @@ extension ImgproxyForm {
     ///
     /// Its builder, `imgproxyForm`: `rs:fit|fill|force`, `ex:1[:gravity]` for `pad`, `g:` for `cover`, `el:1`,
     /// `rot:`, `fl:`, `bl:`, `sh:`, `bg:`, `q:`, a plain percent-encoded source and the format as `@extension`.
-    /// `grayscale` and `entropy` are not expressible.
+    /// `grayscale`, `entropy` and thumbor's `smart` are not expressible.
     package static let playground = PlaygroundEntry(
         title: "imgproxy", unsignedURLs: "unsigned (<code>insecure</code>) URLs", keySettings: "imgproxy.keys",
         signingNotice: """
@@ -25,10 +25,11 @@ extension ImgproxyForm {
               var refusals = [];
               var types = { contain: 'fit', cover: 'fill', fill: 'force', pad: 'fit' };
               var parts = ['insecure', 'rs:' + types[e.fit] + ':' + ops.w + ':' + ops.h];
-              if (e.gravity === 'entropy') {
-                refusals.push('gravity entropy');
+              var smartGravities = { attention: 'sm', face: 'obj:face' };
+              if (e.gravity === 'entropy' || e.gravity === 'smart') {
+                refusals.push('gravity ' + e.gravity);
               } else if (e.fit === 'cover' && e.gravity !== 'centre') {
-                parts.push('g:' + (e.gravity === 'attention' ? 'sm' : imgproxyCompass[e.gravity]));
+                parts.push('g:' + (smartGravities[e.gravity] || imgproxyCompass[e.gravity]));
               }
               if (e.fit === 'pad') {
                 parts.push('ex:1' + (e.gravity !== 'centre' ? ':' + imgproxyCompass[e.gravity] : ''));

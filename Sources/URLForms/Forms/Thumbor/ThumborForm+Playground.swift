@@ -8,7 +8,7 @@ extension ThumborForm {
     /// mirror) and written as thumbor's mirror `-W` and `filters:rotate(…)`; the box is given as thumbor's (sides
     /// swapped by a quarter turn) and the alignment as the source's side that ends up where the gravity points. Its
     /// crop mode (`WxH`) enlarges unless `no_upscale()`, `fit-in` does not unless `upscale()`. `fill(colour)` with
-    /// `fit-in` is `pad`; a `pad` placed anywhere but the centre, and `entropy`, are not expressible, nor are
+    /// `fit-in` is `pad`; a `pad` placed anywhere but the centre, and `attention`, `entropy` and `face` (thumbor's `smart/` is `gravity=smart`), are not expressible, nor are
     /// `outside`, an enlarged `contain` and one-sided boxes (thumbor's form sizes them by thumbor's rounding, another
     /// plan).
     package static let playground = PlaygroundEntry(
@@ -50,10 +50,10 @@ extension ThumborForm {
                   + 'rounding=thumbor-…)');
               }
               parts.push((turn.mirrored ? '-' : '') + (swaps ? ops.h : ops.w) + 'x' + (swaps ? ops.w : ops.h));
-              if (e.fit === 'cover' && e.gravity === 'attention') {
+              if (e.fit === 'cover' && e.gravity === 'smart') {
                 parts.push('smart');
-              } else if (e.fit === 'cover' && e.gravity === 'entropy') {
-                refusals.push('gravity entropy');
+              } else if (e.fit === 'cover' && ['attention', 'entropy', 'face'].indexOf(e.gravity) >= 0) {
+                refusals.push('gravity ' + e.gravity);
               } else if (e.fit === 'cover' && e.gravity !== 'centre') {
                 // The side of the untouched picture that the turn takes to where the gravity points.
                 var wanted = compass[e.gravity];
