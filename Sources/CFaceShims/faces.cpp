@@ -82,16 +82,11 @@ cv::Mat reduced(const cv::Mat &matrix, int search_side, double &kx, double &ky) 
     return smaller;
 }
 
-}  // namespace
-
-extern "C" int thumbd_opencv_load_cascade(const char *path, char **error) {
-    if (error) *error = nullptr;
+/// Runs `body`, turning any C++ exception into -1 with its text in *error: none may cross the C boundary.
+template <typename Body>
+int guarded(char **error, Body body) {
     try {
-        if (!path) return fail(error, "no cascade path");
-        run_on_calling_thread();
-        std::string problem;
-        if (!cascade_for(path, problem)) return fail(error, problem);
-        return 0;
+        return body();
     } catch (const cv::Exception &exception) {
         return fail(error, std::string("OpenCV: ") + exception.what());
     } catch (const std::exception &exception) {
@@ -101,12 +96,25 @@ extern "C" int thumbd_opencv_load_cascade(const char *path, char **error) {
     }
 }
 
+}  // namespace
+
+extern "C" int thumbd_opencv_load_cascade(const char *path, char **error) {
+    if (error) *error = nullptr;
+    return guarded(error, [&]() -> int {
+        if (!path) return fail(error, "no cascade path");
+        run_on_calling_thread();
+        std::string problem;
+        if (!cascade_for(path, problem)) return fail(error, problem);
+        return 0;
+    });
+}
+
 extern "C" int thumbd_opencv_detect_faces(ThumbdOpenCVGrey grey, const char *cascade_path, double scale_factor,
                                           int min_neighbours, int min_size, int search_side, ThumbdOpenCVBox *boxes,
                                           int max, int *count, char **error) {
     if (error) *error = nullptr;
     if (count) *count = 0;
-    try {
+    return guarded(error, [&]() -> int {
         if (!cascade_path || !count || max < 0 || (max > 0 && !boxes)) return fail(error, "bad arguments");
         if (!(scale_factor > 1) || min_neighbours < 0 || min_size < 0)
             return fail(error, "scale factor at most 1, or negative neighbours or size");
@@ -130,13 +138,7 @@ extern "C" int thumbd_opencv_detect_faces(ThumbdOpenCVGrey grey, const char *cas
                                        static_cast<int>((r.y + r.height) * ky + 0.5) - top};
         }
         return 0;
-    } catch (const cv::Exception &exception) {
-        return fail(error, std::string("OpenCV: ") + exception.what());
-    } catch (const std::exception &exception) {
-        return fail(error, exception.what());
-    } catch (...) {
-        return fail(error, "unknown C++ exception");
-    }
+    });
 }
 
 extern "C" int thumbd_opencv_good_features(ThumbdOpenCVGrey grey, int max_corners, double quality_level,
@@ -144,7 +146,7 @@ extern "C" int thumbd_opencv_good_features(ThumbdOpenCVGrey grey, int max_corner
                                            int *count, char **error) {
     if (error) *error = nullptr;
     if (count) *count = 0;
-    try {
+    return guarded(error, [&]() -> int {
         if (!count || max < 0 || (max > 0 && !points)) return fail(error, "bad arguments");
         if (max_corners < 0 || !(quality_level > 0) || min_distance < 0)
             return fail(error, "negative corners or distance, or a quality level not above 0");
@@ -167,13 +169,7 @@ extern "C" int thumbd_opencv_good_features(ThumbdOpenCVGrey grey, int max_corner
             points[i] = ThumbdOpenCVPoint{(p.x + 0.5) * kx - 0.5, (p.y + 0.5) * ky - 0.5};
         }
         return 0;
-    } catch (const cv::Exception &exception) {
-        return fail(error, std::string("OpenCV: ") + exception.what());
-    } catch (const std::exception &exception) {
-        return fail(error, exception.what());
-    } catch (...) {
-        return fail(error, "unknown C++ exception");
-    }
+    });
 }
 
 extern "C" void thumbd_opencv_free(void *pointer) { std::free(pointer); }
