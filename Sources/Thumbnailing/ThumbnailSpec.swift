@@ -46,7 +46,7 @@ package struct ThumbnailSpec: Hashable, Sendable {
     /// detection gravities where they choose the crop (pass a normalised spec: a gravity that does nothing is gone),
     /// and for a plan that redacts the faces (whose render fails without them).
     package var needsDetection: Bool { gravity.needsDetection || operations.redact != nil }
-    /// Whether its detections must be thumbor's own (its Haar cascade on the whole intermediate): thumbor's `smart`,
+    /// Whether its detections must be thumbor's own (its Haar cascade on a 1024 px intermediate): thumbor's `smart`,
     /// whose crops must match thumbor's, and a redaction, which must miss no face the thorough search finds. The
     /// others (`gravity=face`, `/info`) take the quick search (`image.face_cascade`, `image.face_side`).
     package var needsThoroughDetection: Bool { gravity == .smart || operations.redact != nil }

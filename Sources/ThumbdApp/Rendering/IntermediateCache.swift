@@ -95,8 +95,10 @@ final class IntermediateCache: Sendable {
         }
     }
 
-    /// The source's detections (``SourceDetections``), made from its analysis-band intermediate (kept, or made and
-    /// offered to this cache as any render's); `nil` with detection off. Blocks: call on a render thread.
+    /// The source's detections (``SourceDetections``): the quick search's made from its analysis-band intermediate
+    /// (kept, or made and offered to this cache as any render's), the thorough one's from an intermediate of
+    /// `SourceDetections.thoroughBand` made for it alone (thumbor detects on its whole picture; a larger intermediate
+    /// would only crowd the renders' out of the budget); `nil` with detection off. Blocks: call on a render thread.
     func regions(
         of source: [UInt8], url: String, digest: UInt64? = nil, thorough: Bool = false, thumbnailer: Thumbnailer
     ) throws(ThumbnailError) -> DetectedRegions? {
@@ -106,7 +108,8 @@ final class IntermediateCache: Sendable {
             band: SourceDetections.analysisBand)
         let record = SourceDetections.Key(intermediate: key, profile: thorough ? .thorough : .quick)
         return try detections.regions(for: record) { () throws(ThumbnailError) -> IntermediateImage in
-            try intermediate(for: key) { () throws(ThumbnailError) -> IntermediateImage in
+            if thorough { return try thumbnailer.analysisImage(source, band: SourceDetections.thoroughBand) }
+            return try intermediate(for: key) { () throws(ThumbnailError) -> IntermediateImage in
                 try thumbnailer.analysisImage(source, band: SourceDetections.analysisBand)
             }
         }

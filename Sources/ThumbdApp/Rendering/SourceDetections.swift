@@ -17,6 +17,9 @@ import Thumbnailing
 final class SourceDetections: Sendable {
     /// The band of the intermediate detection runs on: at most 512 px a side, as thumbd's default band.
     static let analysisBand = 512
+    /// The band of the thorough search's own intermediate (thumbor's `smart`, `redact`): thumbor searches its whole
+    /// picture, and its corners found on a 512 px copy of a larger one are not its own (`make smart-crops`).
+    static let thoroughBand = 1024
 
     /// Totals since start (for /metrics and tests).
     struct Counters: Sendable, Equatable {
@@ -35,7 +38,7 @@ final class SourceDetections: Sendable {
         /// The operator's (`image.face_cascade` on the intermediate reduced to `image.face_side`): `gravity=face`,
         /// `/info`.
         case quick
-        /// thumbor's face detector as thumbor runs it (its Haar cascade on the whole intermediate): thumbor's
+        /// thumbor's face detector as thumbor runs it (its Haar cascade on a 1024 px intermediate): thumbor's
         /// `smart`, and `redact`, which must not miss a face for speed.
         case thorough
     }
