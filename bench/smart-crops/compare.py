@@ -203,14 +203,7 @@ def main():
                 print_row(row)
                 rows.append(row)
     finally:
-        for child in reversed(children):
-            child.stop()
-        if origin:
-            origin.stop()
-        if args.keep:
-            print(f"kept: {state}")
-        else:
-            shutil.rmtree(state, ignore_errors=True)
+        diff.tear_down(children, origin, state, args.keep)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as file:
             json.dump({"limit": args.limit, "rows": rows}, file, indent=1)

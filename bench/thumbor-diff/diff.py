@@ -206,6 +206,18 @@ class Thumbor:
             child.stop()
 
 
+def tear_down(children, origin, state, keep):
+    """Stops the servers (last started first) and the origin, and removes the state directory unless kept."""
+    for child in reversed(children):
+        child.stop()
+    if origin:
+        origin.stop()
+    if keep:
+        print(f"kept: {state}")
+    else:
+        shutil.rmtree(state, ignore_errors=True)
+
+
 def start_thumbd(binary, state, imgproxy=False, allow_unsafe=False, settings=None):
     """thumbd with thumbor's form at / (or, with imgproxy, imgproxy's at /imgproxy/, unsigned) on a free port;
     allow_unsafe also takes thumbor's /unsafe/ URLs; settings: THUMBD_* variables to set (none is inherited)."""
@@ -497,14 +509,7 @@ def main():
         with ThreadPoolExecutor(max_workers=args.workers) as pool:
             rows = list(pool.map(lambda case: compare(case[0], case[1], thumbor, thumbd_port, host, dump), cases))
     finally:
-        for child in reversed(children):
-            child.stop()
-        if origin:
-            origin.stop()
-        if args.keep:
-            print(f"kept: {state}")
-        else:
-            shutil.rmtree(state, ignore_errors=True)
+        tear_down(children, origin, state, args.keep)
     command = " ".join(["bench/thumbor-diff/diff.py"] + [a for a in sys.argv[1:]])
     numbers = write_report(rows, args.out, command, args.count, args.seed, time.monotonic() - started)
     print(json.dumps(numbers))

@@ -127,21 +127,11 @@ extension InfoService: ThumborMetaAnswering {
         guard !path.filters.contains(where: { $0.name == "focal" || $0.name == "extract_focal" }) else { return nil }
         var points: [ThumborMeta.FocalPoint] = []
         if path.smart, let regions {
-            if !regions.faces.isEmpty {
-                points = regions.faces.map { face in
-                    var top = Double(face.y)
-                    if top - Double(face.height) * Thumbnailer.hairOffset >= 0 {
-                        top -= Double(face.height) * Thumbnailer.hairOffset
-                    }
-                    return .init(
-                        x: face.x + face.width / 2, y: Int(top + Double(face.height / 2)),
-                        z: Double(face.width * face.height), height: face.height, width: face.width,
-                        origin: "Face Detection")
-                }
-            } else {
-                points = regions.features.map {
-                    .init(x: Int($0.x), y: Int($0.y), z: 1, height: 1, width: 1, origin: "alignment")
-                }
+            let faces = regions.faces.map(DetectedRegions.Rect.init)
+            points = Thumbnailer.thumborPoints(faces: faces, features: regions.features).map {
+                .init(
+                    x: $0.x, y: $0.y, z: $0.weight, height: $0.height, width: $0.width,
+                    origin: $0.isFace ? "Face Detection" : "alignment")
             }
         }
         var size = picture

@@ -64,6 +64,11 @@ extension DetectedRegions {
             self.height = height
         }
 
+        /// A box's rectangle.
+        package init(_ box: Box) {
+            self.init(x: Double(box.x), y: Double(box.y), width: Double(box.width), height: Double(box.height))
+        }
+
         package var centreX: Double { x + width / 2 }
         package var centreY: Double { y + height / 2 }
 
@@ -82,9 +87,7 @@ extension DetectedRegions {
     package func turned(by orientation: ThumbnailSpec.Orientation) -> Turned {
         var width = Double(sourceWidth)
         var height = Double(sourceHeight)
-        var faces = self.faces.map {
-            Rect(x: Double($0.x), y: Double($0.y), width: Double($0.width), height: Double($0.height))
-        }
+        var faces = self.faces.map(Rect.init)
         var features = self.features
         // One quarter turn clockwise at a time: (x, y) in a W x H picture goes to (H - y, x) in an H x W one.
         for _ in 0..<(orientation.degrees / 90) {

@@ -9,7 +9,7 @@ import CVipsShims
 
 extension Thumbnailer {
     /// thumbor raises a face's box by this share of its height for the hair (its face detector's `HAIR_OFFSET`).
-    package static let hairOffset = 0.12
+    static let hairOffset = 0.12
 
     /// Fills the gravity, focal point or crop that `spec`'s detection gravity asks, from `regions`.
     static func resolveDetections(
@@ -58,18 +58,7 @@ extension Thumbnailer {
     package static func thumborFocus(_ turned: DetectedRegions.Turned, crop: ThumbnailSpec.Crop?) -> (
         x: Double, y: Double
     )? {
-        var points: [(x: Int, y: Int, weight: Double)]
-        if !turned.faces.isEmpty {
-            points = turned.faces.map { face in
-                let (left, width, height) = (Int(face.x), Int(face.width), Int(face.height))
-                var top = Double(Int(face.y))
-                if top - Double(height) * hairOffset >= 0 { top -= Double(height) * hairOffset }
-                // FocalPoint.from_square: the centre by floor division, truncated to whole pixels.
-                return (left + width / 2, Int(top + Double(height / 2)), Double(width * height))
-            }
-        } else {
-            points = turned.features.map { (Int($0.x), Int($0.y), 1) }
-        }
+        var points = thumborPoints(faces: turned.faces, features: turned.features)
         if case .pixels(let left, let top, let width, let height)? = crop {
             points = points.filter { $0.x >= left && $0.x <= left + width && $0.y >= top && $0.y <= top + height }
         }
@@ -78,6 +67,36 @@ extension Thumbnailer {
         let x = points.reduce(0) { $0 + Double($1.x) * $1.weight } / total
         let y = points.reduce(0) { $0 + Double($1.y) * $1.weight } / total
         return (x.rounded(.down), y.rounded(.down))
+    }
+
+    /// One of the points thumbor's face and feature detectors add (its `FocalPoint`): whole pixels, a weight, the
+    /// box it stands for (1 x 1 for a corner), and whether a face gave it.
+    package struct ThumborPoint: Sendable, Equatable {
+        package var x: Int
+        package var y: Int
+        package var weight: Double
+        package var width: Int
+        package var height: Int
+        package var isFace: Bool
+    }
+
+    /// The points thumbor's detectors add for these faces, or, with none, these corners: a face's centre by
+    /// `FocalPoint.from_square` (floor division, its top first raised by ``hairOffset`` of its height unless that
+    /// leaves the picture, truncated to whole pixels), weighted by its area; a corner truncated, weighing 1.
+    package static func thumborPoints(
+        faces: [DetectedRegions.Rect], features: [DetectedRegions.Point]
+    ) -> [ThumborPoint] {
+        guard faces.isEmpty else {
+            return faces.map { face in
+                let (left, width, height) = (Int(face.x), Int(face.width), Int(face.height))
+                var top = Double(Int(face.y))
+                if top - Double(height) * hairOffset >= 0 { top -= Double(height) * hairOffset }
+                return ThumborPoint(
+                    x: left + width / 2, y: Int(top + Double(height / 2)), weight: Double(width * height),
+                    width: width, height: height, isFace: true)
+            }
+        }
+        return features.map { ThumborPoint(x: Int($0.x), y: Int($0.y), weight: 1, width: 1, height: 1, isFace: false) }
     }
 
     /// The region `face_zoom` or `face_pad` crops, of the box's aspect, before it is centred on the faces and kept
