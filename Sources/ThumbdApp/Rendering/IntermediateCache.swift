@@ -115,16 +115,6 @@ final class IntermediateCache: Sendable {
         }
     }
 
-    /// The detections kept for a source's bytes, without detecting (`/info` says whether they were).
-    func keptRegions(of source: [UInt8], url: String) -> DetectedRegions? {
-        detections?.kept(
-            .init(
-                intermediate: Key(
-                    source: url, digest: source.withUnsafeBytes { XXHash64.hash($0) },
-                    band: SourceDetections.analysisBand),
-                profile: .quick))
-    }
-
     /// The kept intermediate for `key`, or the one another thread is making, or a new one from `make`.
     func intermediate(
         for key: Key, make: () throws(ThumbnailError) -> IntermediateImage

@@ -65,9 +65,6 @@ final class SourceDetections: Sendable {
 
     var counters: Counters { state.withLock { $0.counters } }
 
-    /// The kept record of `key`'s source, if any (no detection).
-    func kept(_ key: Key) -> DetectedRegions? { memory.value(forKey: key) }
-
     /// The source's detections: kept, or being made by another render (waited for), or made now from `image` (which
     /// decodes the intermediate only when called). Blocks: call on a render thread.
     func regions(
