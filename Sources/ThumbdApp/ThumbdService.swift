@@ -111,7 +111,8 @@ package final class ThumbdService: Sendable {
         router.add(.head, "/thumb", handler: thumbQuery)
         let info = InfoService(
             fetcher: fetcher, cache: cache, renderPool: renderPool, thumbnailer: thumbnailer,
-            verifier: signatureVerifier, policy: policy, intermediates: intermediates)
+            verifier: signatureVerifier, policy: policy, intermediates: intermediates,
+            batchLimits: .init(maxEntries: settings.info.batchMax, maxBodyBytes: settings.info.batchMaxBytes))
         info.register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)

@@ -16,20 +16,24 @@ import URLForms
 /// for the thumbnails that follow. `sig` is checked as on `/thumb` (the same keys, over this query). The header
 /// is read on a render thread (a libvips call), never on the event loop.
 final class InfoService: Sendable {
-    private let fetcher: OriginFetcher
+    let fetcher: OriginFetcher
     private let cache: ThumbnailCache?
     let renderPool: WorkerPool
     let thumbnailer: Thumbnailer
-    private let verifier: URLSignatureVerifier
+    let verifier: URLSignatureVerifier
     private let policy: SharedFreshnessPolicy
     /// The sources' detections (`faces=1`), kept beside their intermediates.
     let intermediates: IntermediateCache?
+    /// `POST /info`'s bounds (`info.*`).
+    let batchLimits: BatchLimits
 
     init(
         fetcher: OriginFetcher, cache: ThumbnailCache?, renderPool: WorkerPool, thumbnailer: Thumbnailer,
-        verifier: URLSignatureVerifier, policy: SharedFreshnessPolicy, intermediates: IntermediateCache? = nil
+        verifier: URLSignatureVerifier, policy: SharedFreshnessPolicy, intermediates: IntermediateCache? = nil,
+        batchLimits: BatchLimits = BatchLimits()
     ) {
         self.intermediates = intermediates
+        self.batchLimits = batchLimits
         self.fetcher = fetcher
         self.cache = cache
         self.renderPool = renderPool
@@ -38,15 +42,16 @@ final class InfoService: Sendable {
         self.policy = policy
     }
 
-    /// Adds `GET` and `HEAD` `/info`.
+    /// Adds `GET` and `HEAD` `/info`, and the batch `POST /info` (InfoService+Batch.swift).
     func register(in router: inout Router) {
         let handler: HTTPHandler = { [self] request, responder in handle(request, responder) }
         router.add(.get, "/info", handler: handler)
         router.add(.head, "/info", handler: handler)
+        router.add(.post, "/info") { [self] request, responder in handleBatch(request, responder) }
     }
 
     /// The JSON answer's fields (snake_case, in this order).
-    struct Info: Encodable {
+    struct Info: Encodable, Sendable {
         let url: String
         let format: String
         let width: Int
@@ -63,12 +68,12 @@ final class InfoService: Sendable {
         /// or one made now and kept; absent otherwise.
         var faces: Faces?
 
-        struct Faces: Encodable {
+        struct Faces: Encodable, Sendable {
             let count: Int
             let boxes: [DetectedRegions.Box]
         }
 
-        struct EXIF: Encodable {
+        struct EXIF: Encodable, Sendable {
             let make: String?
             let model: String?
             let takenAt: String?
@@ -83,20 +88,58 @@ final class InfoService: Sendable {
         }
     }
 
+    /// One answer of `/info`: the JSON object and where its source came from (`cached`, `fetched`).
+    struct Answer: Sendable {
+        let info: Info
+        let origin: String
+    }
+
+    /// Where one answer's work runs: how its header read reaches a render thread, and who is told of the fetch
+    /// it starts (to cancel it). `GET /info` submits to the render pool; a batch passes its share of it.
+    struct Work: Sendable {
+        typealias Job = @Sendable () -> Void
+        /// Runs `job` on a render thread, or `refused` when it cannot be queued (the answer is then a 503).
+        let submit: @Sendable (_ job: @escaping Job, _ refused: @escaping Job) -> Void
+        /// Told of each fetch started for the answer.
+        var fetchStarted: @Sendable (FetchTicket) -> Void = { _ in }
+    }
+
     private func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let work = Work { [renderPool] job, refused in
+            if (try? renderPool.submit(priority: .interactive, job)) == nil { refused() }
+        }
+        answer(request.query ?? "", verifier: verifier, work: work) { result in
+            switch result {
+            case .success(let answer): responder.respond(Self.json(answer.info, origin: answer.origin))
+            case .failure(let error): responder.respond(ErrorResponse(error).response)
+            }
+        }
+    }
+
+    /// The answer to one `/info` query (`url`, `sig`, `faces`): the one path of `GET /info` and of each entry of
+    /// `POST /info`, so the two can never disagree. `done` runs once, on any thread.
+    /// - Parameter verifier: checks the query's `sig` (a batch signed as a whole passes one with no keys).
+    func answer(
+        _ query: String, verifier: URLSignatureVerifier, work: Work,
+        _ done: @escaping @Sendable (Result<Answer, ServiceError>) -> Void
+    ) {
         let source: SourceURL
         let faces: Bool
         do throws(RequestError) {
-            (source, faces) = try Self.infoQuery(request.query ?? "", verifier: verifier)
+            (source, faces) = try Self.infoQuery(query, verifier: verifier)
             if faces && intermediates?.detections == nil {
                 throw .invalidValue("faces", reason: "face detection is off (image.faces)")
             }
         } catch {
-            responder.respond(ErrorResponse(.request(error)).response)
-            return
+            return done(.failure(.request(error)))
         }
-        withSource(source, responder) { [self] bytes, origin in
-            probe(bytes, url: source, origin: origin, faces: faces, responder)
+        withSource(source, work: work) { [self] result in
+            switch result {
+            case .success(let (bytes, origin)):
+                probe(bytes, url: source, origin: origin, faces: faces, work: work, done)
+            case .failure(let error):
+                done(.failure(.fetch(error)))
+            }
         }
     }
 
@@ -106,15 +149,28 @@ final class InfoService: Sendable {
         _ source: SourceURL, _ responder: HTTPResponder,
         _ body: @escaping @Sendable (FetchedSource, _ origin: String) -> Void
     ) {
+        withSource(source, work: nil) { result in
+            switch result {
+            case .success(let (bytes, origin)): body(bytes, origin)
+            case .failure(let error): responder.respond(ErrorResponse(.fetch(error)).response)
+            }
+        }
+    }
+
+    /// Calls `body` with the source's bytes and where they came from, or the fetch's failure.
+    private func withSource(
+        _ source: SourceURL, work: Work?,
+        _ body: @escaping @Sendable (Result<(FetchedSource, String), FetchError>) -> Void
+    ) {
         let lookedUp =
             cache?.lookupSource(source) { [self] cached in
                 if let cached {
-                    body(cached, "cached")
+                    body(.success((cached, "cached")))
                 } else {
-                    fetch(source, responder, body)
+                    fetch(source, work: work, body)
                 }
             } ?? false
-        if !lookedUp { fetch(source, responder, body) }
+        if !lookedUp { fetch(source, work: work, body) }
     }
 
     /// `url` (required) and `sig`; anything else is a 400.
@@ -151,12 +207,12 @@ final class InfoService: Sendable {
     }
 
     private func fetch(
-        _ url: SourceURL, _ responder: HTTPResponder,
-        _ body: @escaping @Sendable (FetchedSource, _ origin: String) -> Void
+        _ url: SourceURL, work: Work?, _ body: @escaping @Sendable (Result<(FetchedSource, String), FetchError>) -> Void
     ) {
         let cache = self.cache
-        fetcher.fetch(FetchRequest(url: url.string, priority: .interactive), reuse: { cache?.recentSource(url) }) {
-            [self] result in
+        let ticket = fetcher.fetch(
+            FetchRequest(url: url.string, priority: .interactive), reuse: { cache?.recentSource(url) }
+        ) { [self] result in
             switch result {
             case .success(let source):
                 if let cache,
@@ -164,21 +220,22 @@ final class InfoService: Sendable {
                 {
                     cache.storeSource(source, url: url, freshness: freshness)
                 }
-                body(source, "fetched")
+                body(.success((source, "fetched")))
             case .failure(let error):
                 if case .originNotFound = error { cache?.rememberNotFound(url) }
-                responder.respond(ErrorResponse(.fetch(error)).response)
+                body(.failure(error))
             }
         }
+        work?.fetchStarted(ticket)
     }
 
-    /// Reads the header on a render thread and answers.
+    /// Reads the header on a render thread (through `work`) and answers.
     private func probe(
-        _ source: FetchedSource, url: SourceURL, origin: String, faces: Bool, _ responder: HTTPResponder
+        _ source: FetchedSource, url: SourceURL, origin: String, faces: Bool, work: Work,
+        _ done: @escaping @Sendable (Result<Answer, ServiceError>) -> Void
     ) {
-        do {
-            try renderPool.submit(priority: .interactive) { [thumbnailer, intermediates] in
-                let response: HTTPResponse
+        work.submit(
+            { [thumbnailer, intermediates] in
                 do throws(ThumbnailError) {
                     let probe = try thumbnailer.probe(source.body)
                     var info = Info(
@@ -193,15 +250,11 @@ final class InfoService: Sendable {
                     {
                         info.faces = .init(count: regions.faces.count, boxes: regions.faces)
                     }
-                    response = Self.json(info, origin: origin)
+                    done(.success(Answer(info: info, origin: origin)))
                 } catch {
-                    response = ErrorResponse(.thumbnail(error)).response
+                    done(.failure(.thumbnail(error)))
                 }
-                responder.respond(response)
-            }
-        } catch {
-            responder.respond(ErrorResponse(.renderQueueFull).response)
-        }
+            }, { done(.failure(.renderQueueFull)) })
     }
 
     static func json(_ info: some Encodable, origin: String) -> HTTPResponse {
