@@ -212,6 +212,64 @@ extension Integration {
             #expect(try await Self.batch(harness, one, query: "sig=" + oneSig).status == 200)
         }
 
+        @Test func aBatchLargerThanTheRenderQueueDoesNotRefuseItself() async throws {
+            // Given one render thread and a render queue of one
+            let harness = try Harness(["image.render_threads": "1", "image.queue_limit": "1"])
+            var entries: [String] = []
+            for index in 0..<12 {
+                harness.origin.route("/\(index).jpg", .ok(Fixtures.bytes("copyright.jpg")))
+                entries.append(try Self.quoted(harness.origin.url("/\(index).jpg")))
+            }
+            // When a batch of twelve sources arrives (twelve header reads at once, were they all queued)
+            let response = try await Self.batch(harness, "[" + entries.joined(separator: ",") + "]")
+
+            // Then every entry is answered: the batch queues one read at a time, behind the others
+            #expect(response.status == 200)
+            let elements = try Self.elements(response)
+            #expect(elements.count == 12)
+            #expect(elements.allSatisfy { $0.contains("\"width\":64") && !$0.contains("\"error\"") })
+            #expect(harness.service.renderPool.queueDepth.interactive == 0)
+        }
+
+        @Test func aFullRenderQueueIsEachEntrysOwn503() async throws {
+            // Given one render thread that is busy and a queue of one that is full
+            let harness = try Harness(["image.render_threads": "1", "image.queue_limit": "1"])
+            harness.origin.route("/a.jpg", .ok(Fixtures.bytes("copyright.jpg")))
+            harness.origin.route("/b.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+            let release = DispatchSemaphore(value: 0)
+            defer {
+                release.signal()
+                release.signal()
+            }
+            let pool = harness.service.renderPool
+            try pool.submit { _ = release.wait(timeout: .now() + 30) }
+            #expect(await eventually { pool.runningCount == 1 })
+            try pool.submit { _ = release.wait(timeout: .now() + 30) }
+            let body =
+                "[\(try Self.quoted(harness.origin.url("/a.jpg"))), \(try Self.quoted(harness.origin.url("/b.jpg"))), \"x\"]"
+
+            // When a batch arrives
+            let refused = try await Self.batch(harness, body)
+
+            // Then the batch is answered, the entries that needed a render thread with the 503 GET /info gets
+            #expect(refused.status == 200)
+            let elements = try Self.elements(refused)
+            try #require(elements.count == 3)
+            let busy = try Self.canonical([
+                "url": harness.origin.url("/a.jpg"), "error": ["status": 503, "message": "too busy, retry shortly"],
+            ])
+            #expect(elements[0] == busy)
+            #expect(elements[1].contains("\"status\":503"))
+            #expect(elements[2].contains("\"status\":400"))
+
+            // And once the pool is free the same batch is answered whole
+            release.signal()
+            release.signal()
+            #expect(await eventually { pool.runningCount == 0 && pool.queueDepth.interactive == 0 })
+            let answered = try Self.elements(try await Self.batch(harness, body))
+            #expect(answered[0].contains("\"width\":64") && answered[1].contains("\"width\":320"))
+        }
+
         @Test func theClientLeavingCancelsTheBatchsFetches() async throws {
             // Given a batch waiting for a source the origin never sends
             let harness = try Harness(["fetch.timeout": "60s"])
