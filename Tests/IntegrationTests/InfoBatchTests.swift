@@ -123,6 +123,51 @@ extension Integration {
             #expect(harness.origin.hits("/other.jpg") == 1)
         }
 
+        @Test func facesArePerEntryAndOneSourceIsOneFetchWhateverItsEntriesAsk() async throws {
+            // Given a photograph with one face and one without
+            let harness = try Harness()
+            harness.origin.route("/astronaut.png", .ok(try Photographs.bytes("astronaut.png")))
+            harness.origin.route("/coffee.png", .ok(try Photographs.bytes("coffee.png")))
+            let astronaut = harness.origin.url("/astronaut.png")
+            let coffee = harness.origin.url("/coffee.png")
+
+            // When one batch asks the first with faces, without, with faces=2, and the second with faces
+            let body = """
+                [{"url": \(try Self.quoted(astronaut)), "faces": true}, \(try Self.quoted(astronaut)),
+                 {"url": \(try Self.quoted(astronaut)), "faces": 2}, {"faces": 1, "url": \(try Self.quoted(coffee))}]
+                """
+            let response = try await Self.batch(harness, body)
+
+            // Then each element is GET /info's for the same parameters
+            #expect(response.status == 200)
+            let elements = try Self.elements(response)
+            try #require(elements.count == 4)
+            let encoded = Harness.percentEncoded(astronaut)
+            for (index, query) in [
+                (0, "faces=1&url=\(encoded)"), (1, "url=\(encoded)"),
+                (3, "faces=1&url=\(Harness.percentEncoded(coffee))"),
+            ] {
+                let single = try await harness.request("/info?" + query)
+                #expect(single.status == 200)
+                #expect(
+                    elements[index] == (try Self.canonical(try JSONSerialization.jsonObject(with: Data(single.body)))))
+            }
+            let array = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [[String: Any]])
+            let faces = try #require(array[0]["faces"] as? [String: Any])
+            #expect(faces["count"] as? Int == 1)
+            let box = try #require((faces["boxes"] as? [[String: Int]])?.first)
+            #expect(
+                box["x"]! >= 150 && box["x"]! + box["width"]! <= 300 && box["y"]! >= 40
+                    && box["y"]! + box["height"]! <= 190)
+            #expect(array[1]["faces"] == nil)
+            let badFaces = try await harness.request("/info?faces=2&url=\(encoded)")
+            #expect(elements[2] == (try Self.errorElement(url: astronaut, of: badFaces)))
+            #expect((array[3]["faces"] as? [String: Any])?["count"] as? Int == 0)
+            // And the photograph was fetched once for its three entries
+            #expect(harness.origin.hits("/astronaut.png") == 1)
+            #expect(harness.origin.hits("/coffee.png") == 1)
+        }
+
         @Test func aMalformedOrTooLargeBatchIsRefusedWhole() async throws {
             // Given batches of at most 3 entries and 300 bytes
             let harness = try Harness(["info.batch_max": "3", "info.batch_max_bytes": "300"])

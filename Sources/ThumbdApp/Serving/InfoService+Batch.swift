@@ -38,6 +38,8 @@ extension InfoService {
     /// signature covers the entry), and every other check is `GET /info`'s.
     private static let wholeBatchVerified = URLSignatureVerifier(keys: [])
 
+    /// `POST /info`. The body (at most `info.batch_max_bytes`) is decoded on the event loop, as `/prefetch`'s: a
+    /// few milliseconds at most; the answer is encoded where the last entry finishes (a render or fetch thread).
     func handleBatch(_ request: HTTPRequest, _ responder: HTTPResponder) {
         guard request.body.count <= batchLimits.maxBodyBytes else {
             return responder.respond(
@@ -243,7 +245,9 @@ extension InfoService {
         func cancel() {
             let tickets = state.withLock { state -> [FetchTicket] in
                 state.isCancelled = true
-                state.lane = Lane()
+                // The jobs in the pool give their places back as they end (``takeNext()``).
+                state.lane.waiting = []
+                state.lane.next = 0
                 defer { state.tickets = [] }
                 return state.tickets
             }
