@@ -187,6 +187,26 @@ extension Integration {
             #expect(harness.origin.hits("/a.jpg") == 1)
         }
 
+        @Test func aReloadChangesTheBoundsForTheNextBatch() async throws {
+            // Given batches of at most 2 entries
+            let harness = try Harness(["info.batch_max": "2"])
+            harness.origin.route("/a.jpg", .ok(Fixtures.bytes("copyright.jpg")))
+            let a = try Self.quoted(harness.origin.url("/a.jpg"))
+            expectJSONError(try await Self.batch(harness, "[\(a), \(a), \(a)]"), status: 400, mentioning: "1...2")
+
+            // When a reload raises it to 3 and lowers the body bound to 200 bytes
+            var settings = harness.service.settings
+            settings.info.batchMax = 3
+            settings.info.batchMaxBytes = 200
+            let outcome = try harness.service.apply(settings)
+
+            // Then the next batch of 3 is answered, and a longer body is a 413
+            #expect(outcome.changedKeys.sorted() == ["info.batch_max", "info.batch_max_bytes"])
+            #expect(try await Self.batch(harness, "[\(a), \(a), \(a)]").status == 200)
+            expectJSONError(
+                try await Self.batch(harness, "[\(a)" + String(repeating: " ", count: 200) + "]"), status: 413)
+        }
+
         @Test func perEntrySignaturesAreCheckedEntryByEntry() async throws {
             // Given signing on
             let key = "info-batch-signing-key-0123456789abcdef"

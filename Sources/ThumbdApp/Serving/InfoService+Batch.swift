@@ -4,6 +4,7 @@ import FoundationEssentials
 import HTTP1
 import OriginFetch
 import Synchronization
+import ThumbdSettings
 import URLForms
 
 /// `POST /info`: many sources' `/info` in one request (a page of thumbnails), answered as one JSON array in the
@@ -32,6 +33,24 @@ extension InfoService {
         var maxEntries = 100
         /// Largest body (`info.batch_max_bytes`).
         var maxBodyBytes = 1 << 20
+
+        init(maxEntries: Int = 100, maxBodyBytes: Int = 1 << 20) {
+            self.maxEntries = maxEntries
+            self.maxBodyBytes = maxBodyBytes
+        }
+
+        /// The bounds `info.*` sets.
+        init(_ settings: Settings.Info) {
+            self.init(maxEntries: settings.batchMax, maxBodyBytes: settings.batchMaxBytes)
+        }
+    }
+
+    /// `POST /info`'s bounds in force.
+    var batchLimits: BatchLimits { limits.withLock { $0 } }
+
+    /// Replaces `POST /info`'s bounds (a reload of `info.*`), for the requests that follow.
+    func update(batchLimits: BatchLimits) {
+        limits.withLock { $0 = batchLimits }
     }
 
     /// Checks entries of a batch signed as a whole: no keys, so an entry's own `sig` is not needed (the body's
@@ -41,6 +60,7 @@ extension InfoService {
     /// `POST /info`. The body (at most `info.batch_max_bytes`) is decoded on the event loop, as `/prefetch`'s: a
     /// few milliseconds at most; the answer is encoded where the last entry finishes (a render or fetch thread).
     func handleBatch(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let batchLimits = self.batchLimits
         guard request.body.count <= batchLimits.maxBodyBytes else {
             return responder.respond(
                 .error(

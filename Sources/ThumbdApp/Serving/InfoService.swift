@@ -4,6 +4,7 @@ import EventLoops
 import FoundationEssentials
 import HTTP1
 import OriginFetch
+import Synchronization
 import Thumbnailing
 import URLForms
 
@@ -24,8 +25,8 @@ final class InfoService: Sendable {
     private let policy: SharedFreshnessPolicy
     /// The sources' detections (`faces=1`), kept beside their intermediates.
     let intermediates: IntermediateCache?
-    /// `POST /info`'s bounds (`info.*`).
-    let batchLimits: BatchLimits
+    /// `POST /info`'s bounds (`info.*`; a reload replaces them: ``update(batchLimits:)``).
+    let limits: Mutex<BatchLimits>
 
     init(
         fetcher: OriginFetcher, cache: ThumbnailCache?, renderPool: WorkerPool, thumbnailer: Thumbnailer,
@@ -33,7 +34,7 @@ final class InfoService: Sendable {
         batchLimits: BatchLimits = BatchLimits()
     ) {
         self.intermediates = intermediates
-        self.batchLimits = batchLimits
+        self.limits = Mutex(batchLimits)
         self.fetcher = fetcher
         self.cache = cache
         self.renderPool = renderPool
