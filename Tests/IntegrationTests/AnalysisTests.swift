@@ -198,3 +198,33 @@ extension Integration.AnalysisTests {
         }
     }
 }
+
+extension Integration.AnalysisTests {
+    @Test func aRevalidationThatFindsNewBytesMakesTheirRecord() async throws {
+        // Given a source with an ETag that may be kept one second, rendered and analysed
+        let harness = try Harness(["cache.min_ttl": "0s"])
+        func version(_ etag: String, _ fixture: String) -> LoopbackOrigin.Script {
+            .conditional(
+                etag: etag, lastModified: nil, headers: [LoopbackOrigin.Header("Cache-Control", "max-age=1")],
+                body: Fixtures.bytes(fixture), contentType: "image/png")
+        }
+        harness.origin.route("/swap.png", version("\"v1\"", "grid.png"))
+        let target = harness.thumbTarget("/swap.png", "w=100")
+        #expect(try await harness.request(target).status == 200)
+        let (_, before) = try await Self.info(harness, "/swap.png")
+
+        // When the origin answers other bytes with a new ETag, and a request of the expired thumbnail revalidates it
+        harness.origin.route("/swap.png", version("\"v2\"", "rgba.png"))
+        try await Task.sleep(for: .milliseconds(1300))
+        #expect(try await harness.request(target).status == 200)
+
+        // Then the revalidator's render makes the new bytes' record, which /info answers without a fetch
+        #expect(await eventually(timeout: .seconds(20)) { harness.service.analysisCounters?.made == 2 })
+        let fetches = harness.origin.hits("/swap.png")
+        let (response, after) = try await Self.info(harness, "/swap.png")
+        #expect(response.header("x-source") == "analysis")
+        #expect(after.analysis?.blurhash != before.analysis?.blurhash)
+        #expect(after.analysis?.transparency == true)
+        #expect(harness.origin.hits("/swap.png") == fetches)
+    }
+}
