@@ -228,3 +228,27 @@ extension Integration.AnalysisTests {
         #expect(harness.origin.hits("/swap.png") == fetches)
     }
 }
+
+extension Integration.AnalysisTests {
+    @Test func theSameBytesConfirmAnExpiredRecordWithoutAnalysingAgain() async throws {
+        // Given a source that may be kept one second, analysed through /info
+        let harness = try Harness(["cache.min_ttl": "0s"])
+        let maxAge = [LoopbackOrigin.Header("Cache-Control", "max-age=1")]
+        harness.origin.route("/same.png", .ok(Fixtures.bytes("grid.png"), contentType: "image/png", headers: maxAge))
+        let (first, made) = try await Self.info(harness, "/same.png")
+        #expect(first.header("x-source") == "fetched")
+
+        // When it has expired and is asked again
+        try await Task.sleep(for: .milliseconds(1300))
+        let (second, confirmed) = try await Self.info(harness, "/same.png")
+        let (third, _) = try await Self.info(harness, "/same.png")
+
+        // Then the source is fetched again, its bytes are the record's: confirmed for as long as the source now is,
+        // and answered from the record next, with no second analysis
+        #expect(second.header("x-source") == "fetched")
+        #expect(confirmed.analysis?.blurhash == made.analysis?.blurhash)
+        #expect(third.header("x-source") == "analysis")
+        #expect(harness.service.analysisCounters?.made == 1)
+        #expect(harness.origin.hits("/same.png") == 2)
+    }
+}

@@ -178,7 +178,7 @@ final class SourceAnalyses: Sendable {
         let digestText = Self.digest(digest)
         if let kept = kept(url), kept.record.digest == digestText {
             state.withLock { $0.counters.kept += 1 }
-            if kept.freshness == nil, freshness != nil { remember(Kept(record: kept.record, freshness: freshness)) }
+            if Self.outlasts(freshness, kept.freshness) { keep(kept.record, freshness: freshness) }
             return kept.record
         }
         let key = MakingKey(url: url.string, digest: digestText)
@@ -210,8 +210,21 @@ final class SourceAnalyses: Sendable {
 
     /// Gives a kept record of the same bytes new freshness (the source was fetched again or confirmed by a 304).
     func refresh(_ source: SourceURL, digest: UInt64, freshness: DiskCache.Freshness?) {
-        guard let kept = kept(source), kept.record.digest == Self.digest(digest) else { return }
+        guard let kept = kept(source), kept.record.digest == Self.digest(digest),
+            Self.outlasts(freshness, kept.freshness)
+        else { return }
         keep(kept.record, freshness: freshness)
+    }
+
+    /// Whether `new` keeps a record fresh at least a second longer than `old` does: only then is a kept record
+    /// written again (every render of a known source confirms it with about the same freshness, and each write to the
+    /// shared tier is a PUT).
+    static func outlasts(_ new: DiskCache.Freshness?, _ old: DiskCache.Freshness?) -> Bool {
+        guard let new else { return false }
+        guard let old else { return true }
+        guard let oldEnd = old.expiresAt else { return false }
+        guard let newEnd = new.expiresAt else { return true }
+        return newEnd.millisecondsSinceEpoch > oldEnd.millisecondsSinceEpoch + 1000
     }
 
     /// Forgets the record of `source` in memory (a purge forgets the disk's with the source's group; the shared
