@@ -252,3 +252,38 @@ extension Integration.AnalysisTests {
         #expect(harness.origin.hits("/same.png") == 2)
     }
 }
+
+extension Integration.AnalysisTests {
+    @Test func facesJoinTheRecordAndOutliveARestart() async throws {
+        // Given the astronaut rendered with gravity=face by a first process (one quick search, then her record)
+        let origin = try LoopbackOrigin(host: originHost)
+        defer { origin.stop() }
+        origin.route("/astronaut.png", .ok(try Photographs.bytes("astronaut.png"), contentType: "image/png"))
+        let directory = try TempDirectory(prefix: "thumbd-analysis-faces")
+        let faces = "/info?faces=1&url=" + Harness.percentEncoded(origin.url("/astronaut.png"))
+        let before: RawHTTPClient.Response
+        do {
+            let first = try Harness(directory: directory, origin: origin)
+            let crop = try await first.request(
+                first.thumbTarget("/astronaut.png", "w=200&h=200&fit=cover&gravity=face"))
+            #expect(crop.status == 200)
+            before = try await first.request(faces)
+            #expect(await eventually { first.service.cache.analyses?.statistics.currentEntries == 1 })
+            try await first.stop()
+        }
+
+        // When a new process on the same cache asks /info for her faces
+        let second = try Harness(directory: directory, origin: origin)
+        let after = try await second.request(faces)
+
+        // Then the record on disk answers them: no fetch, no detection
+        #expect(after.status == 200 && after.header("x-source") == "analysis", "\(after.text.prefix(200))")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(after.body)) as? [String: Any])
+        let found = try #require(json["faces"] as? [String: Any])
+        #expect(found["count"] as? Int == 1)
+        let earlier = try #require(try JSONSerialization.jsonObject(with: Data(before.body)) as? [String: Any])
+        #expect((earlier["faces"] as? [String: Any])?["count"] as? Int == 1)
+        #expect(origin.hits("/astronaut.png") == 1)
+        #expect(try await Integration.FaceTests.detections(second, "made") == 0)
+    }
+}

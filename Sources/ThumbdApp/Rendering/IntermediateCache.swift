@@ -137,12 +137,17 @@ final class IntermediateCache: Sendable {
             source: url, digest: digest ?? source.withUnsafeBytes { XXHash64.hash($0) },
             band: SourceDetections.analysisBand)
         let record = SourceDetections.Key(intermediate: key, profile: thorough ? .thorough : .quick)
-        return try detections.regions(for: record) { () throws(ThumbnailError) -> IntermediateImage in
+        let regions = try detections.regions(for: record) { () throws(ThumbnailError) -> IntermediateImage in
             if thorough { return try thumbnailer.analysisImage(source, band: SourceDetections.thoroughBand) }
             return try intermediate(for: key) { () throws(ThumbnailError) -> IntermediateImage in
                 try thumbnailer.analysisImage(source, band: SourceDetections.analysisBand)
             }
         }
+        // The quick search's faces join the source's analysis record (kept in every tier, read by /info).
+        if !thorough, let regions, let source = try? SourceURL(url) {
+            analyses?.attach(faces: regions, to: source, digest: key.digest)
+        }
+        return regions
     }
 
     /// The source's analysis record (``SourceAnalyses``): kept for these bytes, or made from `given` (the intermediate
@@ -154,11 +159,14 @@ final class IntermediateCache: Sendable {
     ) throws(ThumbnailError) -> SourceAnalyses.Record? {
         guard let analyses else { return nil }
         let digest = digest ?? source.withUnsafeBytes { XXHash64.hash($0) }
+        let band = SourceDetections.analysisBand
+        let quick = SourceDetections.Key(
+            intermediate: Key(source: url.string, digest: digest, band: band), profile: .quick)
         return try analyses.record(
-            of: source, url: url, digest: digest, freshness: freshness, thumbnailer: thumbnailer
+            of: source, url: url, digest: digest, freshness: freshness, thumbnailer: thumbnailer,
+            faces: { [detections] in detections?.kept(quick) }
         ) { () throws(ThumbnailError) -> IntermediateImage in
             if let given { return given }
-            let band = SourceDetections.analysisBand
             return try intermediate(for: Key(source: url.string, digest: digest, band: band)) {
                 () throws(ThumbnailError) -> IntermediateImage in
                 try thumbnailer.analysisImage(source, band: band)

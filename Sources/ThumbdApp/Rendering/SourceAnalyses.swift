@@ -31,6 +31,9 @@ final class SourceAnalyses: Sendable {
         var digest: String
         var header: SourceHeader
         var analysis: SourceAnalysis
+        /// The quick face search's detections (``SourceDetections``, `gravity=face`, `/info?faces=1`) when one was
+        /// made for these bytes: joined to the record when the record is made or the search runs later.
+        var faces: DetectedRegions?
     }
 
     /// The source's header, read without decoding a pixel (``Thumbnailer/probe(_:)``), and its size in bytes.
@@ -173,7 +176,7 @@ final class SourceAnalyses: Sendable {
     /// thread.
     func record(
         of source: [UInt8], url: SourceURL, digest: UInt64, freshness: DiskCache.Freshness?, thumbnailer: Thumbnailer,
-        image: () throws(ThumbnailError) -> IntermediateImage
+        faces: () -> DetectedRegions? = { nil }, image: () throws(ThumbnailError) -> IntermediateImage
     ) throws(ThumbnailError) -> Record {
         let digestText = Self.digest(digest)
         if let kept = kept(url), kept.record.digest == digestText {
@@ -197,7 +200,8 @@ final class SourceAnalyses: Sendable {
         do throws(ThumbnailError) {
             let header = SourceHeader(try thumbnailer.probe(source), bytes: source.count)
             let analysis = try thumbnailer.analyse(try image(), options: options)
-            result = .success(Record(url: url.string, digest: digestText, header: header, analysis: analysis))
+            result = .success(
+                Record(url: url.string, digest: digestText, header: header, analysis: analysis, faces: faces()))
         } catch {
             state.withLock { $0.counters.failed += 1 }
             result = .failure(error)
@@ -206,6 +210,16 @@ final class SourceAnalyses: Sendable {
         state.withLock { _ = $0.inProgress.removeValue(forKey: key) }
         pending.finish(result)
         return try result.get()
+    }
+
+    /// Joins the quick face search's detections of `source`'s bytes (`digest`) to its kept record, if it has none.
+    func attach(faces: DetectedRegions, to source: SourceURL, digest: UInt64) {
+        guard let kept = kept(source), kept.record.digest == Self.digest(digest), kept.record.faces == nil else {
+            return
+        }
+        var record = kept.record
+        record.faces = faces
+        keep(record, freshness: kept.freshness)
     }
 
     /// Gives a kept record of the same bytes new freshness (the source was fetched again or confirmed by a 304).

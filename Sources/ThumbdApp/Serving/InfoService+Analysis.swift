@@ -13,10 +13,11 @@ extension InfoService {
             exif: .init(make: header.cameraMake, model: header.cameraModel, takenAt: header.takenAt))
     }
 
-    /// What `query` asks, from a record (never faces: those are not in records).
+    /// What `query` asks, from a record (faces when the record has the quick search's).
     static func info(_ record: SourceAnalyses.Record, _ query: InfoQuery) -> Info {
         var info = info(record.header, url: query.source.string)
         if query.analysis != nil { info.analysis = AnalysisFields(record.analysis) }
+        if query.faces, let faces = record.faces { info.faces = .init(count: faces.faces.count, boxes: faces.faces) }
         return info
     }
 

@@ -114,14 +114,16 @@ final class InfoService: Sendable {
         _ query: InfoQuery, _ responder: HTTPResponder,
         write: @escaping Writer = { info, origin in json(info, origin: origin) }
     ) {
-        guard let analyses = intermediates?.analyses, !query.faces else {
+        guard let analyses = intermediates?.analyses else {
             withSource(query.source, responder) { [self] bytes, origin in
                 probe(bytes, query, origin: origin, responder, write: write)
             }
             return
         }
         analyses.lookup(query.source) { [self] kept in
-            if let kept, kept.isFresh, query.analysis == nil || query.analysis == analyses.options {
+            if let kept, kept.isFresh, query.analysis == nil || query.analysis == analyses.options,
+                !query.faces || kept.record.faces != nil
+            {
                 responder.respond(write(Self.info(kept.record, query), "analysis"))
                 return
             }
