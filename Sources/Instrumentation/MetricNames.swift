@@ -76,6 +76,7 @@ package enum MetricNames {
     package static let rendersUnattended = "thumbd_renders_unattended_total"
     /// Counter, label `result` (`made`, `kept`, `joined`, `failed`): the per-source face and feature detections.
     package static let faceDetections = "thumbd_face_detections_total"
+    package static let sourceAnalyses = "thumbd_source_analyses_total"
     /// Counter: filters thumbor itself would skip, skipped in thumbor URLs (`thumbor.skipped_filters: skip`).
     package static let thumborSkippedFilters = "thumbd_thumbor_skipped_filters_total"
     /// Gauge, label `priority`.

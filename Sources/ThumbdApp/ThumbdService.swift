@@ -83,8 +83,14 @@ package final class ThumbdService: Sendable {
         } else {
             sharedTier = nil
         }
+        let analyses = try SourceAnalyses(
+            options: AnalysisOptions(
+                blurhashX: settings.image.blurhashX, blurhashY: settings.image.blurhashY,
+                paletteColours: settings.image.paletteColours),
+            isEager: settings.image.analysis, cache: cache, shared: sharedTier)
         let intermediates = try IntermediateCache(
-            maxBytes: settings.image.intermediateCacheBytes, detections: try Self.detections(settings, logger))
+            maxBytes: settings.image.intermediateCacheBytes, detections: try Self.detections(settings, logger),
+            analyses: analyses)
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             intermediates: intermediates, watermarks: watermarks, shared: sharedTier)
@@ -115,7 +121,7 @@ package final class ThumbdService: Sendable {
             batchLimits: .init(settings.info))
         info.register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
-        let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger)
+        let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger, analyses: analyses)
         admin.register(in: &router)
         prefetch = PrefetchService(
             admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, rules: queryRules,
@@ -224,6 +230,9 @@ package final class ThumbdService: Sendable {
 
     /// The render coordinator's totals (coalescing, renders, cancellations).
     var renderCounters: RenderCoordinator.Counters { coordinator.counters }
+
+    /// The per-source analyses' totals (for tests).
+    var analysisCounters: SourceAnalyses.Counters? { coordinator.analysisCounters }
 
     /// The fetcher's totals and gauges (tests: queued transfers, promotions).
     var fetchCounters: OriginFetcher.Counters { fetcher.counters }

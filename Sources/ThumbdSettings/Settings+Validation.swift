@@ -70,6 +70,9 @@ extension Settings {
         if image.faceSide != 0 {
             try check.range(\.image.faceSide, 64...512, "0 searches the 512 px intermediate itself")
         }
+        try check.range(\.image.blurhashX, 1...9)
+        try check.range(\.image.blurhashY, 1...9)
+        try check.range(\.image.paletteColours, 2...256)
         if image.fallback.utf8.contains(0) {
             throw check.error(\.image.fallback, "must be a file path")
         }
@@ -139,6 +142,7 @@ extension Settings {
         }
         try check.range(\.cache.disk.maxBytes, 1...(1 << 60))
         try check.range(\.cache.disk.sourcesMaxBytes, 0...(1 << 60))
+        try check.range(\.cache.disk.analysesMaxBytes, 0...(1 << 60), "0 keeps no analysis record on disk")
         if cache.keepsSources && cache.disk.sourcesMaxBytes == 0 {
             throw check.error(\.cache.disk.sourcesMaxBytes, "must be positive while cache.sources is true")
         }

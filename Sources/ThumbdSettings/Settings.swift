@@ -142,6 +142,15 @@ package struct Settings: Sendable, Equatable {
         /// The longer side of the copy of a source's 512 px intermediate the quick search runs on; 0 searches the
         /// intermediate itself.
         package var faceSide = 256
+        /// The per-source analysis (placeholders, colours, hashes: `SourceAnalysis`): made at a source's first render
+        /// through its 512 px intermediate and kept in every tier, so `/info` answers it without a fetch. When false
+        /// it is made only when `/info` asks for it.
+        package var analysis = true
+        /// The BlurHash components (across, down) of the kept analysis, 1–9 each.
+        package var blurhashX = 4
+        package var blurhashY = 3
+        /// Colours in the kept analysis's palette, 2–256.
+        package var paletteColours = 8
         /// When true, `/thumb` accepts only `url`, `preset`, `sig`, `format` and `dpr`: every other option comes
         /// from `presets` (a closed deployment).
         package var allowsOnlyPresets = false
@@ -234,6 +243,8 @@ package struct Settings: Sendable, Equatable {
             package var maxBytes = 10_000_000_000
             /// Separate byte budget for source originals (used when `keepsSources` is true).
             package var sourcesMaxBytes = 2_000_000_000
+            /// Separate disk budget for the sources' analysis records (about 2 KB each).
+            package var analysesMaxBytes = 256_000_000
 
             /// The defaults.
             package init() {}

@@ -103,6 +103,9 @@ extension Integration {
 
             // (the second variant may have fetched the source again: the first one's copy is stored asynchronously)
             let hitsBeforePurge = harness.origin.hits("/purged.jpg")
+            // and each source's analysis record, made after its first answer, is on disk
+            let analyses = try #require(harness.service.cache.analyses)
+            #expect(await eventually { analyses.statistics.currentEntries == 2 })
 
             // When the first source is purged, named in another spelling of the same URL (canonicalised as
             // /thumb does: scheme lower-cased, fragment dropped)
@@ -115,7 +118,7 @@ extension Integration {
             #expect(response.status == 200, "body: \(response.text)")
             #expect(response.header("content-type") == "application/json")
             let counts = Self.json(response)?["purged"] as? [String: Int]
-            #expect(counts == ["memory": 2, "disk": 2, "sources": 1], "body: \(response.text)")
+            #expect(counts == ["memory": 2, "disk": 2, "sources": 1, "analyses": 1], "body: \(response.text)")
 
             // And every variant of that source is rendered again from a new fetch
             let first = try await harness.request(purgedTargets[0])

@@ -55,10 +55,10 @@ extension Integration {
             #expect(split.isEmpty, "\(split.count) sources answered by several nodes")
             #expect(origin.requests.count == Shared.sourceCount)
             let written = try await blocking {
-                try Self.waitForWrites(of: [1, 2, 3].map { threeNodes[$0] }, atLeast: 4 * Shared.sourceCount)
+                try Self.waitForWrites(of: [1, 2, 3].map { threeNodes[$0] }, atLeast: 5 * Shared.sourceCount)
             }
-            // (a thumbnail and an original per source, each written once by its one node)
-            #expect(written == 4 * Shared.sourceCount)
+            // (three thumbnails, an original and the analysis record per source, each written once by its one node)
+            #expect(written == 5 * Shared.sourceCount)
 
             // When node 2 is killed and, once HAProxy marks it down, the same 900 requests are sent
             let rendersBefore = try await blocking { try Self.renders(of: [threeNodes[1], threeNodes[3]]) }

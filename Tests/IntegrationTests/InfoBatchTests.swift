@@ -72,7 +72,8 @@ extension Integration {
             try #require(elements.count == 9)
             let single = { (query: String) in try await harness.request("/info?" + query) }
             let getCached = try await single("url=" + Harness.percentEncoded(cached))
-            #expect(getCached.header("x-source") == "cached")
+            // (from the source cache, or the source's kept analysis record: never the origin)
+            #expect(getCached.header("x-source") != "fetched")
             #expect(elements[0] == (try Self.canonical(try JSONSerialization.jsonObject(with: Data(getCached.body)))))
             let getFresh = try await single("url=" + Harness.percentEncoded(fresh))
             #expect(elements[1] == (try Self.canonical(try JSONSerialization.jsonObject(with: Data(getFresh.body)))))
@@ -96,7 +97,36 @@ extension Integration {
             // for its four entries (and then kept: GET /info found it cached)
             #expect(harness.origin.hits("/cached.jpg") == 1)
             #expect(harness.origin.hits("/fresh.png") == 1)
-            #expect(getFresh.header("x-source") == "cached")
+            #expect(getFresh.header("x-source") != "fetched")
+        }
+
+        @Test func analysisEntriesAreAnsweredAsGetAnswersThem() async throws {
+            // Given a source rendered once (its analysis record made and kept)
+            let harness = try Harness()
+            harness.origin.route("/a.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+            #expect(try await harness.request(harness.thumbTarget("/a.jpg", "w=40")).status == 200)
+            let a = harness.origin.url("/a.jpg")
+            let encoded = Harness.percentEncoded(a)
+            let queries = ["analysis=1&url=\(encoded)", "blurhash=5%2C4&url=\(encoded)", "palette=1&url=\(encoded)"]
+            var singles: [RawHTTPClient.Response] = []
+            for query in queries { singles.append(try await harness.request("/info?" + query)) }
+            #expect(singles[0].status == 200 && singles[1].status == 200 && singles[2].status == 400)
+
+            // When a batch asks the same with JSON values
+            let url = try Self.quoted(a)
+            let response = try await Self.batch(
+                harness,
+                "[{\"url\": \(url), \"analysis\": true}, {\"url\": \(url), \"blurhash\": \"5,4\"}, {\"url\": \(url), \"palette\": 1}]"
+            )
+
+            // Then each element is GET /info's answer, the refused one its error
+            let elements = try Self.elements(response)
+            try #require(elements.count == 3)
+            #expect(elements[0] == (try Self.canonical(try JSONSerialization.jsonObject(with: Data(singles[0].body)))))
+            #expect(elements[0].contains("\"analysis\":{"))
+            #expect(elements[1] == (try Self.canonical(try JSONSerialization.jsonObject(with: Data(singles[1].body)))))
+            #expect(elements[2] == (try Self.errorElement(url: a, of: singles[2])))
+            #expect(harness.origin.hits("/a.jpg") == 1)
         }
 
         @Test func duplicatesOfAnUncachedSourceCostOneFetch() async throws {

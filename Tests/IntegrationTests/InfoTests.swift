@@ -69,10 +69,10 @@ extension Integration {
             let harness = try Harness()
             harness.origin.route("/a.jpg", .ok(Fixtures.bytes("progressive.jpg")))
             harness.origin.route("/b.jpg", .ok(Fixtures.bytes("progressive.jpg")))
-            // A thumbnail first: its source is kept
+            // A thumbnail first: its source is kept, and its analysis record, which answers
             #expect(try await harness.request(harness.thumbTarget("/a.jpg", "w=40")).status == 200)
             let (cached, info) = try await Self.info(harness, "/a.jpg")
-            #expect(cached.header("x-source") == "cached")
+            #expect(cached.header("x-source") == "analysis")
             #expect(info?.width == 320 && info?.height == 240)
             #expect(harness.origin.hits("/a.jpg") == 1)
             // Info first: its source is kept for the thumbnail that follows

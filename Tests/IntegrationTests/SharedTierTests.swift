@@ -14,11 +14,14 @@ extension Integration {
         static let bucket = "shared"
         static let sourceBucket = "photos"
 
-        /// The keys a node of the shared tier adds to the base configuration.
+        /// The keys a node of the shared tier adds to the base configuration. The sources' analysis records, which a
+        /// render writes to the tier after its answer, are off: these tests count the writes of thumbnails and
+        /// originals (`analysesTravelBetweenNodes` turns them on).
         static func overrides(_ moto: MotoServer, credentials: String, _ extra: [String: String] = [:]) -> [String:
             String]
         {
             [
+                "image.analysis": "false",
                 "s3.endpoint": moto.endpoint,
                 "s3.credentials_file": credentials,
                 "s3.source_buckets": "[\(sourceBucket)]",
@@ -273,5 +276,40 @@ extension Integration {
             #expect(node.service.fetchCounters.transfersStarted == transfersBefore + 1)
             withExtendedLifetime(keep) {}
         }
+    }
+}
+
+extension Integration.SharedTierTests {
+    @Test func analysesTravelBetweenNodes() async throws {
+        let moto = try await blocking { try MotoServer(buckets: [Self.bucket, Self.sourceBucket]) }
+        let (keep, credentials) = try Self.credentials(moto)
+        defer { _ = keep }
+        // Given node A and node B on their own disks with the analysis on, one bucket, one counting origin
+        let origin = try LoopbackOrigin(host: originHost)
+        defer { origin.stop() }
+        origin.route("/analysed.jpg", .ok(Fixtures.bytes("progressive.jpg"), contentType: "image/jpeg"))
+        let overrides = Self.overrides(moto, credentials: credentials, ["image.analysis": "true"])
+        let nodeA = try Harness(overrides, origin: origin)
+        let nodeB = try Harness(overrides, origin: origin)
+
+        // When node A renders a thumbnail, and has written it, its original and the source's analysis record
+        #expect(try await nodeA.request(nodeA.thumbTarget("/analysed.jpg", "w=64")).status == 200)
+        #expect(Self.settled(nodeA, stored: 3))
+        #expect(nodeA.service.sharedTier?.counters.puts[.stored] == 3)
+
+        // Then node B answers /info's analysis from the shared tier: no fetch, no analysis of its own
+        let target =
+            "/info?analysis=1&url=" + Harness.percentEncoded(origin.url("/analysed.jpg"))
+        let fromB = try await nodeB.request(target)
+        #expect(fromB.status == 200 && fromB.header("x-source") == "analysis", "\(fromB.text.prefix(200))")
+        let fromA = try await nodeA.request(target)
+        #expect(fromA.body == fromB.body)
+        #expect(origin.hits("/analysed.jpg") == 1)
+        #expect(nodeB.service.sharedTier?.counters.lookups(.analysis, .hit) == 1)
+        #expect(nodeB.service.analysisCounters?.made == 0)
+        // and keeps it on its own disk: the next ask needs no lookup
+        let again = try await nodeB.request(target)
+        #expect(again.header("x-source") == "analysis")
+        #expect(nodeB.service.sharedTier?.counters.lookups(.analysis, .hit) == 1)
     }
 }

@@ -16,10 +16,13 @@ final class DiskReaders: Sendable {
         let variants: DiskCache.Reader?
         /// The source cache's reader.
         let sources: DiskCache.Reader?
+        /// The analysis records' reader.
+        let analyses: DiskCache.Reader?
 
-        init(variants: DiskCache.Reader?, sources: DiskCache.Reader?) {
+        init(variants: DiskCache.Reader?, sources: DiskCache.Reader?, analyses: DiskCache.Reader? = nil) {
             self.variants = variants
             self.sources = sources
+            self.analyses = analyses
         }
     }
 
@@ -28,7 +31,8 @@ final class DiskReaders: Sendable {
 
     /// Starts `threads` threads and opens their connections.
     /// - Throws: when a thread or a connection cannot be made.
-    init(variants: DiskCache?, sources: DiskCache?, threads: Int, queueCapacity: Int) throws {
+    init(variants: DiskCache?, sources: DiskCache?, analyses: DiskCache? = nil, threads: Int, queueCapacity: Int) throws
+    {
         let slots = ThreadLocalSlots(count: threads)
         // Connections are opened on each thread (a Reader checks that it stays there). A failure to open
         // one is kept and thrown here, after the pool is up, instead of leaving a thread without readers.
@@ -38,7 +42,9 @@ final class DiskReaders: Sendable {
                 name: "disk-io"),
             onThreadStart: { index in
                 slots.set(index) {
-                    Readers(variants: try variants?.makeReader(), sources: try sources?.makeReader())
+                    Readers(
+                        variants: try variants?.makeReader(), sources: try sources?.makeReader(),
+                        analyses: try analyses?.makeReader())
                 }
             },
             onThreadExit: { _ in slots.clearCurrent() })

@@ -124,6 +124,7 @@ final class Revalidator: Sendable {
                 // The 404 first: a request between the two then finds it instead of fetching again.
                 cache.rememberNotFound(key.source)
                 cache.remove(key)
+                intermediates?.analyses?.forget(key.source)
             }
             logger.notice(
                 "revalidation failed; the cached thumbnail stays until stale_if_error runs out",
@@ -147,11 +148,16 @@ final class Revalidator: Sendable {
     /// On a render worker: the origin sent a new source.
     private func render(_ key: VariantKey, source: FetchedSource, overlays: Overlays) {
         do {
+            var analysable: IntermediateCache.Analysable?
+            let digest = source.body.withUnsafeBytes { XXHash64.hash($0) }
+            // New bytes: the source's kept record describes the old ones. Forgotten now (the disk's and the shared
+            // tier's copies are as stale as the thumbnail was, so never answered without a look at the source).
+            intermediates?.analyses?.forget(key.source, unlessDigest: digest)
             let thumbnail =
                 if let intermediates {
                     try intermediates.render(
                         source.body, url: key.source.string, spec: key.spec, overlays: overlays,
-                        thumbnailer: thumbnailer)
+                        thumbnailer: thumbnailer, analysable: &analysable)
                 } else {
                     try thumbnailer.render(
                         source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
@@ -164,6 +170,12 @@ final class Revalidator: Sendable {
             } else {
                 cache.remove(key)
                 finish(key, .success((variant, .miss)))
+            }
+            // The new bytes' record, as a request's render makes it (`image.analysis`).
+            if let analysable, let intermediates, intermediates.analyses?.isEager == true {
+                _ = try? intermediates.analysis(
+                    of: source.body, url: key.source, digest: analysable.digest, freshness: variant.freshness,
+                    thumbnailer: thumbnailer, given: analysable.image)
             }
         } catch {
             finish(key, .failure(.thumbnail(error)))

@@ -60,9 +60,15 @@ final class CircuitBreaker: Sendable {
 final class SharedTierCounters: Sendable {
     /// What was looked up.
     enum Kind: Int, Sendable, CaseIterable {
-        case variant, source
+        case variant, source, analysis
 
-        var label: String { self == .variant ? "thumbnail" : "source" }
+        var label: String {
+            switch self {
+            case .variant: "thumbnail"
+            case .source: "source"
+            case .analysis: "analysis"
+            }
+        }
     }
 
     /// How a lookup ended.

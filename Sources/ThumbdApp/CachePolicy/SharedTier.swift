@@ -22,7 +22,8 @@ import Thumbnailing
 /// - **Integrity**: each object carries the SHA-256 of its bytes in `x-amz-meta-thumbd-sha256` (also sent as
 ///   `x-amz-content-sha256`, which S3 checks on the way in), verified on every read.
 ///
-/// Object keys are `<prefix>v/<sha256 of the variant key>` and `<prefix>s/<sha256 of the source URL>`: hex only,
+/// Object keys are `<prefix>v/<sha256 of the variant key>`, `<prefix>s/<sha256 of the source URL>` and
+/// `<prefix>a/<sha256 of "analysis " and the source URL>` (a source's analysis record, ``SourceAnalyses``): hex only,
 /// so nothing a client sends reaches a path (libcurl signs the path as written).
 final class SharedTier: Sendable {
     /// What a lookup found.
@@ -106,6 +107,33 @@ final class SharedTier: Sendable {
         }
     }
 
+    /// An analysis record's object and the freshness it was stored with (fresh or not: a stale record still names the
+    /// bytes it describes).
+    struct StoredAnalysis: Sendable {
+        let body: [UInt8]
+        let freshness: DiskCache.Freshness
+    }
+
+    /// Looks the analysis record of `source` up; completion as for ``lookup(_:completion:)``, but a stale record is a
+    /// hit too (its reader compares the bytes it describes).
+    func lookupAnalysis(
+        _ source: SourceURL, completion: @escaping @Sendable (Lookup<StoredAnalysis>) -> Void
+    ) -> FetchTicket? {
+        get(analysisObjectKey(source), kind: .analysis) { [counts] lookup in
+            switch lookup {
+            case .hit(let object):
+                guard let freshness = SharedObject.freshness(of: object) else {
+                    counts.count(.analysis, .corrupt)
+                    return completion(.miss(replace: true))
+                }
+                counts.count(.analysis, .hit)
+                completion(.hit(StoredAnalysis(body: object.body, freshness: freshness)))
+            case .miss(let replace): completion(.miss(replace: replace))
+            case .unavailable: completion(.unavailable)
+            }
+        }
+    }
+
     private func get(
         _ objectKey: String, kind: SharedTierCounters.Kind,
         completion: @escaping @Sendable (Lookup<FetchedSource>) -> Void
@@ -163,6 +191,13 @@ final class SharedTier: Sendable {
             sourceObjectKey(url), body: source.body,
             contentType: source.contentType ?? "application/octet-stream",
             metadata: SharedObject.metadata(freshness: freshness, etag: nil), replacing: replacing, kind: .source)
+    }
+
+    /// Stores a source's analysis record, replacing the one there (it describes the source's bytes as last seen).
+    func storeAnalysis(_ record: [UInt8], url: SourceURL, freshness: DiskCache.Freshness) {
+        put(
+            analysisObjectKey(url), body: record, contentType: "application/json",
+            metadata: SharedObject.metadata(freshness: freshness, etag: nil), replacing: true, kind: .analysis)
     }
 
     private func put(
@@ -229,6 +264,14 @@ final class SharedTier: Sendable {
         prefix + "s/" + SharedObject.sha256Hex(Array(("src " + source.string).utf8))
     }
 
+    /// `<prefix>a/<hex SHA-256 of "analysis " and the canonical source URL>`.
+    static func analysisObjectKey(_ source: SourceURL, prefix: String) -> String {
+        prefix + "a/" + SharedObject.sha256Hex(Array(("analysis " + source.string).utf8))
+    }
+
+    private func analysisObjectKey(_ source: SourceURL) -> String {
+        Self.analysisObjectKey(source, prefix: settings.prefix)
+    }
     private func variantObjectKey(_ key: VariantKey) -> String { Self.variantObjectKey(key, prefix: settings.prefix) }
     private func sourceObjectKey(_ source: SourceURL) -> String {
         Self.sourceObjectKey(source, prefix: settings.prefix)

@@ -13,7 +13,9 @@ extension ThumbnailCache {
     func update(_ configuration: Configuration) throws(Caching.ConfigurationError) {
         let memoryConfiguration = configuration.memory ?? .init(maxBytes: 0, maxEntries: 0)
         try memoryConfiguration.validate()
-        for disk in [configuration.variantsDisk, configuration.sourcesDisk].compactMap({ $0 }) {
+        for disk in [configuration.variantsDisk, configuration.sourcesDisk, configuration.analysesDisk].compactMap({
+            $0
+        }) {
             try disk.validate()
         }
         negativeTTLs.withLock { $0 = configuration.negativeTTL }
@@ -25,7 +27,10 @@ extension ThumbnailCache {
         }
         guard let writer else { return }
         let logger = self.logger
-        let changes = [(variants, configuration.variantsDisk), (sources, configuration.sourcesDisk)]
+        let changes = [
+            (variants, configuration.variantsDisk), (sources, configuration.sourcesDisk),
+            (analyses, configuration.analysesDisk),
+        ]
         for case (let cache?, let new?) in changes {
             writer.perform {
                 do {

@@ -71,6 +71,8 @@ extension ThumbnailCache {
         var memoryEntries = 0
         var diskEntries = 0
         var sourceEntries = 0
+        /// The source's analysis record on disk (0 or 1).
+        var analysisEntries = 0
     }
 
     /// An original kept in memory beside the source cache, with the freshness it was stored with.

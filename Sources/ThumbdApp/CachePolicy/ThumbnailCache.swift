@@ -28,6 +28,8 @@ final class ThumbnailCache: Sendable {
         var variantsDisk: DiskCache.Configuration?
         /// The source originals; `nil` when `cache.sources` is false or the disk tier is off.
         var sourcesDisk: DiskCache.Configuration?
+        /// The sources' analysis records (``SourceAnalyses``); `nil` keeps none on disk.
+        var analysesDisk: DiskCache.Configuration?
         /// How long an origin 404 is remembered; zero turns that off.
         var negativeTTL: Duration = .seconds(60)
         /// Origin 404s remembered at most.
@@ -64,6 +66,8 @@ final class ThumbnailCache: Sendable {
     let openBlobsGeneration = Mutex<UInt64>(0)
     let variants: DiskCache?
     let sources: DiskCache?
+    /// The sources' analysis records (small JSON blobs, keyed by source URL, in the source's purge group).
+    let analyses: DiskCache?
     /// The originals stored last, also in memory (64 MB): a new size of a source fetched a moment ago needs
     /// neither the disk (its store may still be queued) nor the origin. Only with a source cache.
     let recentSources: MemoryCache<CacheKey, CacheGroup, RecentSource>?
@@ -105,18 +109,19 @@ final class ThumbnailCache: Sendable {
         negativeTTLs = Mutex(configuration.negativeTTL)
         variants = try configuration.variantsDisk.map { try Self.open($0, name: "thumbnails", logger: logger) }
         sources = try configuration.sourcesDisk.map { try Self.open($0, name: "sources", logger: logger) }
+        analyses = try configuration.analysesDisk.map { try Self.open($0, name: "analyses", logger: logger) }
         recentSources =
             sources == nil
             ? nil
             : try MemoryCache(configuration: .init(maxBytes: configuration.recentSourcesMaxBytes, maxEntries: 1024))
-        let caches = [variants, sources].compactMap { $0 }
+        let caches = [variants, sources, analyses].compactMap { $0 }
         if caches.isEmpty {
             writer = nil
             readers = nil
         } else {
             writer = try DiskWriter(caches: caches, logger: logger)
             readers = try DiskReaders(
-                variants: variants, sources: sources, threads: configuration.readerThreads,
+                variants: variants, sources: sources, analyses: analyses, threads: configuration.readerThreads,
                 queueCapacity: configuration.readerQueueCapacity)
         }
     }
@@ -266,12 +271,13 @@ final class ThumbnailCache: Sendable {
             completion(report)
             return
         }
-        let (variants, sources, logger) = (self.variants, self.sources, self.logger)
+        let (variants, sources, analyses, logger) = (self.variants, self.sources, self.analyses, self.logger)
         let queued = writer.perform { [report] in
             var report = report
             do {
                 report.diskEntries = try variants?.purge(group: group) ?? 0
                 report.sourceEntries = try sources?.purge(group: group) ?? 0
+                report.analysisEntries = try analyses?.purge(group: group) ?? 0
             } catch {
                 logger.error("disk cache purge failed", metadata: ["source": "\(source)", "error": "\(error)"])
             }

@@ -96,6 +96,10 @@ extension Settings {
             configuration.sourcesDisk = DiskCache.Configuration(
                 directory: cache.disk.path + "/sources", maxBytes: cache.disk.sourcesMaxBytes)
         }
+        if cache.disk.analysesMaxBytes > 0 {
+            configuration.analysesDisk = DiskCache.Configuration(
+                directory: cache.disk.path + "/analyses", maxBytes: cache.disk.analysesMaxBytes)
+        }
         configuration.negativeTTL = cache.negativeTTL
         return configuration
     }

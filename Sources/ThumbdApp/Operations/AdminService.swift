@@ -17,8 +17,11 @@ final class AdminService: Sendable {
     private let token: Mutex<[UInt8]>
     private let cache: ThumbnailCache
     private let logger: Logger
+    /// The sources' analysis records, whose memory copy a purge forgets (the disk's goes with the source's group).
+    private let analyses: SourceAnalyses?
 
-    init(token: String, cache: ThumbnailCache, logger: Logger) {
+    init(token: String, cache: ThumbnailCache, logger: Logger, analyses: SourceAnalyses? = nil) {
+        self.analyses = analyses
         self.token = Mutex(Array(token.utf8))
         self.cache = cache
         self.logger = logger
@@ -50,17 +53,19 @@ final class AdminService: Sendable {
             return responder.respond(.error(.badRequest, message: "url must be an absolute http(s) URL"))
         }
         let logger = self.logger
+        analyses?.forget(source)
         cache.purge(source: source) { report in
             logger.notice(
                 "cache purged",
                 metadata: [
                     "source": "\(source)", "memory_entries": "\(report.memoryEntries)",
                     "disk_entries": "\(report.diskEntries)", "source_entries": "\(report.sourceEntries)",
+                    "analysis_entries": "\(report.analysisEntries)",
                 ])
             responder.respond(
                 Self.json(
                     "{\"purged\": {\"memory\": \(report.memoryEntries), \"disk\": \(report.diskEntries), "
-                        + "\"sources\": \(report.sourceEntries)}}"))
+                        + "\"sources\": \(report.sourceEntries), \"analyses\": \(report.analysisEntries)}}"))
         }
     }
 

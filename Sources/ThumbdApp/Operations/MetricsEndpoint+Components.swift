@@ -48,7 +48,7 @@ extension MetricsEndpoint {
                     name: "memory", hits: memory.hits, misses: memory.misses, bytes: memory.currentBytes,
                     maxBytes: memory.maxBytes, entries: memory.currentEntries, evictions: memory.evictions))
         }
-        for (name, disk) in [("disk", cache.variants), ("sources", cache.sources)] {
+        for (name, disk) in [("disk", cache.variants), ("sources", cache.sources), ("analyses", cache.analyses)] {
             guard let statistics = disk?.statistics else { continue }
             disks.append((name, statistics))
             tiers.append(
@@ -162,6 +162,16 @@ extension MetricsEndpoint {
             text.sample(MetricNames.faceDetections, [("result", "kept")], detections.hits)
             text.sample(MetricNames.faceDetections, [("result", "joined")], detections.joined)
             text.sample(MetricNames.faceDetections, [("result", "failed")], detections.failures)
+        }
+        if let analyses = coordinator.analysisCounters {
+            text.family(
+                MetricNames.sourceAnalyses, .counter,
+                "Per-source analyses (placeholders, colours, hashes) by result: made, kept (found for the same bytes), "
+                    + "joined (waited for another's), failed.")
+            text.sample(MetricNames.sourceAnalyses, [("result", "made")], analyses.made)
+            text.sample(MetricNames.sourceAnalyses, [("result", "kept")], analyses.kept)
+            text.sample(MetricNames.sourceAnalyses, [("result", "joined")], analyses.joined)
+            text.sample(MetricNames.sourceAnalyses, [("result", "failed")], analyses.failed)
         }
         text.family(
             MetricNames.renderDuration, .histogram, "Time of one render on a render thread (decode, resize, encode).")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
 import EventLoops
+import OriginFetch
 import Synchronization
 import Thumbnailing
 
@@ -38,6 +39,8 @@ final class IntermediateCache: Sendable {
     private let state = Mutex(State())
     /// The sources' detections, made from their intermediates; `nil` with face detection off.
     let detections: SourceDetections?
+    /// The sources' analysis records, made from their analysis-band intermediates; `nil` for none.
+    let analyses: SourceAnalyses?
 
     private struct State {
         var inProgress: [Key: Pending<IntermediateImage>] = [:]
@@ -47,8 +50,12 @@ final class IntermediateCache: Sendable {
     /// - Parameter maxBytes: budget for the decoded pixels kept; 0 keeps none (renders still coalesce).
     /// - Parameter detections: the per-source detections (`image.faces`), or `nil`.
     /// - Throws: `Caching.ConfigurationError` when `maxBytes` is negative.
-    init(maxBytes: Int, detections: SourceDetections? = nil) throws(Caching.ConfigurationError) {
+    /// - Parameter analyses: the per-source analysis records, or `nil`.
+    init(maxBytes: Int, detections: SourceDetections? = nil, analyses: SourceAnalyses? = nil)
+        throws(Caching.ConfigurationError)
+    {
         self.detections = detections
+        self.analyses = analyses
         guard maxBytes >= 0 else {
             throw Caching.ConfigurationError(key: "maxBytes", message: "must not be negative")
         }
@@ -75,6 +82,24 @@ final class IntermediateCache: Sendable {
     func render(
         _ source: [UInt8], url: String, spec: ThumbnailSpec, overlays: Overlays = Overlays(), thumbnailer: Thumbnailer
     ) throws(ThumbnailError) -> RenderedThumbnail {
+        var analysable: Analysable?
+        return try render(
+            source, url: url, spec: spec, overlays: overlays, thumbnailer: thumbnailer, analysable: &analysable)
+    }
+
+    /// What a render leaves for the source's analysis (``SourceAnalyses``): the digest of the source's bytes and the
+    /// intermediate of ``SourceDetections/analysisBand`` it went through, which the analysis is made from.
+    struct Analysable {
+        let digest: UInt64
+        let image: IntermediateImage
+    }
+
+    /// Renders as ``render(_:url:spec:overlays:thumbnailer:)`` and sets `analysable` when the render went through
+    /// the source's analysis-band intermediate.
+    func render(
+        _ source: [UInt8], url: String, spec: ThumbnailSpec, overlays: Overlays = Overlays(), thumbnailer: Thumbnailer,
+        analysable: inout Analysable?
+    ) throws(ThumbnailError) -> RenderedThumbnail {
         // Computed only when an intermediate is needed: hashing a large source costs about 0.1 ms per MB.
         var digest: UInt64?
         var regions: DetectedRegions?
@@ -85,14 +110,19 @@ final class IntermediateCache: Sendable {
                 of: source, url: url, digest: sourceDigest, thorough: spec.needsThoroughDetection,
                 thumbnailer: thumbnailer)
         }
-        return try thumbnailer.render(
+        var used: Analysable?
+        let thumbnail = try thumbnailer.render(
             source, spec: spec, watermarks: overlays.watermarks, frame: overlays.frame, regions: regions
         ) {
             (band, make) throws(ThumbnailError) -> IntermediateImage in
             let sourceDigest = digest ?? source.withUnsafeBytes { XXHash64.hash($0) }
             digest = sourceDigest
-            return try intermediate(for: Key(source: url, digest: sourceDigest, band: band), make: make)
+            let image = try intermediate(for: Key(source: url, digest: sourceDigest, band: band), make: make)
+            if band == SourceDetections.analysisBand { used = Analysable(digest: sourceDigest, image: image) }
+            return image
         }
+        analysable = used
+        return thumbnail
     }
 
     /// The source's detections (``SourceDetections``): the quick search's made from its analysis-band intermediate
@@ -107,10 +137,39 @@ final class IntermediateCache: Sendable {
             source: url, digest: digest ?? source.withUnsafeBytes { XXHash64.hash($0) },
             band: SourceDetections.analysisBand)
         let record = SourceDetections.Key(intermediate: key, profile: thorough ? .thorough : .quick)
-        return try detections.regions(for: record) { () throws(ThumbnailError) -> IntermediateImage in
+        let regions = try detections.regions(for: record) { () throws(ThumbnailError) -> IntermediateImage in
             if thorough { return try thumbnailer.analysisImage(source, band: SourceDetections.thoroughBand) }
             return try intermediate(for: key) { () throws(ThumbnailError) -> IntermediateImage in
                 try thumbnailer.analysisImage(source, band: SourceDetections.analysisBand)
+            }
+        }
+        // The quick search's faces join the source's analysis record (kept in every tier, read by /info).
+        if !thorough, let regions, let source = try? SourceURL(url) {
+            analyses?.attach(faces: regions, to: source, digest: key.digest)
+        }
+        return regions
+    }
+
+    /// The source's analysis record (``SourceAnalyses``): kept for these bytes, or made from `given` (the intermediate
+    /// a render just went through) or from the source's analysis-band intermediate (kept, or made and offered to this
+    /// cache as any render's); `nil` without analyses. Blocks: call on a render thread.
+    func analysis(
+        of source: [UInt8], url: SourceURL, digest: UInt64? = nil, freshness: DiskCache.Freshness?,
+        thumbnailer: Thumbnailer, given: IntermediateImage? = nil
+    ) throws(ThumbnailError) -> SourceAnalyses.Record? {
+        guard let analyses else { return nil }
+        let digest = digest ?? source.withUnsafeBytes { XXHash64.hash($0) }
+        let band = SourceDetections.analysisBand
+        let quick = SourceDetections.Key(
+            intermediate: Key(source: url.string, digest: digest, band: band), profile: .quick)
+        return try analyses.record(
+            of: source, url: url, digest: digest, freshness: freshness, thumbnailer: thumbnailer,
+            faces: { [detections] in detections?.kept(quick) }
+        ) { () throws(ThumbnailError) -> IntermediateImage in
+            if let given { return given }
+            return try intermediate(for: Key(source: url.string, digest: digest, band: band)) {
+                () throws(ThumbnailError) -> IntermediateImage in
+                try thumbnailer.analysisImage(source, band: band)
             }
         }
     }

@@ -128,12 +128,13 @@ extension RenderCoordinator {
         counts.rendersStarted.increment()
         let started = LoopInstant.now()
         let result: Result<RenderedVariant, ServiceError>
+        var analysable: IntermediateCache.Analysable?
         do {
             let thumbnail =
                 if let intermediates {
                     try intermediates.render(
                         source.body, url: key.source.string, spec: key.spec, overlays: overlays,
-                        thumbnailer: thumbnailer)
+                        thumbnailer: thumbnailer, analysable: &analysable)
                 } else {
                     try thumbnailer.render(
                         source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
@@ -154,6 +155,22 @@ extension RenderCoordinator {
             if !actions.contains(where: \.isAnswer) { counts.rendersUnattended.increment() }
             return actions
         }
+        if case .success(let variant) = result, let analysable {
+            analyse(source, url: key.source, freshness: variant.freshness, from: analysable)
+        }
+    }
+
+    /// After the waiters have their answer, on the same render thread: the source's analysis record from the
+    /// intermediate the render went through (`image.analysis`), unless one is kept for these bytes.
+    func analyse(
+        _ source: FetchedSource, url: SourceURL, freshness: DiskCache.Freshness?,
+        from analysable: IntermediateCache.Analysable
+    ) {
+        guard let intermediates, intermediates.analyses?.isEager == true else { return }
+        // A failure is counted by the analyses and left to /info, which asks again and answers the error.
+        _ = try? intermediates.analysis(
+            of: source.body, url: url, digest: analysable.digest, freshness: freshness, thumbnailer: thumbnailer,
+            given: analysable.image)
     }
 
     /// After the clients have their answer: what this node rendered, and the original it fetched, go to the shared

@@ -121,6 +121,9 @@ final class RenderCoordinator: Sendable {
     /// The per-source detections' totals (`nil` with `image.faces` off), for /metrics and tests.
     var detectionCounters: SourceDetections.Counters? { intermediates?.detections?.counters }
 
+    /// The per-source analyses' totals, for /metrics and tests.
+    var analysisCounters: SourceAnalyses.Counters? { intermediates?.analyses?.counters }
+
     /// Durations of the renders run for requests (one series), for /metrics.
     var renderDurations: DurationHistogram { counts.renderDurations }
 

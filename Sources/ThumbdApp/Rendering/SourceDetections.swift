@@ -110,6 +110,9 @@ final class SourceDetections: Sendable {
         return try result.get()
     }
 
+    /// The record kept for `key`, if any (no detection is made). Any thread.
+    func kept(_ key: Key) -> DetectedRegions? { memory.value(forKey: key) }
+
     /// Forgets every record of a source (purge).
     func remove(source: String) { memory.removeAll(inGroup: source) }
 

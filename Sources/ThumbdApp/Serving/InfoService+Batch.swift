@@ -12,7 +12,7 @@ import URLForms
 ///
 /// The body is a JSON array of 1…`info.batch_max` entries, each a URL (`"https://…"`) or an object of `GET /info`'s
 /// parameters (`{"url": …, "sig": …, "faces": true}`). Each entry becomes the query `GET /info` would get and goes
-/// through ``InfoService/answer(_:verifier:work:_:)``, the one path of both, so an element is what `GET /info`
+/// through ``InfoService/query(_:verifier:)`` and ``InfoService/answer(_:work:_:)``, the one path of both, so an element is what `GET /info`
 /// answers for that query: its object, or `{"url": …, "error": {"status": 404, "message": "source not found"}}`
 /// with the status and message of `GET /info`'s error. A bad entry never fails the batch; a body that is not such
 /// an array, too many entries (400), too large a body (413), or a bad whole-batch signature (403) does.
@@ -117,8 +117,12 @@ extension InfoService {
         for query in order {
             let indices = places[query] ?? []
             let url = entries[indices[0]].url
-            answer(query, verifier: entryVerifier, work: work) { result in
-                batch.finish(indices, url: url, result.map(\.info))
+            do throws(RequestError) {
+                answer(try self.query(query, verifier: entryVerifier), work: work) { result in
+                    batch.finish(indices, url: url, result.map(\.info))
+                }
+            } catch {
+                batch.finish(indices, url: url, .failure(.request(error)))
             }
         }
     }
@@ -329,7 +333,7 @@ extension InfoService {
 
         static func json(_ elements: [BatchElement]) -> HTTPResponse {
             let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes]
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]  // as GET /info's
             let body = (try? encoder.encode(elements)).map { [UInt8]($0) } ?? Array("[]".utf8)
             return HTTPResponse(
                 status: .ok,

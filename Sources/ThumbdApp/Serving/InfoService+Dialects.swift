@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import EventLoops
+import FoundationEssentials
 import HTTP1
 import OriginFetch
 import Thumbnailing
@@ -178,50 +179,129 @@ extension InfoService: ThumborMetaAnswering {
     }
 }
 
-/// imgproxy's `/info/…`: imgproxy's JSON for what a source is, from its header (no pixel decoded), the source from
-/// the source cache or the fetcher as for `/info`:
+/// imgproxy's `/info/…`: imgproxy's JSON for what a source is, from its header (no pixel decoded) or its kept
+/// analysis record, the source from the source cache or the fetcher as for `/info`:
 ///
-///     {"format": "jpeg", "width": 800, "height": 600, "size": 123456,
-///      "exif": {"Make": "…", "Model": "…", "DateTimeOriginal": "…"}}
+///     {"format": "jpeg", "mime_type": "image/jpeg", "width": 800, "height": 600, "size": 123456,
+///      "exif": {"Make": "…", "Model": "…", "DateTimeOriginal": "…"},
+///      "blurhash": "…", "thumb_hash": "<hex>", "perceptual_hash": "<hex>",
+///      "average": {"R": 139, "G": 132, "B": 121, "A": 255}, "palette": [{"R": …, "G": …, "B": …, "A": 255}, …],
+///      "dominant_colors": {"vibrant": {"R": …, "G": …, "B": …}, …}}
 ///
 /// `width` and `height` are upright (the EXIF orientation applied); `exif` only with `exif:1`, holding those three
-/// tags when the source has them.
+/// tags when the source has them; the analysis's fields only when asked, answered from the source's record as
+/// `/info?analysis=1` is (no fetch when it is kept and fresh).
 extension InfoService: ImgproxyInfoAnswering {
     struct ImgproxyInfo: Encodable {
         var format: String?
+        var mimeType: String?
         var width: Int?
         var height: Int?
+        var orientation: Int?
         var size: Int?
         var exif: [String: String]?
+        var colorspace: String?
+        var pagesNumber: Int?
+        var palette: [Colour]?
+        var average: Colour?
+        var dominantColors: [String: Colour]?
+        var blurhash: String?
+        var thumbHash: String?
+        var perceptualHash: String?
+
+        enum CodingKeys: String, CodingKey {
+            case format
+            case mimeType = "mime_type"
+            case width, height, orientation, size, exif, colorspace
+            case pagesNumber = "pages_number"
+            case palette, average
+            case dominantColors = "dominant_colors"
+            case blurhash
+            case thumbHash = "thumb_hash"
+            case perceptualHash = "perceptual_hash"
+        }
+
+        /// imgproxy's colour object (`A` only where imgproxy writes it).
+        struct Colour: Encodable {
+            let R: Int
+            let G: Int
+            let B: Int
+            var A: Int?
+
+            init(_ colour: SourceAnalysis.Colour, alpha: Bool) {
+                R = Int(colour.red)
+                G = Int(colour.green)
+                B = Int(colour.blue)
+                A = alpha ? 255 : nil
+            }
+        }
     }
 
     func answerImgproxyInfo(_ source: SourceURL, options: ImgproxyForm.InfoOptions, _ responder: HTTPResponder) {
-        withSource(source, responder) { [self] bytes, origin in
-            do {
-                try renderPool.submit(priority: .interactive) { [thumbnailer] in
-                    let response: HTTPResponse
-                    do throws(ThumbnailError) {
-                        let probe = try thumbnailer.probe(bytes.body)
-                        var info = ImgproxyInfo()
-                        if options.format { info.format = probe.format.rawValue }
-                        if options.dimensions { (info.width, info.height) = (probe.width, probe.height) }
-                        if options.size { info.size = bytes.body.count }
-                        if options.exif {
-                            var exif: [String: String] = [:]
-                            exif["Make"] = probe.cameraMake
-                            exif["Model"] = probe.cameraModel
-                            exif["DateTimeOriginal"] = probe.takenAt
-                            info.exif = exif
-                        }
-                        response = Self.json(info, origin: origin)
-                    } catch {
-                        response = ErrorResponse(.thumbnail(error)).response
-                    }
-                    responder.respond(response)
-                }
-            } catch {
-                responder.respond(ErrorResponse(.renderQueueFull).response)
+        var query = InfoQuery(source: source)
+        if options.needsAnalysis, let defaults = intermediates?.analyses?.options {
+            var wanted = defaults
+            if let components = options.blurhash {
+                (wanted.blurhashX, wanted.blurhashY) = (components[0], components[1])
             }
+            if options.palette > 0 { wanted.paletteColours = options.palette }
+            query.analysis = wanted
+        } else if options.needsAnalysis {
+            responder.respond(
+                ErrorResponse(.request(.invalidValue("info", reason: "this server keeps no analyses"))).response)
+            return
         }
+        answer(query, responder) { info, origin in
+            Self.json(Self.imgproxyInfo(info, options: options), origin: origin)
+        }
+    }
+
+    /// imgproxy's fields of `info`, as `options` asks.
+    static func imgproxyInfo(_ info: Info, options: ImgproxyForm.InfoOptions) -> ImgproxyInfo {
+        var answer = ImgproxyInfo()
+        if options.format {
+            answer.format = info.format
+            answer.mimeType = ImageFormat(rawValue: info.format)?.mimeType
+        }
+        if options.dimensions {
+            (answer.width, answer.height, answer.orientation) = (info.width, info.height, info.orientation)
+        }
+        if options.size { answer.size = info.bytes }
+        if options.exif {
+            var exif: [String: String] = [:]
+            exif["Make"] = info.exif.make
+            exif["Model"] = info.exif.model
+            exif["DateTimeOriginal"] = info.exif.takenAt
+            answer.exif = exif
+        }
+        if options.colorspace { answer.colorspace = info.colourSpace }
+        if options.pagesNumber { answer.pagesNumber = info.frames }
+        guard let analysis = info.analysis?.source else { return answer }
+        if options.palette > 0 { answer.palette = analysis.palette.map { .init($0.colour, alpha: true) } }
+        if options.average { answer.average = .init(analysis.average, alpha: true) }
+        if options.dominantColours {
+            let dominant = options.buildsMissedColours ? analysis.dominant.withMissedRolesBuilt : analysis.dominant
+            var colours: [String: ImgproxyInfo.Colour] = [:]
+            for (role, swatch) in dominant.roles {
+                if let swatch { colours[role] = .init(swatch.colour, alpha: false) }
+            }
+            answer.dominantColors = colours
+        }
+        if options.blurhash != nil { answer.blurhash = analysis.blurhash }
+        if options.thumbhash { answer.thumbHash = Self.upperHex(base64: analysis.thumbhash) }
+        if options.perceptualHash { answer.perceptualHash = AnalysisFields.hex(analysis.phash) }
+        return answer
+    }
+
+    /// imgproxy writes the ThumbHash's bytes in upper-case hex.
+    static func upperHex(base64: String) -> String {
+        guard let bytes = Data(base64Encoded: base64) else { return "" }
+        let digits = Array("0123456789ABCDEF".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

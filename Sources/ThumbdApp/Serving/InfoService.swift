@@ -68,6 +68,9 @@ final class InfoService: Sendable {
         /// With `faces=1`: the faces found (boxes in pixels of the upright source), from the source's kept detection
         /// or one made now and kept; absent otherwise.
         var faces: Faces?
+        /// With `analysis=1` (or `blurhash=`, `palette=`): the source's analysis (placeholders, colours, hashes);
+        /// absent otherwise.
+        var analysis: AnalysisFields?
 
         struct Faces: Encodable, Sendable {
             let count: Int
@@ -85,7 +88,7 @@ final class InfoService: Sendable {
             case colourSpace = "colour_space"
             case bitsPerChannel = "bits_per_channel"
             case iccProfile = "icc_profile"
-            case bytes, exif, faces
+            case bytes, exif, faces, analysis
         }
     }
 
@@ -103,44 +106,79 @@ final class InfoService: Sendable {
         let submit: @Sendable (_ job: @escaping Job, _ refused: @escaping Job) -> Void
         /// Told of each fetch started for the answer.
         var fetchStarted: @Sendable (FetchTicket) -> Void = { _ in }
+
+        /// Straight to the render pool's interactive lane (a full queue refuses).
+        static func pool(_ renderPool: WorkerPool) -> Work {
+            Work { job, refused in
+                if (try? renderPool.submit(priority: .interactive, job)) == nil { refused() }
+            }
+        }
     }
 
     private func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        let work = Work { [renderPool] job, refused in
-            if (try? renderPool.submit(priority: .interactive, job)) == nil { refused() }
+        let query: InfoQuery
+        do throws(RequestError) {
+            query = try self.query(request.query ?? "", verifier: verifier)
+        } catch {
+            responder.respond(ErrorResponse(.request(error)).response)
+            return
         }
-        answer(request.query ?? "", verifier: verifier, work: work) { result in
+        answer(query, responder)
+    }
+
+    /// An `/info` query read (``infoQuery(_:verifier:defaults:)``) and checked against what this server can answer
+    /// (faces, analyses): `GET /info`'s and each `POST /info` entry's, so the two can never disagree.
+    /// - Parameter verifier: checks the query's `sig` (a batch signed as a whole passes one with no keys).
+    func query(_ rawQuery: String, verifier: URLSignatureVerifier) throws(RequestError) -> InfoQuery {
+        let query = try Self.infoQuery(
+            rawQuery, verifier: verifier, defaults: intermediates?.analyses?.options ?? AnalysisOptions())
+        if query.faces && intermediates?.detections == nil {
+            throw .invalidValue("faces", reason: "face detection is off (image.faces)")
+        }
+        if query.analysis != nil && intermediates?.analyses == nil {
+            throw .invalidValue("analysis", reason: "this server keeps no analyses")
+        }
+        return query
+    }
+
+    /// Writes the answer of an `/info` form: `/info`'s JSON, or a dialect's made from the same `Info`.
+    typealias Writer = @Sendable (Info, _ origin: String) -> HTTPResponse
+
+    /// Answers `query` on `responder` (``answer(_:work:_:)`` with the render pool); `write` makes the response.
+    func answer(
+        _ query: InfoQuery, _ responder: HTTPResponder,
+        write: @escaping Writer = { info, origin in json(info, origin: origin) }
+    ) {
+        answer(query, work: .pool(renderPool)) { result in
             switch result {
-            case .success(let answer): responder.respond(Self.json(answer.info, origin: answer.origin))
+            case .success(let answer): responder.respond(write(answer.info, answer.origin))
             case .failure(let error): responder.respond(ErrorResponse(error).response)
             }
         }
     }
 
-    /// The answer to one `/info` query (`url`, `sig`, `faces`): the one path of `GET /info` and of each entry of
-    /// `POST /info`, so the two can never disagree. `done` runs once, on any thread.
-    /// - Parameter verifier: checks the query's `sig` (a batch signed as a whole passes one with no keys).
+    /// The answer to `query`: from the source's kept analysis record when it is fresh and holds all that is asked
+    /// (no fetch: origin `analysis`), else from the source's bytes, read on a render thread through `work`. The one
+    /// path of `GET /info`, its dialects and each entry of `POST /info`. `done` runs once, on any thread.
     func answer(
-        _ query: String, verifier: URLSignatureVerifier, work: Work,
-        _ done: @escaping @Sendable (Result<Answer, ServiceError>) -> Void
+        _ query: InfoQuery, work: Work, _ done: @escaping @Sendable (Result<Answer, ServiceError>) -> Void
     ) {
-        let source: SourceURL
-        let faces: Bool
-        do throws(RequestError) {
-            (source, faces) = try Self.infoQuery(query, verifier: verifier)
-            if faces && intermediates?.detections == nil {
-                throw .invalidValue("faces", reason: "face detection is off (image.faces)")
+        let fromBytes: @Sendable () -> Void = { [self] in
+            withSource(query.source, work: work) { [self] result in
+                switch result {
+                case .success(let (bytes, origin)): probe(bytes, query, origin: origin, work: work, done)
+                case .failure(let error): done(.failure(.fetch(error)))
+                }
             }
-        } catch {
-            return done(.failure(.request(error)))
         }
-        withSource(source, work: work) { [self] result in
-            switch result {
-            case .success(let (bytes, origin)):
-                probe(bytes, url: source, origin: origin, faces: faces, work: work, done)
-            case .failure(let error):
-                done(.failure(.fetch(error)))
+        guard let analyses = intermediates?.analyses else { return fromBytes() }
+        analyses.lookup(query.source) { kept in
+            if let kept, kept.isFresh, query.analysis == nil || query.analysis == analyses.options,
+                !query.faces || kept.record.faces != nil
+            {
+                return done(.success(Answer(info: Self.info(kept.record, query), origin: "analysis")))
             }
+            fromBytes()
         }
     }
 
@@ -174,28 +212,50 @@ final class InfoService: Sendable {
         if !lookedUp { fetch(source, work: work, body) }
     }
 
-    /// `url` (required) and `sig`; anything else is a 400.
-    static func sourceURL(_ query: String, verifier: URLSignatureVerifier) throws(RequestError) -> SourceURL {
-        let (source, faces) = try infoQuery(query, verifier: verifier)
-        if faces { throw .unknownParameter("faces") }
-        return source
+    /// What an `/info` request asks.
+    struct InfoQuery: Sendable, Equatable {
+        let source: SourceURL
+        /// `faces=1`.
+        var faces = false
+        /// The analysis asked (`analysis=1`, `blurhash=X,Y`, `palette=N`), with the kept one's options where the
+        /// request names none; `nil`: none asked.
+        var analysis: AnalysisOptions?
     }
 
-    /// `url` (required), `sig` and `faces` (`0`, `1`); anything else is a 400.
-    static func infoQuery(_ query: String, verifier: URLSignatureVerifier) throws(RequestError) -> (SourceURL, Bool) {
+    /// `url` (required), `sig`, `faces` (`0`, `1`), `analysis` (`0`, `1`), `blurhash` (`X,Y`: components across and
+    /// down, 1–9 each) and `palette` (colours, 2–256); anything else is a 400. `defaults` are the kept analysis's
+    /// options, which `blurhash` and `palette` replace one by one.
+    static func infoQuery(
+        _ query: String, verifier: URLSignatureVerifier, defaults: AnalysisOptions = AnalysisOptions()
+    ) throws(RequestError) -> InfoQuery {
         let parameters = try QueryParameters(parsing: query)
         _ = try verifier.verify(parameters)
         var url: String?
-        var faces: Bool?
+        var flags: [String: Bool] = [:]
+        var blurhash: (Int, Int)?
+        var palette: Int?
         for (name, value) in parameters.pairs {
             switch name {
             case "url":
                 guard url == nil else { throw .duplicateParameter(name) }
                 url = value
-            case "faces":
-                guard faces == nil else { throw .duplicateParameter(name) }
+            case "faces", "analysis":
+                guard flags[name] == nil else { throw .duplicateParameter(name) }
                 guard value == "0" || value == "1" else { throw .invalidValue(name, reason: "must be 0 or 1") }
-                faces = value == "1"
+                flags[name] = value == "1"
+            case "blurhash":
+                guard blurhash == nil else { throw .duplicateParameter(name) }
+                let parts = value.split(separator: ",", omittingEmptySubsequences: false)
+                guard parts.count == 2, let x = Int(parts[0]), let y = Int(parts[1]),
+                    AnalysisOptions.blurhashRange.contains(x), AnalysisOptions.blurhashRange.contains(y)
+                else { throw .invalidValue(name, reason: "must be X,Y with components 1-9 across and down") }
+                blurhash = (x, y)
+            case "palette":
+                guard palette == nil else { throw .duplicateParameter(name) }
+                guard let colours = Int(value), AnalysisOptions.paletteRange.contains(colours) else {
+                    throw .invalidValue(name, reason: "must be 2-256 colours")
+                }
+                palette = colours
             case URLSignature.parameterName: continue
             default: throw .unknownParameter(name)
             }
@@ -204,7 +264,14 @@ final class InfoService: Sendable {
         guard url.utf8.count <= ThumbnailRequest.maxURLBytes, let source = try? SourceURL(url) else {
             throw .invalidValue("url", reason: "must be an absolute http(s) URL or s3://bucket/key")
         }
-        return (source, faces ?? false)
+        var info = InfoQuery(source: source, faces: flags["faces"] ?? false)
+        if flags["analysis"] == true || blurhash != nil || palette != nil {
+            var options = defaults
+            if let (x, y) = blurhash { (options.blurhashX, options.blurhashY) = (x, y) }
+            if let palette { options.paletteColours = palette }
+            info.analysis = options
+        }
+        return info
     }
 
     private func fetch(
@@ -230,37 +297,65 @@ final class InfoService: Sendable {
         work?.fetchStarted(ticket)
     }
 
-    /// Reads the header on a render thread (through `work`) and answers.
+    /// Reads the header on a render thread, through `work` (and makes what `query` asks: faces, the analysis).
     private func probe(
-        _ source: FetchedSource, url: SourceURL, origin: String, faces: Bool, work: Work,
+        _ source: FetchedSource, _ query: InfoQuery, origin: String, work: Work,
         _ done: @escaping @Sendable (Result<Answer, ServiceError>) -> Void
     ) {
         work.submit(
-            { [thumbnailer, intermediates] in
+            { [self] in
                 do throws(ThumbnailError) {
-                    let probe = try thumbnailer.probe(source.body)
-                    var info = Info(
-                        url: url.string, format: probe.format.rawValue, width: probe.width, height: probe.height,
-                        frames: probe.pageCount, orientation: probe.orientation, alpha: probe.hasAlpha,
-                        colourSpace: probe.colourSpace, bitsPerChannel: probe.bitsPerChannel,
-                        iccProfile: probe.hasICCProfile, bytes: source.body.count,
-                        exif: .init(make: probe.cameraMake, model: probe.cameraModel, takenAt: probe.takenAt))
-                    if faces, let intermediates,
-                        let regions = try intermediates.regions(
-                            of: source.body, url: url.string, thumbnailer: thumbnailer)
-                    {
-                        info.faces = .init(count: regions.faces.count, boxes: regions.faces)
-                    }
-                    done(.success(Answer(info: info, origin: origin)))
+                    done(.success(Answer(info: try info(of: source, query), origin: origin)))
                 } catch {
                     done(.failure(.thumbnail(error)))
                 }
             }, { done(.failure(.renderQueueFull)) })
     }
 
+    /// What `query` asks of `source`'s bytes. On a render thread.
+    private func info(of source: FetchedSource, _ query: InfoQuery) throws(ThumbnailError) -> Info {
+        let bytes = source.body
+        let digest = bytes.withUnsafeBytes { XXHash64.hash($0) }
+        var freshness: DiskCache.Freshness?
+        if case .store(let decided) = policy.current.decide(source.headers, receivedAt: Timestamp.now()) {
+            freshness = decided
+        }
+        var info: Info
+        if let wanted = query.analysis, let intermediates, let analyses = intermediates.analyses {
+            if wanted == analyses.options,
+                let record = try intermediates.analysis(
+                    of: bytes, url: query.source, digest: digest, freshness: freshness, thumbnailer: thumbnailer)
+            {
+                info = Self.info(record, query)
+            } else {
+                // Other components or palette size: made for this request from the source's intermediate, not kept.
+                let header = SourceAnalyses.SourceHeader(try thumbnailer.probe(bytes), bytes: bytes.count)
+                let key = IntermediateCache.Key(
+                    source: query.source.string, digest: digest, band: SourceDetections.analysisBand)
+                let image = try intermediates.intermediate(for: key) { () throws(ThumbnailError) -> IntermediateImage in
+                    try thumbnailer.analysisImage(bytes, band: SourceDetections.analysisBand)
+                }
+                info = Self.info(header, url: query.source.string)
+                info.analysis = AnalysisFields(try thumbnailer.analyse(image, options: wanted))
+            }
+        } else {
+            // The kept record (if any) of the same bytes is confirmed for as long as the source now is.
+            intermediates?.analyses?.refresh(query.source, digest: digest, freshness: freshness)
+            info = Self.info(
+                SourceAnalyses.SourceHeader(try thumbnailer.probe(bytes), bytes: bytes.count), url: query.source.string)
+        }
+        if query.faces, let intermediates,
+            let regions = try intermediates.regions(of: bytes, url: query.source.string, thumbnailer: thumbnailer)
+        {
+            info.faces = .init(count: regions.faces.count, boxes: regions.faces)
+        }
+        return info
+    }
+
     static func json(_ info: some Encodable, origin: String) -> HTTPResponse {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Sorted: the same answer is the same bytes (a cache in front, a client comparing them).
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(info)).map { [UInt8]($0) } ?? Array("{}".utf8)
         return HTTPResponse(
             status: .ok,
