@@ -123,10 +123,7 @@ final class SourceAnalyses: Sendable {
     var counters: Counters { state.withLock { $0.counters } }
 
     /// The digest a record names for `bytes`.
-    static func digest(_ value: UInt64) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - text.utf8.count) + text
-    }
+    static func digest(_ value: UInt64) -> String { value.sixteenHexDigits }
 
     // MARK: - Lookups
 
@@ -280,5 +277,13 @@ final class SourceAnalyses: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
+    }
+}
+
+extension UInt64 {
+    /// 16 lower-case hex digits (a digest, a perceptual hash).
+    var sixteenHexDigits: String {
+        let text = String(self, radix: 16)
+        return String(repeating: "0", count: 16 - text.utf8.count) + text
     }
 }

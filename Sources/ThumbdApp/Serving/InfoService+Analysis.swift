@@ -66,18 +66,13 @@ extension InfoService {
             for (role, swatch) in analysis.dominant.roles { if let swatch { dominant[role] = Swatch(swatch) } }
             dominantColours = dominant
             palette = analysis.palette.map(Swatch.init)
-            phash = Self.hex(analysis.phash)
-            dhash = Self.hex(analysis.dhash)
+            phash = analysis.phash.sixteenHexDigits
+            dhash = analysis.dhash.sixteenHexDigits
             transparency = analysis.hasTransparency
             lightness = (analysis.lightness * 1000).rounded() / 1000
             tone = analysis.isLight ? "light" : "dark"
         }
 
-        /// 16 lower-case hex digits.
-        static func hex(_ value: UInt64) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: 16 - text.utf8.count) + text
-        }
     }
 }
 

@@ -289,7 +289,7 @@ extension InfoService: ImgproxyInfoAnswering {
         }
         if options.blurhash != nil { answer.blurhash = analysis.blurhash }
         if options.thumbhash { answer.thumbHash = Self.upperHex(base64: analysis.thumbhash) }
-        if options.perceptualHash { answer.perceptualHash = AnalysisFields.hex(analysis.phash) }
+        if options.perceptualHash { answer.perceptualHash = analysis.phash.sixteenHexDigits }
         return answer
     }
 
