@@ -13,6 +13,9 @@ import URLForms
 /// a path or URL with a `?`: what precedes the query is printed unchanged. A `sig` already in the query is
 /// replaced.
 ///
+/// `--batch FILE` (`-`: standard input) prints instead `sig=<signature>` for a `POST /info` whose body is FILE's exact
+/// bytes, signed as a whole (docs/api.md, "POST /info"): `curl --data-binary @FILE "…/info?$(thumbd sign --batch FILE)"`.
+///
 /// ```
 /// $ thumbd sign --config config/thumbd.yaml 'url=https://example.com/a.jpg&w=256'
 /// url=https://example.com/a.jpg&w=256&sig=...
@@ -21,7 +24,7 @@ package struct SignCommand: ParsableCommand {
     /// Name and help text.
     package static let configuration = CommandConfiguration(
         commandName: "sign",
-        abstract: "Print a /thumb query with its signature (sig=) appended.",
+        abstract: "Print a /thumb query with its signature (sig=) appended, or a POST /info body's (--batch).",
         discussion: """
             The key is --key, else the first of security.signing_keys from the configuration (--config FILE, \
             else $THUMBD_CONFIG, then THUMBD_SECURITY_SIGNING_KEYS). Exits 78 when there is no key or the \
@@ -33,7 +36,13 @@ package struct SignCommand: ParsableCommand {
         help: ArgumentHelp(
             "The query to sign, e.g. 'url=https://example.com/a.jpg&w=256', or a path or URL ending in ?query.",
             valueName: "query"))
-    var query: String
+    var query: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Print sig= for a POST /info body: this file's exact bytes (- reads standard input).", valueName: "file"))
+    var batch: String?
 
     @OptionGroup var configFile: ConfigFileOption
 
@@ -42,6 +51,13 @@ package struct SignCommand: ParsableCommand {
 
     /// Creates an unparsed command (argument parser requirement).
     package init() {}
+
+    /// Exactly one of a query and `--batch`.
+    package func validate() throws {
+        if (query == nil) == (batch == nil) {
+            throw ValidationError("give either a query to sign or --batch FILE, not both")
+        }
+    }
 
     /// Prints the signed query (stdout), or the error (stderr) and exits non-zero.
     package func run() throws {
@@ -79,7 +95,22 @@ package struct SignCommand: ParsableCommand {
             }
             signingKey = newest
         }
-        let (prefix, rawQuery) = Self.split(query)
+        if let batch {
+            let body: Data
+            do {
+                body =
+                    batch == "-"
+                    ? FileHandle.standardInput.readDataToEndOfFile()
+                    : try Data(contentsOf: URL(fileURLWithPath: batch))
+            } catch {
+                return fail("cannot read \(batch): \(error.localizedDescription)")
+            }
+            return (
+                "\(URLSignature.parameterName)=\(URLSignature.batchSignature(body: [UInt8](body), key: signingKey))\n",
+                0
+            )
+        }
+        let (prefix, rawQuery) = Self.split(query ?? "")
         do {
             return (prefix + (try URLSignature.signedQuery(rawQuery, key: signingKey)) + "\n", 0)
         } catch {

@@ -117,7 +117,8 @@ package final class ThumbdService: Sendable {
         router.add(.head, "/thumb", handler: thumbQuery)
         let info = InfoService(
             fetcher: fetcher, cache: cache, renderPool: renderPool, thumbnailer: thumbnailer,
-            verifier: signatureVerifier, policy: policy, intermediates: intermediates)
+            verifier: signatureVerifier, policy: policy, intermediates: intermediates,
+            batchLimits: .init(settings.info))
         info.register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
         let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger, analyses: analyses)
@@ -195,6 +196,7 @@ package final class ThumbdService: Sendable {
                 formKeys: started.map(\.started.reloadKeys),
                 queryRules: queryRules,
                 admin: admin,
+                info: info,
                 status: status, accessLog: accessLog, levelControl: levelControl),
             settings: settings, logger: logger)
         logger.info(

@@ -157,6 +157,9 @@ extension Settings {
             .duration("image.fallback_ttl", \.image.fallbackTTL, .reloadable),
             .boolean("image.client_hints", \.image.readsClientHints, .reloadable),
 
+            .integer("info.batch_max", \.info.batchMax, .reloadable),
+            .bytes("info.batch_max_bytes", \.info.batchMaxBytes, .reloadable),
+
             .duration("cache.client_max_age", \.cache.clientMaxAge, .reloadable),
             .duration("cache.default_ttl", \.cache.defaultTTL, .reloadable),
             .duration("cache.min_ttl", \.cache.minTTL, .reloadable),

@@ -29,6 +29,8 @@ extension Settings {
         try check.range(\.server.threads, 0...1024, "0 means one per CPU it may use")
         try check.range(\.server.maxConnections, 1...1_000_000)
         try check.range(\.server.maxBodyBytes, 0...(1 << 30))
+        try check.range(\.info.batchMax, 1...10_000)
+        try check.range(\.info.batchMaxBytes, 1...(1 << 30))
         try check.duration(\.server.headerTimeout, .milliseconds(1)...(.seconds(3_600)))
         try check.duration(\.server.idleTimeout, .milliseconds(1)...(.seconds(86_400)))
         try check.duration(\.server.writeTimeout, .milliseconds(1)...(.seconds(3_600)))

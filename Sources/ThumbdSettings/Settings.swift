@@ -25,6 +25,8 @@ package struct Settings: Sendable, Equatable {
     package var fetch = Fetch()
     /// Rendering thumbnails (`image.*`).
     package var image = Image()
+    /// `/info` (`info.*`).
+    package var info = Info()
     /// Response caching headers and the two cache tiers (`cache.*`).
     package var cache = Cache()
     /// The admin routes (`admin.*`).
@@ -69,6 +71,17 @@ package struct Settings: Sendable, Equatable {
         package var writeTimeout: Duration = .seconds(30)
         /// On SIGTERM/SIGINT, time in-flight requests get to finish before the process exits.
         package var shutdownTimeout: Duration = .seconds(10)
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `info.*`: `/info`'s batch form, `POST /info`.
+    package struct Info: Sendable, Equatable {
+        /// Entries a `POST /info` may hold (400 beyond).
+        package var batchMax = 100
+        /// Largest `POST /info` body (413 beyond; `server.max_body_bytes` bounds every body before it).
+        package var batchMaxBytes = 1 << 20
 
         /// The defaults.
         package init() {}

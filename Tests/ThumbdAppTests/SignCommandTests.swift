@@ -91,6 +91,25 @@ import ThumbdTestSupport
         #expect(result.output.contains("malformed"))
     }
 
+    @Test func signsAPostInfoBodyAsAWhole() throws {
+        // Given a body in a file
+        let files = try ConfigTestFiles()
+        let body = #"["https://images.example.com/a.jpg",{"url":"https://images.example.com/b.jpg","faces":true}]"#
+        let path = try files.write(body, named: "body.json")
+        // When sign --batch reads it
+        let result = try sign(["--key", Self.key, "--batch", path]).signedOutput(environment: [:])
+        // Then it prints sig= with the whole-batch signature the server accepts for those exact bytes
+        #expect(result.status == 0)
+        #expect(result.output == "sig=\(URLSignature.batchSignature(body: Array(body.utf8), key: Self.key))\n")
+        let parameters = try QueryParameters(parsing: String(result.output.dropLast()))
+        _ = try URLSignatureVerifier(keys: [Self.key]).verifyBatch(parameters, body: Array(body.utf8))
+        // And a query with --batch, or neither, is a usage error
+        #expect(throws: (any Error).self) { try sign(["--key", Self.key, "--batch", path, Self.query]) }
+        #expect(throws: (any Error).self) { try sign(["--key", Self.key]) }
+        let missing = try sign(["--key", Self.key, "--batch", path + ".absent"]).signedOutput(environment: [:])
+        #expect(missing.status != 0 && missing.output.contains("cannot read"))
+    }
+
     @Test func servingFlagsStillParseAsTheRootCommand() throws {
         // Given the sign subcommand, the serving command line means what it meant before
         let command = try #require(

@@ -281,6 +281,58 @@ import Thumbnailing
         let verifier = URLSignatureVerifier(keys: [example.key])
         _ = try Self.verify("\(example.query)&sig=\(example.signature)", verifier)
     }
+
+    // MARK: - Whole-batch signature (POST /info)
+
+    @Test func aWholeBatchSignatureIsTheHMACOfThePrefixedBody() throws {
+        // Given docs/api.md's example body and key
+        let key = Self.example.key
+        let body = Array(
+            #"["https://images.example.com/a.jpg",{"url":"https://images.example.com/b.jpg","faces":true}]"#.utf8)
+        // Then the signature is the one openssl and Python's hmac give for "POST /info\n" + body:
+        // printf 'POST /info\n%s' "$body" | openssl dgst -sha256 -hmac "$key" -binary | basenc --base64url
+        let signature = "mCSmpWuKBh6Cq7O5wTFhwuFuiIRdiiXUCPn11UCvbE0"
+        #expect(URLSignature.batchSignature(body: body, key: key) == signature)
+        let verifier = URLSignatureVerifier(keys: [Self.otherKey, key])
+        _ = try verifier.verifyBatch(try QueryParameters(parsing: "sig=" + signature), body: body)
+        // And any other body, key, or query is refused
+        #expect(throws: RequestError.invalidSignature) {
+            try verifier.verifyBatch(try QueryParameters(parsing: "sig=" + signature), body: body + [0x20])
+        }
+        #expect(throws: RequestError.invalidSignature) {
+            try URLSignatureVerifier(keys: [Self.otherKey]).verifyBatch(
+                try QueryParameters(parsing: "sig=" + signature), body: body)
+        }
+        #expect(throws: RequestError.missingSignature) {
+            try verifier.verifyBatch(try QueryParameters(parsing: "sig="), body: body)
+        }
+        #expect(throws: RequestError.unknownParameter("url")) {
+            try verifier.verifyBatch(try QueryParameters(parsing: "sig=\(signature)&url=x"), body: body)
+        }
+        // With no keys, the sig is not looked at (but the query still holds nothing else)
+        _ = try URLSignatureVerifier(keys: []).verifyBatch(try QueryParameters(parsing: "sig=x"), body: body)
+    }
+
+    @Test func aBatchSignatureAndAQuerySignatureNeverStandForEachOther() throws {
+        // Given a body and a query with the same text (what a client could try to replay one as the other)
+        let key = Self.newestKey
+        let verifier = URLSignatureVerifier(keys: [key])
+        let text = "url=https%3A%2F%2Fimages.example.com%2Fa.jpg"
+        let querySignature = URLSignature.signature(canonicalQuery: text, key: key)
+        let batchSignature = URLSignature.batchSignature(body: Array(text.utf8), key: key)
+        // Then each verifies only its own kind
+        _ = try verifier.verify(try QueryParameters(parsing: "\(text)&sig=\(querySignature)"))
+        _ = try verifier.verifyBatch(try QueryParameters(parsing: "sig=" + batchSignature), body: Array(text.utf8))
+        #expect(throws: RequestError.invalidSignature) {
+            try verifier.verify(try QueryParameters(parsing: "\(text)&sig=\(batchSignature)"))
+        }
+        #expect(throws: RequestError.invalidSignature) {
+            try verifier.verifyBatch(try QueryParameters(parsing: "sig=" + querySignature), body: Array(text.utf8))
+        }
+        // because no canonical query holds the prefix's space or line feed (they are always percent-encoded)
+        let canonical = try URLSignature.canonicalQuery(rawQuery: "a=POST%20/info%0A&b=%20")
+        #expect(!canonical.utf8.contains(0x20) && !canonical.utf8.contains(0x0A))
+    }
 }
 
 /// Counts observer calls (they may run on any thread).

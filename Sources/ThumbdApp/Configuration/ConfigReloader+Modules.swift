@@ -84,6 +84,7 @@ extension ConfigReloader {
             try components.cache.update(cache)
             components.thumbnails.update(clientMaxAge: settings.cache.clientMaxAge)
             components.admin.update(token: settings.admin.token)
+            components.info.update(batchLimits: .init(settings.info))
             components.status.update(token: settings.admin.token)
             // New keys verify the next request; aliases verified under the old keys stop hitting at once.
             if settings.security.signingKeys != previous.security.signingKeys {

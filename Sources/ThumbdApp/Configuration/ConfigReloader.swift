@@ -28,6 +28,7 @@ import URLForms
 /// | `cache.memory.*`, disk budgets, `negative_ttl` | `ThumbnailCache.update` | at once; disk: in write order |
 /// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |
 /// | `admin.token` | `AdminService.update(token:)` | requests afterwards |
+/// | `info.batch_max`, `.batch_max_bytes` | `InfoService.update(batchLimits:)` | requests afterwards |
 /// | `thumbor.security_keys`, `.allow_unsafe`, `imgproxy.keys`, `.salts`, `.signature_size` | each form's `FormKeys.update(_:)` | the next request |
 /// | `presets`, `image.presets_only`, `image.client_hints` | `SharedThumbQueryRules.update(_:)` | the next request |
 /// | `image.fallback*` (the file read again) | `FallbackRenders.update(_:)` | answers afterwards |
@@ -52,6 +53,8 @@ final class ConfigReloader: Sendable {
         /// `/thumb`'s presets and rules (presets, `image.presets_only`, `image.client_hints`).
         let queryRules: SharedThumbQueryRules
         let admin: AdminService
+        /// `/info` (`info.*`).
+        let info: InfoService
         let status: StatusService
         let accessLog: AccessLog
         /// The process-wide log level (nil in tests that do not bootstrap logging).

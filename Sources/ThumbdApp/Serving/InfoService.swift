@@ -4,6 +4,7 @@ import EventLoops
 import FoundationEssentials
 import HTTP1
 import OriginFetch
+import Synchronization
 import Thumbnailing
 import URLForms
 
@@ -16,20 +17,24 @@ import URLForms
 /// for the thumbnails that follow. `sig` is checked as on `/thumb` (the same keys, over this query). The header
 /// is read on a render thread (a libvips call), never on the event loop.
 final class InfoService: Sendable {
-    private let fetcher: OriginFetcher
+    let fetcher: OriginFetcher
     private let cache: ThumbnailCache?
     let renderPool: WorkerPool
     let thumbnailer: Thumbnailer
-    private let verifier: URLSignatureVerifier
+    let verifier: URLSignatureVerifier
     private let policy: SharedFreshnessPolicy
     /// The sources' detections (`faces=1`), kept beside their intermediates.
     let intermediates: IntermediateCache?
+    /// `POST /info`'s bounds (`info.*`; a reload replaces them: ``update(batchLimits:)``).
+    let limits: Mutex<BatchLimits>
 
     init(
         fetcher: OriginFetcher, cache: ThumbnailCache?, renderPool: WorkerPool, thumbnailer: Thumbnailer,
-        verifier: URLSignatureVerifier, policy: SharedFreshnessPolicy, intermediates: IntermediateCache? = nil
+        verifier: URLSignatureVerifier, policy: SharedFreshnessPolicy, intermediates: IntermediateCache? = nil,
+        batchLimits: BatchLimits = BatchLimits()
     ) {
         self.intermediates = intermediates
+        self.limits = Mutex(batchLimits)
         self.fetcher = fetcher
         self.cache = cache
         self.renderPool = renderPool
@@ -38,15 +43,16 @@ final class InfoService: Sendable {
         self.policy = policy
     }
 
-    /// Adds `GET` and `HEAD` `/info`.
+    /// Adds `GET` and `HEAD` `/info`, and the batch `POST /info` (InfoService+Batch.swift).
     func register(in router: inout Router) {
         let handler: HTTPHandler = { [self] request, responder in handle(request, responder) }
         router.add(.get, "/info", handler: handler)
         router.add(.head, "/info", handler: handler)
+        router.add(.post, "/info") { [self] request, responder in handleBatch(request, responder) }
     }
 
     /// The JSON answer's fields (snake_case, in this order).
-    struct Info: Encodable {
+    struct Info: Encodable, Sendable {
         let url: String
         let format: String
         let width: Int
@@ -66,12 +72,12 @@ final class InfoService: Sendable {
         /// absent otherwise.
         var analysis: AnalysisFields?
 
-        struct Faces: Encodable {
+        struct Faces: Encodable, Sendable {
             let count: Int
             let boxes: [DetectedRegions.Box]
         }
 
-        struct EXIF: Encodable {
+        struct EXIF: Encodable, Sendable {
             let make: String?
             let model: String?
             let takenAt: String?
@@ -86,18 +92,33 @@ final class InfoService: Sendable {
         }
     }
 
+    /// One answer of `/info`: the JSON object and where its source came from (`cached`, `fetched`).
+    struct Answer: Sendable {
+        let info: Info
+        let origin: String
+    }
+
+    /// Where one answer's work runs: how its header read reaches a render thread, and who is told of the fetch
+    /// it starts (to cancel it). `GET /info` submits to the render pool; a batch passes its share of it.
+    struct Work: Sendable {
+        typealias Job = @Sendable () -> Void
+        /// Runs `job` on a render thread, or `refused` when it cannot be queued (the answer is then a 503).
+        let submit: @Sendable (_ job: @escaping Job, _ refused: @escaping Job) -> Void
+        /// Told of each fetch started for the answer.
+        var fetchStarted: @Sendable (FetchTicket) -> Void = { _ in }
+
+        /// Straight to the render pool's interactive lane (a full queue refuses).
+        static func pool(_ renderPool: WorkerPool) -> Work {
+            Work { job, refused in
+                if (try? renderPool.submit(priority: .interactive, job)) == nil { refused() }
+            }
+        }
+    }
+
     private func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let query: InfoQuery
         do throws(RequestError) {
-            query = try Self.infoQuery(
-                request.query ?? "", verifier: verifier, defaults: intermediates?.analyses?.options ?? AnalysisOptions()
-            )
-            if query.faces && intermediates?.detections == nil {
-                throw .invalidValue("faces", reason: "face detection is off (image.faces)")
-            }
-            if query.analysis != nil && intermediates?.analyses == nil {
-                throw .invalidValue("analysis", reason: "this server keeps no analyses")
-            }
+            query = try self.query(request.query ?? "", verifier: verifier)
         } catch {
             responder.respond(ErrorResponse(.request(error)).response)
             return
@@ -105,31 +126,59 @@ final class InfoService: Sendable {
         answer(query, responder)
     }
 
+    /// An `/info` query read (``infoQuery(_:verifier:defaults:)``) and checked against what this server can answer
+    /// (faces, analyses): `GET /info`'s and each `POST /info` entry's, so the two can never disagree.
+    /// - Parameter verifier: checks the query's `sig` (a batch signed as a whole passes one with no keys).
+    func query(_ rawQuery: String, verifier: URLSignatureVerifier) throws(RequestError) -> InfoQuery {
+        let query = try Self.infoQuery(
+            rawQuery, verifier: verifier, defaults: intermediates?.analyses?.options ?? AnalysisOptions())
+        if query.faces && intermediates?.detections == nil {
+            throw .invalidValue("faces", reason: "face detection is off (image.faces)")
+        }
+        if query.analysis != nil && intermediates?.analyses == nil {
+            throw .invalidValue("analysis", reason: "this server keeps no analyses")
+        }
+        return query
+    }
+
     /// Writes the answer of an `/info` form: `/info`'s JSON, or a dialect's made from the same `Info`.
     typealias Writer = @Sendable (Info, _ origin: String) -> HTTPResponse
 
-    /// Answers `query`: from the source's kept analysis record when it is fresh and holds all that is asked (no
-    /// fetch: `X-Source: analysis`), else from the source's bytes; `write` makes the response.
+    /// Answers `query` on `responder` (``answer(_:work:_:)`` with the render pool); `write` makes the response.
     func answer(
         _ query: InfoQuery, _ responder: HTTPResponder,
         write: @escaping Writer = { info, origin in json(info, origin: origin) }
     ) {
-        guard let analyses = intermediates?.analyses else {
-            withSource(query.source, responder) { [self] bytes, origin in
-                probe(bytes, query, origin: origin, responder, write: write)
+        answer(query, work: .pool(renderPool)) { result in
+            switch result {
+            case .success(let answer): responder.respond(write(answer.info, answer.origin))
+            case .failure(let error): responder.respond(ErrorResponse(error).response)
             }
-            return
         }
-        analyses.lookup(query.source) { [self] kept in
+    }
+
+    /// The answer to `query`: from the source's kept analysis record when it is fresh and holds all that is asked
+    /// (no fetch: origin `analysis`), else from the source's bytes, read on a render thread through `work`. The one
+    /// path of `GET /info`, its dialects and each entry of `POST /info`. `done` runs once, on any thread.
+    func answer(
+        _ query: InfoQuery, work: Work, _ done: @escaping @Sendable (Result<Answer, ServiceError>) -> Void
+    ) {
+        let fromBytes: @Sendable () -> Void = { [self] in
+            withSource(query.source, work: work) { [self] result in
+                switch result {
+                case .success(let (bytes, origin)): probe(bytes, query, origin: origin, work: work, done)
+                case .failure(let error): done(.failure(.fetch(error)))
+                }
+            }
+        }
+        guard let analyses = intermediates?.analyses else { return fromBytes() }
+        analyses.lookup(query.source) { kept in
             if let kept, kept.isFresh, query.analysis == nil || query.analysis == analyses.options,
                 !query.faces || kept.record.faces != nil
             {
-                responder.respond(write(Self.info(kept.record, query), "analysis"))
-                return
+                return done(.success(Answer(info: Self.info(kept.record, query), origin: "analysis")))
             }
-            withSource(query.source, responder) { [self] bytes, origin in
-                probe(bytes, query, origin: origin, responder, write: write)
-            }
+            fromBytes()
         }
     }
 
@@ -139,15 +188,28 @@ final class InfoService: Sendable {
         _ source: SourceURL, _ responder: HTTPResponder,
         _ body: @escaping @Sendable (FetchedSource, _ origin: String) -> Void
     ) {
+        withSource(source, work: nil) { result in
+            switch result {
+            case .success(let (bytes, origin)): body(bytes, origin)
+            case .failure(let error): responder.respond(ErrorResponse(.fetch(error)).response)
+            }
+        }
+    }
+
+    /// Calls `body` with the source's bytes and where they came from, or the fetch's failure.
+    private func withSource(
+        _ source: SourceURL, work: Work?,
+        _ body: @escaping @Sendable (Result<(FetchedSource, String), FetchError>) -> Void
+    ) {
         let lookedUp =
             cache?.lookupSource(source) { [self] cached in
                 if let cached {
-                    body(cached, "cached")
+                    body(.success((cached, "cached")))
                 } else {
-                    fetch(source, responder, body)
+                    fetch(source, work: work, body)
                 }
             } ?? false
-        if !lookedUp { fetch(source, responder, body) }
+        if !lookedUp { fetch(source, work: work, body) }
     }
 
     /// What an `/info` request asks.
@@ -213,12 +275,12 @@ final class InfoService: Sendable {
     }
 
     private func fetch(
-        _ url: SourceURL, _ responder: HTTPResponder,
-        _ body: @escaping @Sendable (FetchedSource, _ origin: String) -> Void
+        _ url: SourceURL, work: Work?, _ body: @escaping @Sendable (Result<(FetchedSource, String), FetchError>) -> Void
     ) {
         let cache = self.cache
-        fetcher.fetch(FetchRequest(url: url.string, priority: .interactive), reuse: { cache?.recentSource(url) }) {
-            [self] result in
+        let ticket = fetcher.fetch(
+            FetchRequest(url: url.string, priority: .interactive), reuse: { cache?.recentSource(url) }
+        ) { [self] result in
             switch result {
             case .success(let source):
                 if let cache,
@@ -226,31 +288,28 @@ final class InfoService: Sendable {
                 {
                     cache.storeSource(source, url: url, freshness: freshness)
                 }
-                body(source, "fetched")
+                body(.success((source, "fetched")))
             case .failure(let error):
                 if case .originNotFound = error { cache?.rememberNotFound(url) }
-                responder.respond(ErrorResponse(.fetch(error)).response)
+                body(.failure(error))
             }
         }
+        work?.fetchStarted(ticket)
     }
 
-    /// Reads the header on a render thread (and makes what `query` asks: faces, the analysis) and answers.
+    /// Reads the header on a render thread, through `work` (and makes what `query` asks: faces, the analysis).
     private func probe(
-        _ source: FetchedSource, _ query: InfoQuery, origin: String, _ responder: HTTPResponder, write: @escaping Writer
+        _ source: FetchedSource, _ query: InfoQuery, origin: String, work: Work,
+        _ done: @escaping @Sendable (Result<Answer, ServiceError>) -> Void
     ) {
-        do {
-            try renderPool.submit(priority: .interactive) { [self] in
-                let response: HTTPResponse
+        work.submit(
+            { [self] in
                 do throws(ThumbnailError) {
-                    response = write(try info(of: source, query), origin)
+                    done(.success(Answer(info: try info(of: source, query), origin: origin)))
                 } catch {
-                    response = ErrorResponse(.thumbnail(error)).response
+                    done(.failure(.thumbnail(error)))
                 }
-                responder.respond(response)
-            }
-        } catch {
-            responder.respond(ErrorResponse(.renderQueueFull).response)
-        }
+            }, { done(.failure(.renderQueueFull)) })
     }
 
     /// What `query` asks of `source`'s bytes. On a render thread.

@@ -91,4 +91,31 @@ package final class URLSignatureVerifier: Sendable {
         }
         throw .invalidSignature
     }
+
+    /// Checks the whole-batch signature of `POST /info` (its query's `sig`) over the exact body bytes
+    /// (``URLSignature/batchMessage(body:)``); returns the generation of the keys that verified it.
+    ///
+    /// With no keys, returns at once. Else `parameters` must hold exactly one non-empty `sig` and nothing else.
+    /// - Throws: `RequestError.missingSignature` (no `sig`, or an empty one), `.invalidSignature` (anything else
+    ///   that does not verify), `.unknownParameter` for any other parameter.
+    package func verifyBatch(_ parameters: QueryParameters, body: [UInt8]) throws(RequestError) -> UInt64 {
+        let (keys, generation) = keySet.withLock { ($0.keys, $0.generation) }
+        var signature: String?
+        var signatureCount = 0
+        for (name, value) in parameters.pairs {
+            guard name == URLSignature.parameterName else { throw .unknownParameter(name) }
+            signature = value
+            signatureCount += 1
+        }
+        guard !keys.isEmpty else { return generation }
+        guard let signature, !signature.isEmpty else { throw .missingSignature }
+        guard signatureCount == 1, signature.utf8.count == URLSignature.signatureLength,
+            let code = URLSignature.base64URLDecoded(signature.utf8)
+        else { throw .invalidSignature }
+        let message = URLSignature.batchMessage(body: body)
+        for key in keys where HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: message, using: key.key) {
+            return generation
+        }
+        throw .invalidSignature
+    }
 }
