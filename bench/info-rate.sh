@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The per-source analysis served warm (issue 28): /info?analysis=1 answered from the kept records against HOT
-# thumbnails of the same sources, in one run of one build (wrk on loopback, the peers' 50 HOT pairs), and the time
-# of a POST /info batch of 100 warm sources (the peers' COLD list's first 100 sources, rendered once first).
-#   bench/info-rate.sh [BIN]   (default: the release build; env PEERS=$HOME/peers DURATION=10s ROUNDS=3 BATCHES=30)
-# Prints each round's req/s for both lists and their ratio, and the batch's median and p90 wall time (curl).
+# thumbnails of the same sources, in one run of one build (wrk on loopback, the peers' 50 HOT pairs, each thumbnail
+# asked first so that its source's record is made). bench/info-batch.sh times POST /info batches.
+#   bench/info-rate.sh [BIN]   (default: the release build; env PEERS=$HOME/peers DURATION=10s ROUNDS=3)
+# Prints each round's req/s for both lists and their ratio.
 # Needs wrk, nginx, curl, python3, the peers kit. Results: bench/results/<UTC>-info-rate/.
 set -euo pipefail
 bin="${1:-}"
@@ -14,7 +14,6 @@ cd "$(dirname "$0")/.."
 peers="${PEERS:-$HOME/peers}"
 duration="${DURATION:-10s}"
 rounds="${ROUNDS:-3}"
-batches="${BATCHES:-30}"
 for tool in wrk nginx python3 curl; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
@@ -33,11 +32,6 @@ python3 "$peers/gen_lists.py" render --template '/thumb?url={url_enc}&w={w}&h={h
   "$peers/lists/hot.tsv" > "$out/hot.txt"
 python3 "$peers/gen_lists.py" render --template '/info?url={url_enc}&analysis=1' --origin http://127.0.0.1:18001 \
   "$peers/lists/hot.tsv" > "$out/info.txt"
-# 100 distinct sources of the COLD list, each rendered once (which makes its record), then asked as one batch.
-python3 "$peers/gen_lists.py" render --template '{url}' --origin http://127.0.0.1:18001 "$peers/lists/cold.tsv" \
-  | awk '!seen[$0]++' | head -100 > "$out/batch-urls.txt"
-python3 -c 'import json, sys; print(json.dumps([l.strip() for l in open(sys.argv[1]) if l.strip()]))' \
-  "$out/batch-urls.txt" > "$out/batch.json"
 nginx -p "$PWD/$out/peers/" -c "$peers/conf/origin.conf" > "$out/origin.log" 2>&1 &
 origin=$!
 pid=
@@ -51,9 +45,6 @@ for _ in $(seq 1 240); do curl -s -o /dev/null "$base/health" && break; sleep 0.
 # Warm: every HOT thumbnail (its record is made right after its first answer), then every /info once.
 for _ in 1 2; do while read -r p; do curl -s -o /dev/null "$base$p"; done < "$out/hot.txt"; done
 while read -r p; do curl -s -o /dev/null "$base$p"; done < "$out/info.txt"
-while read -r u; do
-  curl -s -o /dev/null "$base/thumb?url=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$u")&w=256&h=256"
-done < "$out/batch-urls.txt"
 sources=$(curl -s -D - -o /dev/null "$base$(head -1 "$out/info.txt")" | tr -d '\r' | awk -F': ' 'tolower($1)=="x-source" {print $2}')
 echo "first /info after warming: X-Source: $sources" | tee "$out/summary.txt"
 for round in $(seq 1 "$rounds"); do
@@ -67,20 +58,4 @@ for round in $(seq 1 "$rounds"); do
   echo "round $round: HOT thumbnails $hot req/s, /info?analysis=1 $info req/s, ratio $(python3 -c "print(round($info / $hot, 3))")" \
     | tee -a "$out/summary.txt"
 done
-# The batch: BATCHES POSTs of the same 100 warm sources, one at a time, each timed by curl.
-: > "$out/batch-times.txt"
-status=$(curl -s -o "$out/batch-answer.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-  --data-binary @"$out/batch.json" "$base/info")
-echo "batch status $status, $(python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); print(len(a), "entries,", sum(1 for e in a if "error" in e), "errors")' "$out/batch-answer.json" 2>/dev/null || echo 'unreadable answer')" \
-  | tee -a "$out/summary.txt"
-for _ in $(seq 1 "$batches"); do
-  curl -s -o /dev/null -w '%{time_total}\n' -X POST -H 'Content-Type: application/json' \
-    --data-binary @"$out/batch.json" "$base/info" >> "$out/batch-times.txt"
-done
-python3 - "$out/batch-times.txt" <<'EOF' | tee -a "$out/summary.txt"
-import statistics, sys
-times = sorted(float(line) * 1000 for line in open(sys.argv[1]) if line.strip())
-print(f"batch of 100 warm sources: median {statistics.median(times):.2f} ms, "
-      f"p90 {times[int(0.9 * (len(times) - 1))]:.2f} ms, max {times[-1]:.2f} ms over {len(times)} POSTs")
-EOF
 echo "results in $out"
