@@ -4,6 +4,7 @@ import Testing
 import ThumbdTestSupport
 
 @testable import ThumbdApp
+@testable import URLForms
 
 extension Integration {
     /// The per-source analysis end to end: made once per source bytes during the first render, from the render's own
@@ -285,5 +286,43 @@ extension Integration.AnalysisTests {
         #expect((earlier["faces"] as? [String: Any])?["count"] as? Int == 1)
         #expect(origin.hits("/astronaut.png") == 1)
         #expect(try await Integration.FaceTests.detections(second, "made") == 0)
+    }
+}
+
+extension Integration.AnalysisTests {
+    @Test func aRepeatedQueryIsAnsweredPreparedOnlyWhileItsKeysAndRecordHold() async throws {
+        // Given signed /info, and a source whose record a render made
+        let key = "analysis-signing-key-0123456789abcdef"
+        let harness = try Harness(["security.signing_keys": "[\(key)]", "cache.min_ttl": "0s"])
+        harness.origin.route(
+            "/photo.png",
+            .ok(
+                Fixtures.bytes("grid.png"), contentType: "image/png",
+                headers: [LoopbackOrigin.Header("Cache-Control", "max-age=3")]))
+        let source = Harness.percentEncoded(harness.origin.url("/photo.png"))
+        let thumb = try URLSignature.signedQuery("url=\(source)&w=100", key: key)
+        #expect(try await harness.request("/thumb?" + thumb).status == 200)
+        #expect(await eventually { harness.service.analysisCounters?.made == 1 })
+        let query = try URLSignature.signedQuery("url=\(source)&analysis=1", key: key)
+
+        // When the same query is asked twice
+        let first = try await harness.request("/info?" + query)
+        let second = try await harness.request("/info?" + query)
+
+        // Then both are the record's answer, the same bytes
+        #expect(first.status == 200 && first.header("x-source") == "analysis")
+        #expect(second.body == first.body && second.header("x-source") == "analysis")
+
+        // And once the keys change, the same query is refused, not answered from before
+        harness.service.signatureVerifier.update(keys: ["another-key-0123456789abcdef0123456"])
+        expectJSONError(try await harness.request("/info?" + query), status: 403)
+        harness.service.signatureVerifier.update(keys: [key])
+        #expect(try await harness.request("/info?" + query).body == first.body)
+
+        // And once the record has expired, the query looks at the source again
+        try await Task.sleep(for: .milliseconds(3300))
+        let expired = try await harness.request("/info?" + query)
+        #expect(expired.status == 200 && expired.header("x-source") != "analysis")
+        #expect(expired.body == first.body)
     }
 }

@@ -130,6 +130,9 @@ final class SourceAnalyses: Sendable {
     /// The record of `source` kept in memory, whatever its freshness. Any thread, O(1).
     func kept(_ source: SourceURL) -> Kept? { memory.value(forKey: source.string) }
 
+    /// The record kept in memory for the canonical source URL `source`, whatever its freshness. Any thread, O(1).
+    func kept(_ source: String) -> Kept? { memory.value(forKey: source) }
+
     /// The record of `source` from memory, else this node's disk (a `disk-io` thread), else the shared tier (the
     /// fetch thread); a record found below memory is promoted. `completion` gets `nil` when no tier has one (or its
     /// version is another); it runs once, on one of those threads or at once.

@@ -27,6 +27,8 @@ final class InfoService: Sendable {
     let intermediates: IntermediateCache?
     /// `POST /info`'s bounds (`info.*`; a reload replaces them: ``update(batchLimits:)``).
     let limits: Mutex<BatchLimits>
+    /// `GET /info` answers made from kept records, by raw query; `nil` without analyses.
+    private let prepared: PreparedInfoAnswers?
 
     init(
         fetcher: OriginFetcher, cache: ThumbnailCache?, renderPool: WorkerPool, thumbnailer: Thumbnailer,
@@ -34,6 +36,7 @@ final class InfoService: Sendable {
         batchLimits: BatchLimits = BatchLimits()
     ) {
         self.intermediates = intermediates
+        prepared = intermediates?.analyses == nil ? nil : try? PreparedInfoAnswers()
         self.limits = Mutex(batchLimits)
         self.fetcher = fetcher
         self.cache = cache
@@ -96,6 +99,8 @@ final class InfoService: Sendable {
     struct Answer: Sendable {
         let info: Info
         let origin: String
+        /// The digest of the record it was made from, when it was (origin `analysis`).
+        var digest: String?
     }
 
     /// Where one answer's work runs: how its header read reaches a render thread, and who is told of the fetch
@@ -116,14 +121,35 @@ final class InfoService: Sendable {
     }
 
     private func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let rawQuery = request.query ?? ""
+        // Read before the parse: keys changed during it leave an answer that the next request parses again.
+        let keyGeneration = verifier.keyGeneration
+        if let prepared, let analyses = intermediates?.analyses,
+            let body = prepared.body(for: rawQuery, keyGeneration: keyGeneration, analyses: analyses)
+        {
+            responder.respond(Self.response(body, origin: "analysis"))
+            return
+        }
         let query: InfoQuery
         do throws(RequestError) {
-            query = try self.query(request.query ?? "", verifier: verifier)
+            query = try self.query(rawQuery, verifier: verifier)
         } catch {
             responder.respond(ErrorResponse(.request(error)).response)
             return
         }
-        answer(query, responder)
+        answer(query, work: .pool(renderPool)) { [prepared] result in
+            switch result {
+            case .success(let answer):
+                let body = Self.encoded(answer.info)
+                if answer.origin == "analysis", let prepared, let digest = answer.digest {
+                    prepared.keep(
+                        .init(source: query.source.string, digest: digest, keyGeneration: keyGeneration, body: body),
+                        for: rawQuery)
+                }
+                responder.respond(Self.response(body, origin: answer.origin))
+            case .failure(let error): responder.respond(ErrorResponse(error).response)
+            }
+        }
     }
 
     /// An `/info` query read (``infoQuery(_:verifier:defaults:)``) and checked against what this server can answer
@@ -176,7 +202,9 @@ final class InfoService: Sendable {
             if let kept, kept.isFresh, query.analysis == nil || query.analysis == analyses.options,
                 !query.faces || kept.record.faces != nil
             {
-                return done(.success(Answer(info: Self.info(kept.record, query), origin: "analysis")))
+                return done(
+                    .success(
+                        Answer(info: Self.info(kept.record, query), origin: "analysis", digest: kept.record.digest)))
             }
             fromBytes()
         }
@@ -353,11 +381,20 @@ final class InfoService: Sendable {
     }
 
     static func json(_ info: some Encodable, origin: String) -> HTTPResponse {
+        response(encoded(info), origin: origin)
+    }
+
+    /// `info` as the answers' JSON. Sorted: the same answer is the same bytes (a cache in front, a client comparing
+    /// them, a prepared answer).
+    static func encoded(_ info: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
-        // Sorted: the same answer is the same bytes (a cache in front, a client comparing them).
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = (try? encoder.encode(info)).map { [UInt8]($0) } ?? Array("{}".utf8)
-        return HTTPResponse(
+        return (try? encoder.encode(info)).map { [UInt8]($0) } ?? Array("{}".utf8)
+    }
+
+    /// An answer with `body`, from `origin` (`X-Source`).
+    static func response(_ body: [UInt8], origin: String) -> HTTPResponse {
+        HTTPResponse(
             status: .ok,
             headers: [
                 HTTPField(name: "Content-Type", value: "application/json"),
