@@ -10,7 +10,7 @@ FROM swift:6.3-bookworm AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
-      libopencv-objdetect-dev \
+      libopencv-objdetect-dev libimagequant-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Resolve dependencies first so that source edits keep this layer cached.
@@ -26,6 +26,7 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       libvips42 libjpeg62-turbo libwebp7 libcurl4 libsqlite3-0 ca-certificates curl \
       libopencv-objdetect406 libopencv-imgproc406 libopencv-core406 opencv-data \
+      libimagequant0 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/cache/thumbd --shell /usr/sbin/nologin thumbd \
  && mkdir -p /var/cache/thumbd /etc/thumbd \

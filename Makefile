@@ -5,9 +5,10 @@
 SHELL := /bin/bash
 # libopencv-objdetect-dev (with the core and imgproc headers and libraries it pulls in) builds Sources/CFaceShims, the
 # face and feature detection; opencv-data holds the Haar and LBP cascades it reads at run time
-# (/usr/share/opencv4/haarcascades/, the same files thumbor's face detector uses).
+# (/usr/share/opencv4/haarcascades/, the same files thumbor's face detector uses). libimagequant-dev makes the
+# per-source analysis's palette (Sources/CVipsShims/quantize/palette.c); libvips links the same library.
 APT_PACKAGES := libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
-	libopencv-objdetect-dev opencv-data
+	libopencv-objdetect-dev opencv-data libimagequant-dev
 # Only for `make test`: headless Chromium drives the /status and gallery pages (Tests/IntegrationTests/PagesTests);
 # python3-venv holds the URL builders and moto from PyPI (Tests/Builders/requirements.txt) in .venv-test/; haproxy (2.6 on
 # Debian 12) runs deploy/cluster/haproxy.cfg in front of several thumbd processes (Tests/IntegrationTests/ClusterTests),
@@ -16,8 +17,10 @@ APT_PACKAGES := libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqli
 # with systemd, Debian's packages also start services of their own (nginx's default site on :80, varnishd on :6081):
 # `systemctl disable --now haproxy nginx varnish varnishncsa` if you do not want them. python3-opencv is the oracle of
 # the face and feature detection tests (Tests/ThumbnailingTests/FaceDetectorTests.swift), run with Debian's
-# /usr/bin/python3: the same cascades and OpenCV as thumbd's build.
-APT_TEST_PACKAGES := chromium python3-venv haproxy nginx varnish python3-opencv
+# /usr/bin/python3: the same cascades and OpenCV as thumbd's build. python3-blurhash (with python3-pil and
+# python3-numpy) is the BlurHash oracle of the per-source analysis (Tests/ThumbnailingTests/AnalysisOracleTests.swift).
+APT_TEST_PACKAGES := chromium python3-venv haproxy nginx varnish python3-opencv python3-blurhash python3-pil \
+	python3-numpy
 TEST_VENV := .venv-test
 THUMBOR_VENV := .venv-thumbor
 CONFIG ?= config/thumbd.yaml

@@ -66,6 +66,9 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
                 .linkedLibrary("jpeg"), .linkedLibrary("webp"),
+                // The per-source analysis's palette (quantize/palette.c): Debian's libimagequant-dev 2.17, the
+                // library libvips itself links for its palettes.
+                .linkedLibrary("imagequant"),
             ]
         ),
         .target(name: "CLinuxShims", cSettings: [.unsafeFlags(["-Wall", "-Werror"])]),

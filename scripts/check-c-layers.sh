@@ -4,7 +4,7 @@
 #
 #   0 public    include/CVipsShims.h               the types Swift sees
 #   1 geometry  internal/geometry.h  geometry.c    pure arithmetic, no libvips
-#   2 codecs    internal/codecs.h    encode/ resample/
+#   2 codecs    internal/codecs.h    encode/ resample/ quantize/ (libimagequant)
 #   3 job       internal/job.h       job.c
 #   4 steps     internal/steps.h     steps/        one file per step
 #   5 pipeline  internal/pipeline.h  pipeline.c    the one step table
@@ -37,7 +37,7 @@ file_layer() {
   case "$1" in
   include/* | internal/*) header_layer "$1" ;;
   geometry.c) echo 1 ;;
-  encode/*.c | resample/*.c) echo 2 ;;
+  encode/*.c | resample/*.c | quantize/*.c) echo 2 ;;
   job.c) echo 3 ;;
   steps/*.c) echo 4 ;;
   pipeline.c) echo 5 ;;

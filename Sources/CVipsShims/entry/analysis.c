@@ -2,6 +2,7 @@
 // Layer 7, the entry points of a source's analysis (see CVipsShims.h): the intermediate of a band made without a
 // render (the one a render of the same source and band makes, so that a cache can share it), and its grey pixels
 // and sizes for the detectors.
+#include <math.h>
 #include <string.h>
 
 #include "../internal/jobs.h"
@@ -80,5 +81,128 @@ ThumbdVipsStep thumbd_vips_intermediate_pixels(const ThumbdVipsIntermediate *int
         pixels->error_detail = vips_error_buffer_copy();
         return THUMBD_VIPS_STEP_THUMBNAIL;
     }
+    return THUMBD_VIPS_STEP_OK;
+}
+
+// MARK: - The per-source analysis
+
+// The grey band of `image` (8-bit, 1 to 4 bands) in memory (transfer full), as grey_of makes it (Pillow's
+// convert("L"): the same integer formula, alpha ignored), in one pass of plain C: libvips's five operations took
+// about 5 ms on a 512 x 512 intermediate, this takes a tenth of that, and the analysis runs on every new source.
+// NULL with libvips's error.
+static VipsImage *grey_in_memory(VipsImage *image) {
+    VipsImage *source = vips_image_copy_memory(image);  // a new reference: an intermediate is in memory already
+    if (!source) return NULL;
+    int width = source->Xsize, height = source->Ysize, bands = source->Bands;
+    unsigned char *grey = g_malloc((size_t)width * (size_t)height);
+    for (int y = 0; y < height; y++) {
+        const unsigned char *p = VIPS_IMAGE_ADDR(source, 0, y);
+        unsigned char *q = grey + (size_t)y * (size_t)width;
+        if (bands < 3)
+            for (int x = 0; x < width; x++) q[x] = p[x * bands];
+        else
+            for (int x = 0; x < width; x++, p += bands)
+                q[x] = (unsigned char)((p[0] * 19595u + p[1] * 38470u + p[2] * 7471u + 0x8000u) >> 16);
+    }
+    g_object_unref(source);
+    VipsImage *out = vips_image_new_from_memory_copy(grey, (size_t)width * (size_t)height, width, height, 1,
+                                                     VIPS_FORMAT_UCHAR);
+    g_free(grey);
+    return out;
+}
+
+// `grey` (an in-memory grey band, transfer none) resized to exactly width x height, squashed, into *out (transfer
+// full), as Pillow's resize(LANCZOS) does: one Lanczos-3 over the whole ratio on each axis (thumbd's resampler,
+// which is that filter); an intermediate smaller than the copy (a source of a few pixels) is enlarged by libvips's
+// Lanczos-3 instead. -1 with libvips's error.
+static int grey_copy(VipsImage *grey, int width, int height, VipsImage **out) {
+    *out = NULL;
+    if (thumbd_resample_fits(grey, width, height)) return thumbd_resample(grey, out, width, height);
+    if (vips_resize(grey, out, (double)width / grey->Xsize, "vscale", (double)height / grey->Ysize, "kernel",
+                    VIPS_KERNEL_LANCZOS3, NULL))
+        return -1;
+    if ((*out)->Xsize == width && (*out)->Ysize == height) return 0;
+    vips_error("thumbd", "analysis: %dx%d grey copy came out %dx%d", width, height, (*out)->Xsize, (*out)->Ysize);
+    g_object_unref(*out);
+    *out = NULL;
+    return -1;
+}
+
+// The RGBA miniature of `image` (8-bit, 1 to 4 bands) fitting 100 x 100, its aspect kept, never enlarged (transfer
+// none: one of `t`'s 12 slots); NULL with libvips's error. An opaque picture goes through thumbd's Lanczos-3 (as
+// renders from intermediates do) and gets alpha 255; one with alpha is premultiplied while libvips resizes it, so
+// the colour of transparent pixels does not bleed into their neighbours.
+static VipsImage *miniature_of(VipsImage *image, VipsImage **t) {
+    int longest = VIPS_MAX(image->Xsize, image->Ysize);
+    int width = image->Xsize, height = image->Ysize;
+    if (longest > 100) {
+        width = VIPS_MAX(1, (int)lround(image->Xsize * 100.0 / longest));
+        height = VIPS_MAX(1, (int)lround(image->Ysize * 100.0 / longest));
+    }
+    int alpha = vips_image_hasalpha(image);
+    VipsImage *rgb;
+    if (image->Bands >= 3) {
+        if (vips_extract_band(image, &t[0], 0, "n", 3, NULL)) return NULL;
+        rgb = t[0];
+    } else {
+        // Grey: its band three times (sRGB's grey is R = G = B).
+        if (vips_extract_band(image, &t[0], 0, NULL)) return NULL;
+        VipsImage *same[3] = {t[0], t[0], t[0]};
+        if (vips_bandjoin(same, &t[1], 3, NULL)) return NULL;
+        rgb = t[1];
+    }
+    if (!alpha) {
+        if (thumbd_resample(rgb, &t[2], width, height) || vips_bandjoin_const1(t[2], &t[3], 255, NULL)) return NULL;
+        return t[3];
+    }
+    if (vips_extract_band(image, &t[4], image->Bands - 1, NULL)) return NULL;
+    VipsImage *both[2] = {rgb, t[4]};
+    if (vips_bandjoin(both, &t[5], 2, NULL)) return NULL;
+    if (width == image->Xsize && height == image->Ysize) return t[5];
+    if (vips_premultiply(t[5], &t[6], NULL) ||
+        vips_resize(t[6], &t[7], (double)width / image->Xsize, "vscale", (double)height / image->Ysize, "kernel",
+                    VIPS_KERNEL_LANCZOS3, NULL) ||
+        vips_unpremultiply(t[7], &t[8], NULL) || vips_cast_uchar(t[8], &t[9], NULL))
+        return NULL;
+    return t[9];
+}
+
+ThumbdVipsStep thumbd_vips_intermediate_analysis(const ThumbdVipsIntermediate *intermediate, int palette_colours,
+                                                 ThumbdVipsAnalysisPixels *out) {
+    memset(out, 0, sizeof(*out));
+    VipsImage *image = intermediate->image;  // 8-bit, in memory, read-only: only new images are made from it
+    VipsObject *scope = thumbd_scope_new();
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 32);
+    int failed = 1;
+    do {
+        // Transparency: the smallest alpha of the whole intermediate (not the miniature, which would average a
+        // single transparent pixel away).
+        if (vips_image_hasalpha(image)) {
+            double smallest = 255;
+            if (vips_extract_band(image, &t[0], image->Bands - 1, NULL) || vips_min(t[0], &smallest, NULL)) break;
+            out->has_transparency = smallest < 255;
+        }
+        // The grey copies, from one grey picture computed once (both read it whole).
+        if (!(t[9] = grey_in_memory(image))) break;
+        if (grey_copy(t[9], 32, 32, &t[10]) || grey_copy(t[9], 9, 8, &t[11])) break;
+        size_t length = 0;
+        if (!(out->phash_grey = vips_image_write_to_memory(t[10], &length)) ||
+            !(out->dhash_grey = vips_image_write_to_memory(t[11], &length)))
+            break;
+        VipsImage *miniature = miniature_of(image, &t[12]);  // t[12...23]
+        if (!miniature || !(out->rgba = vips_image_write_to_memory(miniature, &length))) break;
+        out->miniature_width = miniature->Xsize;
+        out->miniature_height = miniature->Ysize;
+        if (thumbd_quantize_palette(out->rgba, out->miniature_width, out->miniature_height, palette_colours,
+                                    &out->palette, &out->palette_count))
+            break;
+        failed = 0;
+    } while (0);
+    g_object_unref(scope);
+    if (failed) {
+        out->error_detail = vips_error_buffer_copy();
+        return THUMBD_VIPS_STEP_THUMBNAIL;
+    }
+    vips_error_clear();
     return THUMBD_VIPS_STEP_OK;
 }

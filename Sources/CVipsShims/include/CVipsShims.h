@@ -577,6 +577,39 @@ ThumbdVipsStep thumbd_vips_make_intermediate(const void *buffer, size_t length, 
 /// - grey: (out caller-allocates) zeroed, then filled; free its pointers with thumbd_vips_free.
 ThumbdVipsStep thumbd_vips_intermediate_grey(const ThumbdVipsIntermediate *intermediate, ThumbdVipsGrey *grey);
 
+/// One colour of a palette (libimagequant's, quantize/palette.c) and the alpha-weighted count of the pixels remapped
+/// to it (each pixel counts alpha / 255: an opaque one 1, a transparent one nothing).
+typedef struct ThumbdVipsPaletteColour {
+    unsigned char red, green, blue, alpha;
+    double weight;
+} ThumbdVipsPaletteColour;
+
+/// What the per-source analysis (Thumbnailing's Thumbnailer.analyse) computes from, made from an intermediate in one
+/// call. Pointers are (transfer full): thumbd_vips_free.
+typedef struct ThumbdVipsAnalysisPixels {
+    unsigned char *rgba;        // miniature_width * miniature_height * 4: sRGB and alpha (255 when none), rows packed
+    int miniature_width;        // fits 100 x 100 (ThumbHash's limit), the intermediate's aspect, never enlarged
+    int miniature_height;
+    unsigned char *phash_grey;  // 32 x 32 grey (convert("L"), then Lanczos-3 squashed to the square), rows packed
+    unsigned char *dhash_grey;  // 9 across x 8 down, likewise
+    int has_transparency;       // 1 when some pixel of the intermediate has alpha below 255
+    ThumbdVipsPaletteColour *palette;  // palette_count colours of the miniature, libimagequant's order
+    int palette_count;
+    char *error_detail;         // libvips's or libimagequant's error text, or NULL
+} ThumbdVipsAnalysisPixels;
+
+/// Everything the analysis needs from an intermediate, in one call (the intermediate is only read: any thread):
+/// - an RGBA miniature fitting 100 x 100 (Lanczos-3; alpha premultiplied while it is resized), grey made RGB;
+/// - the grey copies imagehash's phash (32 x 32) and dhash (9 x 8) resize to: Pillow's convert("L") of the
+///   intermediate (as thumbd_vips_intermediate_grey), then one Lanczos-3 over the whole ratio per axis, as Pillow's
+///   resize(LANCZOS) does (thumbd's resample/lanczos3.c; libvips's resize when the intermediate is smaller);
+/// - whether any pixel is not opaque (the smallest alpha of the intermediate);
+/// - a palette of at most `palette_colours` (2...256) colours of the miniature by libimagequant, with the
+///   alpha-weighted count of the pixels remapped (no dithering) to each.
+/// - out: (out caller-allocates) zeroed, then filled; free its pointers with thumbd_vips_free.
+ThumbdVipsStep thumbd_vips_intermediate_analysis(const ThumbdVipsIntermediate *intermediate, int palette_colours,
+                                                 ThumbdVipsAnalysisPixels *out);
+
 /// Every pixel of an intermediate (8-bit, interleaved bands), for tests: fills format (the source's), width,
 /// height, bands, pixels and length of `pixels` (out caller-allocates, zeroed first; thumbd_vips_free its pointers).
 ThumbdVipsStep thumbd_vips_intermediate_pixels(const ThumbdVipsIntermediate *intermediate, ThumbdVipsDecoded *pixels);

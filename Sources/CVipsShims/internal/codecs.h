@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Layer 2, codecs: the encoders (encode/) and thumbd's Lanczos-3 resampler (resample/). They take a finished
-// libvips image and know nothing of jobs, steps or plans beyond the encoder settings in the params.
+// Layer 2, codecs: the encoders (encode/), thumbd's Lanczos-3 resampler (resample/) and the palette quantizer
+// (quantize/, libimagequant). They take a finished libvips image (or its pixels) and know nothing of jobs, steps or
+// plans beyond the encoder settings in the params.
 #pragma once
 
 #include <vips/vips.h>
@@ -25,3 +26,10 @@ int thumbd_resample_fits(VipsImage *image, int width, int height);
 // new in-memory image *out (transfer full) with in's metadata; at in's own size, *out is a new image over in's
 // pixels (a header copy, private to the caller). -1 with libvips's error set when it does not fit.
 int thumbd_resample(VipsImage *in, VipsImage **out, int width, int height);
+
+// A palette of at most `colours` (2...256) colours for width x height RGBA pixels (`rgba`, transfer none, rows
+// packed) by libimagequant (quantize/palette.c), each with the alpha-weighted count of the pixels remapped to it
+// without dithering (a pixel counts alpha / 255). *palette (transfer full: g_free) has *count entries. 0 on success,
+// -1 with libvips's error set to libimagequant's.
+int thumbd_quantize_palette(const unsigned char *rgba, int width, int height, int colours,
+                            ThumbdVipsPaletteColour **palette, int *count);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import FoundationEssentials
 
 /// What a source's pixels say, computed once per source from its intermediate (no second decode) and kept beside the
 /// source in every tier: placeholders (BlurHash, ThumbHash), colours (average, dominant swatches, a palette),
@@ -128,15 +129,36 @@ extension SourceAnalysis.Colour {
 }
 
 extension Thumbnailer {
-    /// The analysis of the picture `image` holds (a source's intermediate). Blocks (a render thread): a few
-    /// milliseconds.
+    /// The analysis of the picture `image` holds (a source's intermediate). Blocks (a render thread): about a
+    /// millisecond for a 512 px intermediate (docs/api.md, "The per-source analysis").
+    ///
+    /// One C call makes every analyser's pixels from the intermediate (an RGBA miniature fitting 100 x 100, the grey
+    /// copies of the two hashes, the transparency, libimagequant's palette); the rest is Swift on those few pixels.
+    /// - Throws: `ThumbnailError.renderFailed` when an option is out of its range or libvips or libimagequant fails.
     package func analyse(_ image: IntermediateImage, options: AnalysisOptions = AnalysisOptions())
         throws(ThumbnailError) -> SourceAnalysis
     {
-        // Placeholder until the analysers land (issue 28): fixed values, so the app side can be built against it.
-        SourceAnalysis(
-            blurhash: "L00000fQfQfQfQfQfQfQfQfQfQfQ", blurhashComponents: [options.blurhashX, options.blurhashY],
-            thumbhash: "", average: .init(red: 0, green: 0, blue: 0), dominant: .init(), palette: [], phash: 0,
-            dhash: 0, hasTransparency: false, lightness: 0)
+        guard AnalysisOptions.blurhashRange.contains(options.blurhashX),
+            AnalysisOptions.blurhashRange.contains(options.blurhashY),
+            AnalysisOptions.paletteRange.contains(options.paletteColours)
+        else {
+            throw .renderFailed(
+                "analysis options out of range: BlurHash \(options.blurhashX) x \(options.blurhashY) (1...9 each), "
+                    + "\(options.paletteColours) palette colours (2...256)")
+        }
+        let pixels = try image.analysisPixels(paletteColours: options.paletteColours)
+        let count = pixels.width * pixels.height
+        let palette = Palette.swatches(pixels.palette)
+        return SourceAnalysis(
+            blurhash: BlurHash.encode(
+                rgba: pixels.rgba, width: pixels.width, height: pixels.height, x: options.blurhashX,
+                y: options.blurhashY),
+            blurhashComponents: [options.blurhashX, options.blurhashY],
+            thumbhash: Data(ThumbHash.encode(rgba: pixels.rgba, width: pixels.width, height: pixels.height))
+                .base64EncodedString(),
+            average: AverageColour.of(rgba: pixels.rgba, count: count), dominant: DominantColours.of(palette),
+            palette: palette, phash: PerceptualHash.of(grey: pixels.phashGrey),
+            dhash: DifferenceHash.of(grey: pixels.dhashGrey), hasTransparency: pixels.hasTransparency,
+            lightness: Lightness.of(rgba: pixels.rgba, count: count))
     }
 }
