@@ -75,7 +75,13 @@ extension Integration {
                 let answer = try await harness.request(target)
                 #expect(answer.status == 200, "\(target): \(answer.text.prefix(200))")
             }
-            // and then /info with the analysis
+            // and then, once the first render's analysis is made (right after its answer: the other four renders found
+            // it kept, or waited for it), /info with the analysis
+            #expect(
+                await eventually {
+                    guard let counters = harness.service.analysisCounters else { return false }
+                    return counters.made == 1 && counters.kept + counters.joined == 4
+                })
             let (response, answer) = try await Self.info(harness, "/photo.jpg")
 
             // Then /info answers the kept record, no fetch and no decode for it: one of each in all
@@ -85,7 +91,7 @@ extension Integration {
             #expect(analysis.blurhash_components == [4, 3] && analysis.blurhash.count == 4 + 2 * 4 * 3)
             #expect(harness.origin.hits("/photo.jpg") == 1)
             #expect(try await Self.analyses(harness, "made") == 1)
-            #expect(try await Self.analyses(harness, "kept") == 4)
+            #expect(try await Self.analyses(harness, "kept") + Self.analyses(harness, "joined") == 4)
             #expect(
                 try await Self.counter(harness, "thumbd_cache_misses_total", "tier=\"intermediates\"") == 1,
                 "one decode")
@@ -165,6 +171,7 @@ extension Integration.AnalysisTests {
         let harness = try Harness(["imgproxy.enabled": "true"])
         harness.origin.route("/photo.jpg", .ok(Fixtures.bytes("progressive.jpg")))
         #expect(try await harness.request(harness.thumbTarget("/photo.jpg", "w=100")).status == 200)
+        #expect(await eventually { harness.service.analysisCounters?.made == 1 })
         let (_, mine) = try await Self.info(harness, "/photo.jpg")
         let analysis = try #require(mine.analysis)
         let source = Harness.percentEncoded(harness.origin.url("/photo.jpg"))

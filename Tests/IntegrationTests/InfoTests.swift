@@ -69,8 +69,9 @@ extension Integration {
             let harness = try Harness()
             harness.origin.route("/a.jpg", .ok(Fixtures.bytes("progressive.jpg")))
             harness.origin.route("/b.jpg", .ok(Fixtures.bytes("progressive.jpg")))
-            // A thumbnail first: its source is kept, and its analysis record, which answers
+            // A thumbnail first: its source is kept, and its analysis record (made right after the answer), which answers
             #expect(try await harness.request(harness.thumbTarget("/a.jpg", "w=40")).status == 200)
+            #expect(await eventually { harness.service.analysisCounters?.made == 1 })
             let (cached, info) = try await Self.info(harness, "/a.jpg")
             #expect(cached.header("x-source") == "analysis")
             #expect(info?.width == 320 && info?.height == 240)

@@ -81,7 +81,7 @@ final class SourceAnalyses: Sendable {
 
     /// Totals since start (for /metrics and tests).
     struct Counters: Sendable, Equatable {
-        /// Analyses made.
+        /// Analyses made (counted once the record is kept: a count read after it finds the record).
         var made = 0
         /// Asked and found kept (memory, disk or the shared tier) for the same bytes.
         var kept = 0
@@ -192,7 +192,6 @@ final class SourceAnalyses: Sendable {
             }
             let pending = Pending<Record>()
             state.inProgress[key] = pending
-            state.counters.made += 1
             return (pending, true)
         }
         guard isMaker else { return try pending.wait().get() }
@@ -203,11 +202,13 @@ final class SourceAnalyses: Sendable {
             result = .success(
                 Record(url: url.string, digest: digestText, header: header, analysis: analysis, faces: faces()))
         } catch {
-            state.withLock { $0.counters.failed += 1 }
             result = .failure(error)
         }
         if case .success(let record) = result { keep(record, freshness: freshness) }
-        state.withLock { _ = $0.inProgress.removeValue(forKey: key) }
+        state.withLock { state in
+            _ = state.inProgress.removeValue(forKey: key)
+            if case .success = result { state.counters.made += 1 } else { state.counters.failed += 1 }
+        }
         pending.finish(result)
         return try result.get()
     }
