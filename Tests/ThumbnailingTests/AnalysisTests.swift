@@ -107,7 +107,7 @@ import Thumbnailing
 
     /// The cost the renders pay on each new source: `analyse` on the astronaut's 512 x 512 intermediate. This is a
     /// debug build (Swift unoptimised, the shim's C at -O0): measured 55 to 110 ms median on the shared 2-CPU
-    /// machine, so the bound only catches a gross regression; the release figure (about 5 ms) is
+    /// machine, so the bound only catches a gross regression; the release figure (3 to 5 ms) is
     /// bench/analysis.sh's, in docs/api.md.
     @Test func analysingA512PixelIntermediateIsCheap() throws {
         let thumbnailer = try TestThumbnailer.make()
