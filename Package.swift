@@ -258,6 +258,7 @@ if Context.environment["THUMBD_FUZZ"] == "1" {
 // - thumbd-httpbench: the HTTP server answering a fixed in-memory body (bench/http.sh);
 // - thumbd-render-bench: Thumbnailer throughput on the peers' corpus (bench/compare.sh);
 // - thumbd-face-bench: one face and feature detection on a 512 px intermediate (bench/face-detection.sh);
+// - thumbd-analysis-bench: one per-source analysis on a 512 px intermediate (bench/analysis.sh);
 // - CachingBenchmark: memory and disk cache operations;
 // - thumbd-metrics-bench: metric updates of one memory hit, Instrumentation vs swift-prometheus (BENCHMARKS.md).
 if Context.environment["THUMBD_BENCH"] == "1" {
@@ -280,6 +281,12 @@ if Context.environment["THUMBD_BENCH"] == "1" {
             name: "thumbd-face-bench",
             dependencies: ["Thumbnailing"],
             path: "bench/FaceBench",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "thumbd-analysis-bench",
+            dependencies: ["Thumbnailing"],
+            path: "bench/AnalysisBench",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -105,8 +105,10 @@ import Thumbnailing
         }
     }
 
-    /// The cost the renders pay on each new source: `analyse` on the astronaut's 512 x 512 intermediate. Measured in
-    /// a debug build (this test): see the figure it prints; the release figure is in docs/api.md.
+    /// The cost the renders pay on each new source: `analyse` on the astronaut's 512 x 512 intermediate. This is a
+    /// debug build (Swift unoptimised, the shim's C at -O0): measured 55 to 110 ms median on the shared 2-CPU
+    /// machine, so the bound only catches a gross regression; the release figure (3 to 5 ms) is
+    /// bench/analysis.sh's, in docs/api.md.
     @Test func analysingA512PixelIntermediateIsCheap() throws {
         let thumbnailer = try TestThumbnailer.make()
         let image = try thumbnailer.analysisImage(Photographs.bytes("astronaut.png"), band: 512)
@@ -121,7 +123,7 @@ import Thumbnailing
         print(
             "analyse, 512 px astronaut: median \(times[10]), fastest \(times[0]); of which the C call (libvips, "
                 + "libimagequant): median \(pixels[10])")
-        #expect(times[10] < .milliseconds(100))  // debug build, shared CPUs: a bound against regressions only
+        #expect(times[10] < .milliseconds(400))
     }
 
     // MARK: - Helpers

@@ -141,7 +141,9 @@ static VipsImage *miniature_of(VipsImage *image, VipsImage **t) {
     }
     int alpha = vips_image_hasalpha(image);
     VipsImage *rgb;
-    if (image->Bands >= 3) {
+    if (image->Bands == 3) {
+        rgb = image;  // in memory already: extracting its three bands would copy every pixel once more
+    } else if (image->Bands > 3) {
         if (vips_extract_band(image, &t[0], 0, "n", 3, NULL)) return NULL;
         rgb = t[0];
     } else {

@@ -14,20 +14,35 @@ enum BlurHash {
         // Each basis function is cos(pi i x / width) cos(pi j y / height): tables per axis make the sum a product.
         let cosX = (0..<componentsX).map { i in (0..<width).map { cos(Double.pi * Double(i * $0) / Double(width)) } }
         let cosY = (0..<componentsY).map { j in (0..<height).map { cos(Double.pi * Double(j * $0) / Double(height)) } }
+        // Each pixel in linear light once (not once per component), in planes the sums read in order.
+        let count = width * height
+        var red = [Double](repeating: 0, count: count), green = red, blue = red
+        for index in 0..<count {
+            red[index] = SRGB.linear[Int(rgba[4 * index])]
+            green[index] = SRGB.linear[Int(rgba[4 * index + 1])]
+            blue[index] = SRGB.linear[Int(rgba[4 * index + 2])]
+        }
         var factors: [(Double, Double, Double)] = []
         factors.reserveCapacity(componentsX * componentsY)
         for j in 0..<componentsY {
             for i in 0..<componentsX {
                 var r = 0.0, g = 0.0, b = 0.0
-                for row in 0..<height {
-                    let fy = cosY[j][row]
-                    var offset = row * width * 4
-                    for column in 0..<width {
-                        let basis = fy * cosX[i][column]
-                        r += basis * SRGB.linear[Int(rgba[offset])]
-                        g += basis * SRGB.linear[Int(rgba[offset + 1])]
-                        b += basis * SRGB.linear[Int(rgba[offset + 2])]
-                        offset += 4
+                cosX[i].withUnsafeBufferPointer { fx in
+                    red.withUnsafeBufferPointer { red in
+                        green.withUnsafeBufferPointer { green in
+                            blue.withUnsafeBufferPointer { blue in
+                                for row in 0..<height {
+                                    let fy = cosY[j][row]
+                                    let offset = row * width
+                                    for column in 0..<width {
+                                        let basis = fy * fx[column]
+                                        r += basis * red[offset + column]
+                                        g += basis * green[offset + column]
+                                        b += basis * blue[offset + column]
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
                 // The constant term is the mean; the others are scaled by 2, as a DCT's are.

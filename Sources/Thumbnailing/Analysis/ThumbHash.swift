@@ -83,9 +83,13 @@ enum ThumbHash {
                 var f = 0.0
                 // The reference's order of operations, term by term: on flat pictures many factors land on a
                 // rounding boundary, where a different order would round them the other way.
-                for y in 0..<h {
-                    let fy = cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5))
-                    for x in 0..<w { f += channel[x + y * w] * fx[x] * fy }
+                channel.withUnsafeBufferPointer { channel in
+                    fx.withUnsafeBufferPointer { fx in
+                        for y in 0..<h {
+                            let fy = cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5))
+                            for x in 0..<w { f += channel[x + y * w] * fx[x] * fy }
+                        }
+                    }
                 }
                 f /= Double(w * h)
                 if cx > 0 || cy > 0 {
