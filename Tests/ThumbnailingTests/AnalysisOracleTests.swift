@@ -133,10 +133,11 @@ import Thumbnailing
         // shrink-on-load); the largest k-means cluster within 4.6 of a palette colour, the largest swatch within 6.9
         // of a cluster centre (rocket.jpg, whose blues k-means and libimagequant cut differently; 5.7 chelsea.png,
         // 5.5 progressive.jpg, under 4.1 elsewhere); about 0.5 on the flat fixtures. A just noticeable difference
-        // is about 2.3.
+        // is about 2.3. With the 64 px miniature (the palette's pixels since 2026-11-28, for its cost), the largest
+        // swatch of astronaut-alpha.png (its alpha ramp) is 10.5 from a cluster centre; the others as above.
         #expect(averageDeltaE <= 4)
         #expect(clusterToPalette <= 7)
-        #expect(swatchToClusters <= 8)
+        #expect(swatchToClusters <= 11)
     }
 
     // MARK: - Helpers

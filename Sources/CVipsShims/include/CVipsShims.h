@@ -588,7 +588,7 @@ typedef struct ThumbdVipsPaletteColour {
 /// call. Pointers are (transfer full): thumbd_vips_free.
 typedef struct ThumbdVipsAnalysisPixels {
     unsigned char *rgba;        // miniature_width * miniature_height * 4: sRGB and alpha (255 when none), rows packed
-    int miniature_width;        // fits 100 x 100 (ThumbHash's limit), the intermediate's aspect, never enlarged
+    int miniature_width;        // fits 64 x 64 (ThumbHash allows 100), the intermediate's aspect, never enlarged
     int miniature_height;
     unsigned char *phash_grey;  // 32 x 32 grey (convert("L"), then Lanczos-3 squashed to the square), rows packed
     unsigned char *dhash_grey;  // 9 across x 8 down, likewise
@@ -599,7 +599,8 @@ typedef struct ThumbdVipsAnalysisPixels {
 } ThumbdVipsAnalysisPixels;
 
 /// Everything the analysis needs from an intermediate, in one call (the intermediate is only read: any thread):
-/// - an RGBA miniature fitting 100 x 100 (Lanczos-3; alpha premultiplied while it is resized), grey made RGB;
+/// - an RGBA miniature fitting 64 x 64 (Lanczos-3; alpha premultiplied while it is resized), grey made RGB, from the
+///   intermediate box-averaged by a whole factor to at least 128 px when it is opaque and over 255 px;
 /// - the grey copies imagehash's phash (32 x 32) and dhash (9 x 8) resize to: Pillow's convert("L") of the
 ///   intermediate (as thumbd_vips_intermediate_grey), then one Lanczos-3 over the whole ratio per axis, as Pillow's
 ///   resize(LANCZOS) does (thumbd's resample/lanczos3.c; libvips's resize when the intermediate is smaller);
