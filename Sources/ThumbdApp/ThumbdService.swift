@@ -87,7 +87,12 @@ package final class ThumbdService: Sendable {
             options: AnalysisOptions(
                 blurhashX: settings.image.blurhashX, blurhashY: settings.image.blurhashY,
                 paletteColours: settings.image.paletteColours),
-            isEager: settings.image.analysis, cache: cache, shared: sharedTier)
+            isEager: settings.image.analysis, makesPlaceholders: settings.image.placeholderHeader, cache: cache,
+            shared: sharedTier)
+        if settings.image.placeholderHeader {
+            cache.placeholders.connect(analyses)
+            sharedTier?.placeholders.connect(analyses)
+        }
         let intermediates = try IntermediateCache(
             maxBytes: settings.image.intermediateCacheBytes, detections: try Self.detections(settings, logger),
             analyses: analyses)

@@ -151,6 +151,7 @@ extension Settings {
             .integer("image.blurhash_x", \.image.blurhashX, .restart),
             .integer("image.blurhash_y", \.image.blurhashY, .restart),
             .integer("image.palette_colours", \.image.paletteColours, .restart),
+            .boolean("image.placeholder_header", \.image.placeholderHeader, .restart),
             .boolean("image.presets_only", \.image.allowsOnlyPresets, .reloadable),
             .string("image.fallback", \.image.fallback, .reloadable),
             .fallbackStatus("image.fallback_status", \.image.fallbackStatus, .reloadable),

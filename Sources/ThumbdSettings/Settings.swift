@@ -151,6 +151,9 @@ package struct Settings: Sendable, Equatable {
         package var blurhashY = 3
         /// Colours in the kept analysis's palette, 2–256.
         package var paletteColours = 8
+        /// Every thumbnail answer carries `X-Thumbd-Placeholder` (its source's BlurHash and average colour); a render
+        /// then makes the source's analysis record before its answer.
+        package var placeholderHeader = false
         /// When true, `/thumb` accepts only `url`, `preset`, `sig`, `format` and `dpr`: every other option comes
         /// from `presets` (a closed deployment).
         package var allowsOnlyPresets = false

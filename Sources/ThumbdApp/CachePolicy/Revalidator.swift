@@ -162,7 +162,13 @@ final class Revalidator: Sendable {
                     try thumbnailer.render(
                         source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
                 }
-            let variant = RenderCoordinator.variant(thumbnail, from: source, policy: policy.current)
+            let freshness = RenderCoordinator.freshness(of: source, policy: policy.current)
+            // With `image.placeholder_header` on, the new bytes' record is made now, for the new variant's header.
+            let variant = RenderCoordinator.variant(
+                thumbnail, freshness: freshness,
+                placeholder: intermediates?.placeholder(
+                    of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer,
+                    from: analysable))
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)
                 // As for a 304: ends when lookups find the new variant, not the old expired one.
@@ -172,7 +178,9 @@ final class Revalidator: Sendable {
                 finish(key, .success((variant, .miss)))
             }
             // The new bytes' record, as a request's render makes it (`image.analysis`).
-            if let analysable, let intermediates, intermediates.analyses?.isEager == true {
+            if let analysable, let intermediates, intermediates.analyses?.isEager == true,
+                intermediates.analyses?.makesPlaceholders != true
+            {
                 _ = try? intermediates.analysis(
                     of: source.body, url: key.source, digest: analysable.digest, freshness: variant.freshness,
                     thumbnailer: thumbnailer, given: analysable.image)

@@ -34,11 +34,13 @@ extension ThumbnailCache {
             return
         }
         try readers.submit { [self] readers in
-            completion(lookup(key, with: readers.variants))
+            completion(lookup(key, with: readers.variants, analyses: readers.analyses))
         }
     }
 
-    private func lookup(_ key: VariantKey, with reader: DiskCache.Reader?) -> DiskLookup {
+    private func lookup(
+        _ key: VariantKey, with reader: DiskCache.Reader?, analyses: DiskCache.Reader?
+    ) -> DiskLookup {
         guard let reader else { return .miss }
         let generation = openBlobsGeneration.withLock { $0 }
         do {
@@ -49,7 +51,9 @@ extension ThumbnailCache {
                     guard let format = ImageFormat(mimeType: metadata.contentType) else { return .miss }
                     let variant = RenderedVariant(
                         bytes: hit.bytes, format: format, etag: metadata.etag ?? RenderedVariant.etag(for: hit.bytes),
-                        freshness: metadata.freshness)
+                        freshness: metadata.freshness,
+                        placeholder: placeholders.field(
+                            for: key.source, freshness: metadata.freshness, disk: analyses))
                     memory.insert(variant, forKey: key.cacheKey, cost: hit.bytes.count, group: key.group)
                     return .variant(variant)
                 case .miss:
@@ -66,7 +70,9 @@ extension ThumbnailCache {
                     return .miss
                 }
                 Self.warmPageCache(hit.descriptor, size: hit.entry.sizeBytes)
-                let file = CachedFile(hit: hit, format: format, etag: etag, freshness: metadata.freshness)
+                let file = CachedFile(
+                    hit: hit, format: format, etag: etag, freshness: metadata.freshness,
+                    placeholder: placeholders.field(for: key.source, freshness: metadata.freshness, disk: analyses))
                 if let openBlobs {
                     openBlobsGeneration.withLock { current in
                         guard current == generation else { return }

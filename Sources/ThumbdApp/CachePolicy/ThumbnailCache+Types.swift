@@ -47,12 +47,15 @@ extension ThumbnailCache {
         /// `Content-Type` and `ETag`, serialised once for every hit on this open blob.
         let preparedFields: PreparedFields
 
-        init(hit: DiskCache.FileHit, format: ImageFormat, etag: String, freshness: DiskCache.Freshness) {
+        init(
+            hit: DiskCache.FileHit, format: ImageFormat, etag: String, freshness: DiskCache.Freshness,
+            placeholder: HTTPField? = nil
+        ) {
             self.hit = hit
             self.format = format
             self.etag = etag
             self.freshness = freshness
-            preparedFields = RenderedVariant.preparedFields(format: format, etag: etag)
+            preparedFields = RenderedVariant.preparedFields(format: format, etag: etag, placeholder: placeholder)
         }
     }
 

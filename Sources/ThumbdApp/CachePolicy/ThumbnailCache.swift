@@ -78,6 +78,8 @@ final class ThumbnailCache: Sendable {
     let writer: DiskWriter?
     let readers: DiskReaders?
     let logger: Logger
+    /// `X-Thumbd-Placeholder` for variants read back from disk (off until the service connects it).
+    let placeholders = PlaceholderHeaders()
 
     /// Opens the disk caches (moving a corrupt index aside, logged as an error), starts the `disk` and
     /// `disk-io` threads. Reads no blob directory: the index is the truth, reconciling runs later.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
 import EventLoops
+import HTTP1
 import Instrumentation
 import OriginFetch
 import Synchronization
@@ -139,7 +140,12 @@ extension RenderCoordinator {
                     try thumbnailer.render(
                         source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
                 }
-            let variant = Self.variant(thumbnail, from: source, policy: policy.current)
+            let freshness = Self.freshness(of: source, policy: policy.current)
+            let variant = Self.variant(
+                thumbnail, freshness: freshness,
+                placeholder: intermediates?.placeholder(
+                    of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer,
+                    from: analysable))
             cache?.store(key, variant)
             result = .success(variant)
         } catch {
@@ -155,7 +161,7 @@ extension RenderCoordinator {
             if !actions.contains(where: \.isAnswer) { counts.rendersUnattended.increment() }
             return actions
         }
-        if case .success(let variant) = result, let analysable {
+        if case .success(let variant) = result, let analysable, intermediates?.analyses?.makesPlaceholders != true {
             analyse(source, url: key.source, freshness: variant.freshness, from: analysable)
         }
     }
@@ -189,14 +195,23 @@ extension RenderCoordinator {
     static func variant(
         _ thumbnail: RenderedThumbnail, from source: FetchedSource, policy: FreshnessPolicy
     ) -> RenderedVariant {
-        let freshness: DiskCache.Freshness?
+        variant(thumbnail, freshness: freshness(of: source, policy: policy), placeholder: nil)
+    }
+
+    /// How long a thumbnail of `source` may be kept (`nil`: not at all).
+    static func freshness(of source: FetchedSource, policy: FreshnessPolicy) -> DiskCache.Freshness? {
         switch policy.decide(source.headers, receivedAt: Timestamp.now()) {
-        case .store(let decided): freshness = decided
-        case .doNotStore: freshness = nil
+        case .store(let decided): decided
+        case .doNotStore: nil
         }
-        return RenderedVariant(
+    }
+
+    static func variant(
+        _ thumbnail: RenderedThumbnail, freshness: DiskCache.Freshness?, placeholder: HTTPField?
+    ) -> RenderedVariant {
+        RenderedVariant(
             bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness, quality: thumbnail.quality,
-            isSourceBytes: thumbnail.isSourceBytes)
+            isSourceBytes: thumbnail.isSourceBytes, placeholder: placeholder)
     }
 
 }

@@ -25,30 +25,32 @@ final class RenderedVariant: Sendable {
     ///   (`"<hash>-q<quality>"`), so a variant read back from the disk tier answers with it too.
     /// - Parameter isSourceBytes: the bytes are the source's own (`raw`, `skip`): answered with
     ///   `X-Content-Type-Options: nosniff`, which rides in the ETag the same way (`"<hash>-src"`).
+    /// - Parameter placeholder: `X-Thumbd-Placeholder` (``PlaceholderHeaders``), sent with every answer of it.
     init(
         bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?, quality: Int? = nil,
-        isSourceBytes: Bool = false
+        isSourceBytes: Bool = false, placeholder: HTTPField? = nil
     ) {
         self.bytes = bytes
         self.format = format
         etag = Self.etag(for: bytes, quality: quality, isSourceBytes: isSourceBytes)
         self.freshness = freshness
         isStorable = freshness != nil
-        preparedFields = Self.preparedFields(format: format, etag: etag)
+        preparedFields = Self.preparedFields(format: format, etag: etag, placeholder: placeholder)
     }
 
     /// A variant whose ETag is already known (read back from the disk tier, or refreshed by a 304), and maybe
     /// its prepared fields (a held-open blob keeps them).
     init(
         bytes: [UInt8], format: ImageFormat, etag: String, freshness: DiskCache.Freshness?,
-        preparedFields: PreparedFields? = nil
+        preparedFields: PreparedFields? = nil, placeholder: HTTPField? = nil
     ) {
         self.bytes = bytes
         self.format = format
         self.etag = etag
         self.freshness = freshness
         isStorable = freshness != nil
-        self.preparedFields = preparedFields ?? Self.preparedFields(format: format, etag: etag)
+        self.preparedFields =
+            preparedFields ?? Self.preparedFields(format: format, etag: etag, placeholder: placeholder)
     }
 
     /// The same thumbnail with new freshness (after the origin answered 304). Shares the bytes.
@@ -58,7 +60,7 @@ final class RenderedVariant: Sendable {
     }
 
     /// The fields that depend on the thumbnail only, in the order answers send them.
-    static func preparedFields(format: ImageFormat, etag: String) -> PreparedFields {
+    static func preparedFields(format: ImageFormat, etag: String, placeholder: HTTPField? = nil) -> PreparedFields {
         var fields = [HTTPField(name: "Content-Type", value: format.mimeType), HTTPField(name: "ETag", value: etag)]
         if let quality = quality(inETag: etag) {
             fields.append(HTTPField(name: "X-Thumbd-Quality", value: String(quality)))
@@ -67,6 +69,7 @@ final class RenderedVariant: Sendable {
             // Bytes thumbd did not write may be read as something else by a browser that sniffs (a polyglot file).
             fields.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
         }
+        if let placeholder { fields.append(placeholder) }
         return PreparedFields(fields)
     }
 

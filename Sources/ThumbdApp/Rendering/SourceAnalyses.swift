@@ -95,6 +95,8 @@ final class SourceAnalyses: Sendable {
     let options: AnalysisOptions
     /// Whether renders make the record (`image.analysis`); otherwise only `/info` does.
     let isEager: Bool
+    /// Whether renders make the record before their answer, for `X-Thumbd-Placeholder` (`image.placeholder_header`).
+    let makesPlaceholders: Bool
     private let memory: MemoryCache<String, String, Kept>
     private let cache: ThumbnailCache?
     private let shared: SharedTier?
@@ -111,10 +113,12 @@ final class SourceAnalyses: Sendable {
     }
 
     init(
-        options: AnalysisOptions, isEager: Bool, cache: ThumbnailCache?, shared: SharedTier?, maxEntries: Int = 20_000
+        options: AnalysisOptions, isEager: Bool, makesPlaceholders: Bool = false, cache: ThumbnailCache?,
+        shared: SharedTier?, maxEntries: Int = 20_000
     ) throws(Caching.ConfigurationError) {
         self.options = options
         self.isEager = isEager
+        self.makesPlaceholders = makesPlaceholders
         self.cache = cache
         self.shared = shared
         memory = try MemoryCache(configuration: .init(maxBytes: maxEntries << 11, maxEntries: maxEntries))
@@ -270,7 +274,8 @@ final class SourceAnalyses: Sendable {
         memory.insert(kept, forKey: kept.record.url, cost: 2048, group: kept.record.url)
     }
 
-    private func decode(_ bytes: [UInt8], freshness: DiskCache.Freshness?, url: SourceURL) -> Kept? {
+    /// A record as a tier keeps it (JSON), if it is of this layout and of `url`.
+    func decode(_ bytes: [UInt8], freshness: DiskCache.Freshness?, url: SourceURL) -> Kept? {
         guard let record = try? JSONDecoder().decode(Record.self, from: Data(bytes)),
             record.version == Record.currentVersion, record.url == url.string
         else { return nil }
