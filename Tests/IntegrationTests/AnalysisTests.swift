@@ -35,12 +35,10 @@ extension Integration {
             }
         }
 
-        /// `<family>{result="…"}` from /metrics.
+        /// `<family>{<labels>}` from /metrics (the harness's scrape, `MetricsTests`).
         static func counter(_ harness: Harness, _ family: String, _ labels: String) async throws -> Int {
-            let text = try await harness.request("/metrics").text
-            let prefix = "\(family){\(labels)} "
-            let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(prefix) }, "no \(prefix)")
-            return try #require(Int(line.dropFirst(prefix.count)))
+            let sample = "\(family){\(labels)}"
+            return Int(try #require(try await harness.scrape().samples[sample], "no \(sample)"))
         }
 
         static func analyses(_ harness: Harness, _ result: String) async throws -> Int {
