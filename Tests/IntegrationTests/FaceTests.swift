@@ -11,10 +11,8 @@ extension Integration {
     @Suite(.timeLimit(.minutes(2))) struct FaceTests {
         /// `thumbd_face_detections_total{result=…}` from /metrics.
         static func detections(_ harness: Harness, _ result: String) async throws -> Int {
-            let text = try await harness.request("/metrics").text
-            let prefix = "thumbd_face_detections_total{result=\"\(result)\"} "
-            let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(prefix) })
-            return try #require(Int(line.dropFirst(prefix.count)))
+            let sample = "thumbd_face_detections_total{result=\"\(result)\"}"
+            return Int(try #require(try await harness.scrape().samples[sample], "no \(sample)"))
         }
 
         /// How many faces Debian's python3-opencv finds in an encoded picture (thumbor's cascade and parameters).
