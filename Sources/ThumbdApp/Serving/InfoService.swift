@@ -340,14 +340,19 @@ final class InfoService: Sendable {
             }, { done(.failure(.renderQueueFull)) })
     }
 
+    /// How long what is made of `source` (its analysis record) may be kept: its caching headers' say (`nil`: not kept).
+    func freshness(of source: FetchedSource) -> DiskCache.Freshness? {
+        guard case .store(let decided) = policy.current.decide(source.headers, receivedAt: Timestamp.now()) else {
+            return nil
+        }
+        return decided
+    }
+
     /// What `query` asks of `source`'s bytes. On a render thread.
     private func info(of source: FetchedSource, _ query: InfoQuery) throws(ThumbnailError) -> Info {
         let bytes = source.body
         let digest = bytes.withUnsafeBytes { XXHash64.hash($0) }
-        var freshness: DiskCache.Freshness?
-        if case .store(let decided) = policy.current.decide(source.headers, receivedAt: Timestamp.now()) {
-            freshness = decided
-        }
+        let freshness = freshness(of: source)
         var info: Info
         if let wanted = query.analysis, let intermediates, let analyses = intermediates.analyses {
             if wanted == analyses.options,
