@@ -243,7 +243,7 @@ package final class DiskCache: @unchecked Sendable {
         try makeRoom(forBytes: bytes.count)
         let blob = PreparedBlob(key: key, group: group, metadata: metadata, bytes: bytes)
         let temporary = shared.layout.temporaryPath(ofBlob: blob.name)
-        try FileIO.writeNewFile(temporary, bytes, sync: true)
+        try FileIO.writeNewFile(temporary, bytes, sync: configuration.batchSync != .none)
         try moveIntoPlace(temporary, blob)
         try indexStored([blob])
         return .stored
