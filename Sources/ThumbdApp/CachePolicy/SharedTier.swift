@@ -184,8 +184,10 @@ final class SharedTier: Sendable {
         guard let freshness = variant.freshness else { return }
         put(
             variantObjectKey(key), body: variant.bytes, contentType: variant.format.mimeType,
-            metadata: SharedObject.metadata(freshness: freshness, etag: variant.etag), replacing: replacing,
-            kind: .variant)
+            metadata: SharedObject.metadata(
+                freshness: freshness, etag: variant.etag,
+                placeholder: PlaceholderHeaders.value(in: variant.preparedFields)),
+            replacing: replacing, kind: .variant)
     }
 
     /// Stores an original fetched from its origin.
