@@ -26,6 +26,8 @@ package final class ThumbdService: Sendable {
     let cache: ThumbnailCache
     /// Background and waiting revalidations of expired entries (internal: tests count them).
     let revalidator: Revalidator
+    /// The one purge path (admin routes, changed sources); internal: tests and /metrics read its counters.
+    let purger: Purger
     /// Checks `sig` on /thumb against `security.signing_keys`; a reload applies new keys with
     /// `signatureVerifier.update(keys:)`, effective for the next request.
     package let signatureVerifier: URLSignatureVerifier
@@ -99,9 +101,12 @@ package final class ThumbdService: Sendable {
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             intermediates: intermediates, watermarks: watermarks, shared: sharedTier)
+        let purger = Purger(
+            cache: cache, analyses: analyses, intermediates: intermediates, shared: sharedTier, logger: logger)
+        self.purger = purger
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
-            logger: logger, watermarks: watermarks, intermediates: intermediates)
+            logger: logger, watermarks: watermarks, intermediates: intermediates, purger: purger)
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
         signatureVerifier.onUpdate { [cache] in cache.forgetAliases() }
@@ -126,7 +131,7 @@ package final class ThumbdService: Sendable {
             batchLimits: .init(settings.info))
         info.register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
-        let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger, analyses: analyses)
+        let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger, purger: purger)
         admin.register(in: &router)
         prefetch = PrefetchService(
             admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, rules: queryRules,
@@ -134,7 +139,7 @@ package final class ThumbdService: Sendable {
         prefetch.register(in: &router)
         metrics = MetricsEndpoint(
             settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
-            renderPool: renderPool, prefetch: prefetch, sharedTier: sharedTier)
+            renderPool: renderPool, prefetch: prefetch, sharedTier: sharedTier, purger: purger)
         health.register(in: &router)
         metrics.register(in: &router)
 

@@ -100,6 +100,7 @@ extension Settings {
             configuration.analysesDisk = DiskCache.Configuration(
                 directory: cache.disk.path + "/analyses", maxBytes: cache.disk.analysesMaxBytes)
         }
+        configuration.purgeIndexPath = cache.disk.path + "/purge-index.sqlite"
         configuration.negativeTTL = cache.negativeTTL
         return configuration
     }
