@@ -91,6 +91,8 @@ package final class ThumbdService: Sendable {
                 paletteColours: settings.image.paletteColours),
             isEager: settings.image.analysis, makesPlaceholders: settings.image.placeholderHeader, cache: cache,
             shared: sharedTier)
+        cache.sourceTags.connect(name: settings.cache.tagHeader)
+        sharedTier?.sourceTags.connect(name: settings.cache.tagHeader)
         if settings.image.placeholderHeader {
             cache.placeholders.connect(analyses)
             sharedTier?.placeholders.connect(analyses)

@@ -172,6 +172,30 @@ extension Integration {
             withExtendedLifetime(keep) {}
         }
 
+        @Test func aSharedHitCarriesTheSourceTagHeader() async throws {
+            let moto = try await blocking { try MotoServer(buckets: [SharedTierTests.bucket]) }
+            let (keep, credentials) = try SharedTierTests.credentials(moto)
+            // Given node A rendering with cache.tag_header on, and node B on its own disk
+            let origin = try LoopbackOrigin(host: originHost)
+            defer { origin.stop() }
+            origin.route("/tagged.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let extra = ["cache.tag_header": "Cache-Tag"]
+            let nodeA = try Harness(Self.overrides(moto, credentials: credentials, extra), origin: origin)
+            let nodeB = try Harness(Self.overrides(moto, credentials: credentials, extra), origin: origin)
+            let target = nodeA.thumbTarget("/tagged.png", "w=32&format=png")
+            let expected = SourceTag.of(try SourceURL(origin.url("/tagged.png")))
+            #expect(try await nodeA.request(target).header("cache-tag") == expected)
+            #expect(SharedTierTests.settled(nodeA, stored: 2))
+
+            // When node B answers it from the shared tier
+            let shared = try await nodeB.request(target)
+
+            // Then the answer carries the tag too
+            #expect(shared.header("x-cache") == "HIT-SHARED")
+            #expect(shared.header("cache-tag") == expected)
+            withExtendedLifetime(keep) {}
+        }
+
         @Test func purgeAnswers404WithoutAdmin403WithoutTheTokenAnd400NamingWhatIsWrong() async throws {
             // Given a service without admin.token: the route does not exist
             let off = try Harness.shared()

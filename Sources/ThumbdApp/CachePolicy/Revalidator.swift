@@ -202,7 +202,8 @@ final class Revalidator: Sendable {
                 thumbnail, freshness: freshness,
                 placeholder: intermediates?.placeholder(
                     of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer,
-                    from: analysable))
+                    from: analysable),
+                tag: cache.sourceTags.field(for: key.source))
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)
                 // As for a 304: ends when lookups find the new variant, not the old expired one.

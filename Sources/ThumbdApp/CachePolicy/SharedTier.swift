@@ -45,6 +45,8 @@ final class SharedTier: Sendable {
     private let breaker: CircuitBreaker
     /// `X-Thumbd-Placeholder` for variants read back from the tier (off until the service connects it).
     let placeholders = PlaceholderHeaders()
+    /// The source tag header for variants read back from the tier (off until the service names it).
+    let sourceTags = SourceTagHeaders()
     private let putsUnderWay = Atomic<Int>(0)
     /// Bytes of the writes under way: each holds one copy of its body until the store answers.
     private let putBytesUnderWay = Atomic<Int>(0)
@@ -89,12 +91,13 @@ final class SharedTier: Sendable {
     func lookup(
         _ key: VariantKey, completion: @escaping @Sendable (Lookup<RenderedVariant>) -> Void
     ) -> FetchTicket? {
-        get(variantObjectKey(key), kind: .variant) { [counts, placeholders] lookup in
+        get(variantObjectKey(key), kind: .variant) { [counts, placeholders, sourceTags] lookup in
             completion(
                 lookup.settle(kind: .variant, counts: counts) { object in
-                    SharedObject.variant(from: object, url: key.source, placeholders: placeholders).map {
-                        ($0, $0.freshness)
-                    }
+                    SharedObject.variant(from: object, url: key.source, placeholders: placeholders, tags: sourceTags)
+                        .map {
+                            ($0, $0.freshness)
+                        }
                 })
         }
     }

@@ -87,6 +87,8 @@ final class ThumbnailCache: Sendable {
     let logger: Logger
     /// `X-Thumbd-Placeholder` for variants read back from disk (off until the service connects it).
     let placeholders = PlaceholderHeaders()
+    /// The source tag header (`cache.tag_header`) for variants made or read back (off until the service names it).
+    let sourceTags = SourceTagHeaders()
 
     /// Opens the disk caches (moving a corrupt index aside, logged as an error), starts the `disk` and
     /// `disk-io` threads. Reads no blob directory: the index is the truth, reconciling runs later.
