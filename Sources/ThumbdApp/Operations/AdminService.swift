@@ -160,13 +160,15 @@ final class AdminService: Sendable {
         let purger = self.purger
         let named = parsed.sources
         let run: @Sendable ([SourceURL], Bool) -> Void = { found, truncated in
-            var unique: [SourceURL] = []
+            // Named sources count as `source`, the ones found as `tag` (or `prefix` when no tag was given).
+            let foundReason: Purger.Reason = parsed.tags.isEmpty ? .prefix : .tag
+            var unique: [(source: SourceURL, reason: Purger.Reason)] = []
             var seen = Set<String>()
-            for source in named + found where seen.insert(source.string).inserted { unique.append(source) }
-            let sources = unique
-            let reason: Purger.Reason =
-                !parsed.tags.isEmpty ? .tag : (!parsed.prefixes.isEmpty ? .prefix : .source)
-            purger.purge(sources, why: reason) { report in
+            for source in named where seen.insert(source.string).inserted { unique.append((source, .source)) }
+            for source in found where seen.insert(source.string).inserted { unique.append((source, foundReason)) }
+            let purges = unique
+            let sources = unique.map(\.source)
+            purger.purge(purges) { report in
                 let listed = sources.map {
                     "{\"url\": \(Self.jsonString($0.string)), \"tag\": \"\(SourceTag.of($0))\"}"
                 }

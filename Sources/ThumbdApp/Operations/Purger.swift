@@ -123,11 +123,13 @@ final class Purger: Sendable {
         }
     }
 
-    /// Purges each of `sources` (all at once), then calls `completion` with the sum.
-    func purge(_ sources: [SourceURL], why reason: Reason, completion: @escaping @Sendable (Report) -> Void) {
+    /// Purges each of `sources` (all at once), each counted under its reason, then calls `completion` with the sum.
+    func purge(
+        _ sources: [(source: SourceURL, reason: Reason)], completion: @escaping @Sendable (Report) -> Void
+    ) {
         guard !sources.isEmpty else { return completion(Report()) }
         let joined = Mutex((pending: sources.count, report: Report()))
-        for source in sources {
+        for (source, reason) in sources {
             purge(source, why: reason) { part in
                 let done = joined.withLock { state -> Report? in
                     state.report.add(part)
