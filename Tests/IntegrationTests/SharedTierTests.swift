@@ -114,7 +114,9 @@ extension Integration {
             #expect(Self.settled(nodeA, stored: 2))
 
             // Given the stored thumbnail's bytes altered in the bucket (its metadata, checksum included, kept)
-            let altered = try await blocking { try moto.corrupt(bucket: Self.bucket, prefix: "test/v/") }
+            let altered = try await blocking {
+                try moto.corrupt(bucket: Self.bucket, prefix: "test/src/", containing: "/v/")
+            }
             #expect(altered == 1)
 
             // When node B asks for it

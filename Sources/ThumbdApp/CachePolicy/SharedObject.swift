@@ -52,7 +52,8 @@ enum SharedObject {
     /// A thumbnail read back: its format from `Content-Type`, its ETag and freshness from the metadata.
     /// `placeholders` gives it its source's `X-Thumbd-Placeholder` when on.
     static func variant(
-        from object: FetchedSource, url: SourceURL? = nil, placeholders: PlaceholderHeaders? = nil
+        from object: FetchedSource, url: SourceURL? = nil, placeholders: PlaceholderHeaders? = nil,
+        tags: SourceTagHeaders? = nil
     ) -> RenderedVariant? {
         guard let type = object.contentType, let format = ImageFormat(mimeType: type),
             let etag = object.metadata["thumbd-etag"], let freshness = freshness(of: object)
@@ -64,7 +65,8 @@ enum SharedObject {
             ? url.flatMap { placeholders?.field(for: $0, freshness: freshness) }
                 ?? object.metadata["thumbd-placeholder"].flatMap(PlaceholderHeaders.field(value:)) : nil
         return RenderedVariant(
-            bytes: object.body, format: format, etag: etag, freshness: freshness, placeholder: placeholder)
+            bytes: object.body, format: format, etag: etag, freshness: freshness, placeholder: placeholder,
+            tag: url.flatMap { tags?.field(for: $0) })
     }
 
     /// An original read back, with headers that give it the freshness it was stored with (as the local source

@@ -101,6 +101,7 @@ extension Settings {
             configuration.analysesDisk = DiskCache.Configuration(
                 directory: cache.disk.path + "/analyses", maxBytes: cache.disk.analysesMaxBytes, batchSync: .none)
         }
+        configuration.purgeIndexPath = cache.disk.path + "/purge-index.sqlite"
         configuration.negativeTTL = cache.negativeTTL
         return configuration
     }

@@ -145,7 +145,8 @@ extension RenderCoordinator {
                 thumbnail, freshness: freshness,
                 placeholder: intermediates?.placeholder(
                     of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer,
-                    from: analysable))
+                    from: analysable),
+                tag: cache?.sourceTags.field(for: key.source))
             cache?.store(key, variant)
             result = .success(variant)
         } catch {
@@ -207,11 +208,11 @@ extension RenderCoordinator {
     }
 
     static func variant(
-        _ thumbnail: RenderedThumbnail, freshness: DiskCache.Freshness?, placeholder: HTTPField?
+        _ thumbnail: RenderedThumbnail, freshness: DiskCache.Freshness?, placeholder: HTTPField?, tag: HTTPField? = nil
     ) -> RenderedVariant {
         RenderedVariant(
             bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness, quality: thumbnail.quality,
-            isSourceBytes: thumbnail.isSourceBytes, placeholder: placeholder)
+            isSourceBytes: thumbnail.isSourceBytes, placeholder: placeholder, tag: tag)
     }
 
 }
