@@ -187,23 +187,10 @@ final class Revalidator: Sendable {
             // New bytes: the source's kept record describes the old ones. Forgotten now (the disk's and the shared
             // tier's copies are as stale as the thumbnail was, so never answered without a look at the source).
             intermediates?.analyses?.forget(key.source, unlessDigest: digest)
-            let thumbnail =
-                if let intermediates {
-                    try intermediates.render(
-                        source.body, url: key.source.string, spec: key.spec, overlays: overlays,
-                        thumbnailer: thumbnailer, analysable: &analysable)
-                } else {
-                    try thumbnailer.render(
-                        source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
-                }
-            let freshness = RenderCoordinator.freshness(of: source, policy: policy.current)
             // With `image.placeholder_header` on, the new bytes' record is made now, for the new variant's header.
-            let variant = RenderCoordinator.variant(
-                thumbnail, freshness: freshness,
-                placeholder: intermediates?.placeholder(
-                    of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer,
-                    from: analysable),
-                tag: cache.sourceTags.field(for: key.source))
+            let variant = try RenderCoordinator.renderVariant(
+                key, from: source, overlays: overlays, thumbnailer: thumbnailer, intermediates: intermediates,
+                cache: cache, policy: policy.current, analysable: &analysable)
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)
                 // As for a 304: ends when lookups find the new variant, not the old expired one.
