@@ -47,6 +47,10 @@ package enum MetricNames {
     package static let purges = "thumbd_purges_total"
     package static let purgedObjects = "thumbd_purged_objects_total"
     package static let purgeSharedErrors = "thumbd_purge_shared_errors_total"
+    /// Counter: decoder sandbox jobs, by result (`ok`, `crashed`, `timeout`, `refused`).
+    package static let sandboxJobs = "thumbd_sandbox_jobs_total"
+    /// Counter: decoder sandbox helpers started (the first ones, replacements after N jobs or a failure, extras).
+    package static let sandboxHelpersStarted = "thumbd_sandbox_helpers_started_total"
 
     // MARK: Origin
     /// Counter: transfers handed to libcurl.

@@ -64,7 +64,13 @@ extension Thumbnailer {
         regions: DetectedRegions? = nil,
         intermediates: IntermediateProvider
     ) throws(ThumbnailError) -> RenderedThumbnail {
+        if let decoded = try sandboxed(source, box: sandboxBox(for: spec)) {
+            return try render(
+                decoded, spec: spec, watermarks: watermarks, frame: frame, regions: regions,
+                intermediates: intermediates)
+        }
         var params = try parameters(for: spec, regions: regions)
+        params.allowed_sources = sourceMask(for: source)
         if spec.operations.watermarks.count != watermarks.count { throw .watermarkUnusable }
         if spec.operations.frame != nil && frame == nil { throw .frameUnusable }
         let bands = configuration.intermediateBands.map { Int32($0) }
