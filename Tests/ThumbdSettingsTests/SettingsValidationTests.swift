@@ -45,6 +45,21 @@ import Testing
         ("cache.disk.path", { $0.cache.disk.path = "" }),
         ("cache.disk.max_bytes", { $0.cache.disk.maxBytes = 0 }),
         ("cache.disk.sources_max_bytes", { $0.cache.disk.sourcesMaxBytes = 0 }),
+        ("cache.source_check_interval", { $0.cache.sourceCheckInterval = .milliseconds(10) }),
+        ("cache.purge.varnish", { $0.cache.purge.varnish = ["http://varnish:6081/"] }),  // without cache.tag_header
+        (
+            "cache.purge.varnish",
+            {
+                $0.cache.tagHeader = "Surrogate-Key"
+                $0.cache.purge.varnish = ["varnish:6081"]
+            }
+        ),
+        ("cache.purge.webhook", { $0.cache.purge.webhook = "https://user@hooks.example.com/x" }),
+        ("cache.purge.webhook", { $0.cache.purge.webhook = "https://hooks.example.com/a b" }),
+        ("cache.purge.webhook_token", { $0.cache.purge.webhookToken = "has space" }),
+        ("cache.purge.queue_limit", { $0.cache.purge.queueLimit = 0 }),
+        ("cache.purge.attempts", { $0.cache.purge.attempts = 0 }),
+        ("cache.purge.timeout", { $0.cache.purge.timeout = .zero }),
         ("admin.token", { $0.admin.token = "short" }),
         ("admin.token", { $0.admin.token = "has a space in it, long enough" }),
         ("security.signing_keys", { $0.security.signingKeys = ["too-short"] }),

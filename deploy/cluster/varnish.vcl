@@ -72,6 +72,11 @@ backend thumbd_3 {
     .between_bytes_timeout = 10s;
 }
 
+# Who may send a BAN: the thumbd nodes (cache.purge.varnish), by their addresses or their subnet; nobody else.
+acl thumbd_nodes {
+    "10.0.0.0"/24;
+}
+
 sub vcl_init {
     # The ring. Each node's place on it comes from its `ident` (SHA-256 of ident + 1..replicas), not its address
     # or the backend's name: give every node a fixed ident and never reuse one, so that a node replaced on a new
@@ -100,6 +105,28 @@ sub vcl_init {
 }
 
 sub vcl_recv {
+    if (req.method == "BAN") {
+        # A purge pushed by a node (cache.purge.varnish): after a source was purged or found changed, the node
+        # sends `BAN` with the purged tags in `X-Thumbd-Tags` (space-separated), and every object whose tag header
+        # (cache.tag_header: Surrogate-Key here; edit the two names below for another) holds one of them goes. Only
+        # from the nodes, and only tags of thumbd's shape, so that the ban expression is always this one. The ban
+        # reads obj.* only: Varnish's ban lurker removes the objects in the background too.
+        if (client.ip !~ thumbd_nodes) {
+            return (synth(403, "Forbidden"));
+        }
+        if (req.http.X-Thumbd-Tags !~ "^[A-Za-z0-9_:.-]{1,128}( [A-Za-z0-9_:.-]{1,128}){0,99}$") {
+            return (synth(400, "X-Thumbd-Tags must be up to 100 tags of A-Z a-z 0-9 _ : . -"));
+        }
+        # A tag is matched whole, between the header's separators (spaces for Surrogate-Key, commas for Cache-Tag),
+        # and a dot in it means a dot.
+        # (No space and no quote in the expression's argument: std.ban ends it at a space and keeps quotes as
+        # part of the expression, hence `[[:space:],]`.)
+        if (std.ban("obj.http.Surrogate-Key ~ (^|[[:space:],])(" +
+                regsuball(regsuball(req.http.X-Thumbd-Tags, "[.]", "[.]"), " ", "|") + ")($|[[:space:],])")) {
+            return (synth(200, "Banned"));
+        }
+        return (synth(500, "Ban refused: " + std.ban_error()));
+    }
     # The key: the source, which tells the node that holds it (vcl_backend_fetch hands it to the ring), whichever
     # of the three URL forms asks for it, written as thumbd's builders write a /thumb `url`: the same key as
     # haproxy.cfg's txn.source_key, made with the same steps (deploy/cluster/README.md, "The key"). vmod_blob does

@@ -102,7 +102,20 @@ extension Settings {
                 directory: cache.disk.path + "/analyses", maxBytes: cache.disk.analysesMaxBytes, batchSync: .none)
         }
         configuration.purgeIndexPath = cache.disk.path + "/purge-index.sqlite"
+        configuration.sourceCheckInterval = cache.sourceCheckInterval > .zero ? cache.sourceCheckInterval : nil
         configuration.negativeTTL = cache.negativeTTL
+        return configuration
+    }
+
+    /// `cache.purge.*`: where purges are pushed downstream.
+    var purgeNotifierConfiguration: PurgeNotifier.Configuration {
+        var configuration = PurgeNotifier.Configuration()
+        configuration.varnish = cache.purge.varnish
+        configuration.webhook = cache.purge.webhook.isEmpty ? nil : cache.purge.webhook
+        configuration.webhookToken = cache.purge.webhookToken.isEmpty ? nil : cache.purge.webhookToken
+        configuration.queueLimit = cache.purge.queueLimit
+        configuration.attempts = cache.purge.attempts
+        configuration.timeout = cache.purge.timeout
         return configuration
     }
 
