@@ -35,7 +35,7 @@ import Thumbnailing
         .wm4_opacity: "0.9", .wm4_scale: "0.6", .wm4_hscale: "0.7", .wm4_place: "-0,0", .wm4_fade: "40",
         .progressive: "1", .chroma: "444", .lossless: "1", .avif_effort: "3", .max_bytes: "2000",
         .keep_copyright: "1", .icc: "keep", .expires: "1900000000", .max_age: "60", .filename: "photo",
-        .attachment: "1", .fq: "webp:70", .skip: "gif,jpeg", .raw: "1",
+        .attachment: "1", .tags: "product-7,home", .fq: "webp:70", .skip: "gif,jpeg", .raw: "1",
     ]
 
     @Test func everyParameterHasASample() {

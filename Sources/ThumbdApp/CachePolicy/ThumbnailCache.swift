@@ -89,6 +89,8 @@ final class ThumbnailCache: Sendable {
     let recordedSources = Mutex<Set<String>>([])
     /// How often each source is checked with its origin (``SourceChecker``); nil for never.
     let sourceCheckInterval: Duration?
+    /// The operator tags recorded in ``purgeIndex`` lately, by source URL (cleared whole at 65,536 sources).
+    let recordedTags = Mutex<[String: Set<String>]>([:])
     let logger: Logger
     /// `X-Thumbd-Placeholder` for variants read back from disk (off until the service connects it).
     let placeholders = PlaceholderHeaders()
@@ -294,6 +296,7 @@ final class ThumbnailCache: Sendable {
         }
         if forgetsNotFound { notFound.removeAll(inGroup: group) }
         _ = recordedSources.withLock { $0.remove(source.string) }
+        _ = recordedTags.withLock { $0.removeValue(forKey: source.string) }
         guard let writer else {
             completion(report)
             return
@@ -344,6 +347,27 @@ final class ThumbnailCache: Sendable {
             }
         }
         if !queued { _ = recordedSources.withLock { $0.remove(url) } }
+    }
+
+    /// Records `source` in the purge index under the operator `tags` a request carried (``AnswerOptions/tags``), on
+    /// the `disk` thread. Any thread; nothing for the tags recorded lately.
+    func recordTags(_ tags: [String], for source: SourceURL) {
+        guard let purgeIndex, let writer else { return }
+        let url = source.string
+        let new = recordedTags.withLock { recorded -> [String] in
+            if recorded.count >= 65_536 && recorded[url] == nil { recorded.removeAll(keepingCapacity: true) }
+            return tags.filter { recorded[url, default: []].insert($0).inserted }
+        }
+        guard !new.isEmpty else { return }
+        let logger = self.logger
+        let queued = writer.perform {
+            do {
+                try purgeIndex.record(url: url, tags: new)
+            } catch {
+                logger.error("purge index insert failed", metadata: ["error": "\(error)"])
+            }
+        }
+        if !queued { recordedTags.withLock { recorded in for tag in new { recorded[url]?.remove(tag) } } }
     }
 
     /// Runs `job` with the purge index on the `disk` thread (after every store queued before it): its reads are

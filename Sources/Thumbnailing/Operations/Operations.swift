@@ -208,7 +208,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
     case skip, raw
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
-    case expires, max_age, filename, attachment
+    case expires, max_age, filename, attachment, tags
     // The quality by output format, folded into `q` once the format is negotiated (Thumbnailer.normalized).
     case fq
 }
@@ -383,6 +383,8 @@ package struct PlanValues: Hashable, Sendable {
     package var maxAge: Int?
     package var filename: String?
     package var attachment: Bool?
+    /// Operator tags for the source tag header and purges by tag, not yet checked.
+    package var tags: [String]?
     /// The quality by output format (imgproxy's `format_quality`), not yet checked.
     package var formatQuality: [ImageFormat: Int]?
 
@@ -460,6 +462,7 @@ package struct PlanValues: Hashable, Sendable {
         maxAge = upper.maxAge ?? maxAge
         filename = upper.filename ?? filename
         attachment = upper.attachment ?? attachment
+        tags = upper.tags ?? tags
         formatQuality = upper.formatQuality ?? formatQuality
     }
 

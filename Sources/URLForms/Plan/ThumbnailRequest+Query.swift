@@ -144,6 +144,8 @@ extension ThumbnailRequest {
             values.formatQuality = try formatQualities(text)
         case .filename:
             values.filename = text
+        case .tags:
+            values.tags = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         case .attachment:
             switch text {
             case "1", "true": values.attachment = true
