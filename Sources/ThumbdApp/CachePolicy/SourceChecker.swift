@@ -70,11 +70,7 @@ final class SourceChecker: Sendable {
     func shutdown() {
         state.lock.withLock { state.isStopping = true }
         state.lock.broadcast()
-        let running = thread.withLock { thread -> OSThread? in
-            defer { thread = nil }
-            return thread
-        }
-        running?.join()
+        thread.takeAndJoin()
     }
 
     private func run() {

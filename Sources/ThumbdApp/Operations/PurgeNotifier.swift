@@ -157,11 +157,7 @@ final class PurgeNotifier: Sendable {
     func shutdown() {
         lock.withLock { state.isStopping = true }
         lock.broadcast()
-        let running = thread.withLock { thread -> OSThread? in
-            defer { thread = nil }
-            return thread
-        }
-        running?.join()
+        thread.takeAndJoin()
     }
 
     // MARK: - The thread
