@@ -160,7 +160,8 @@ package enum Gravity: String, Hashable, Sendable, CaseIterable {
 package enum FormatRequest: Hashable, Sendable {
     /// This format, or `ThumbnailError.outputFormatUnavailable`.
     case exactly(ImageFormat)
-    /// Negotiated: AVIF if accepted and writable, else WebP if accepted, else JPEG, or PNG when the
+    /// Negotiated: AVIF if accepted and writable, else JPEG XL if accepted and writable, else WebP if
+    /// accepted, else JPEG, or PNG when the
     /// thumbnail has transparent pixels. JPEG and PNG are always acceptable.
     case auto(accepting: AcceptedFormats)
 }
@@ -176,6 +177,8 @@ package struct AcceptedFormats: OptionSet, Hashable, Sendable {
     package static let webp = AcceptedFormats(rawValue: 1 << 0)
     /// `image/avif`.
     package static let avif = AcceptedFormats(rawValue: 1 << 1)
+    /// `image/jxl`.
+    package static let jxl = AcceptedFormats(rawValue: 1 << 2)
 }
 
 extension ThumbnailSpec {

@@ -129,6 +129,7 @@ extension ImageFormat {
         case THUMBD_VIPS_FORMAT_TIFF: self = .tiff
         case THUMBD_VIPS_FORMAT_HEIF: self = .heif
         case THUMBD_VIPS_FORMAT_AVIF: self = .avif
+        case THUMBD_VIPS_FORMAT_JXL: self = .jxl
         default: return nil
         }
     }
@@ -142,6 +143,7 @@ extension ImageFormat {
         case .tiff: THUMBD_VIPS_FORMAT_TIFF
         case .heif: THUMBD_VIPS_FORMAT_HEIF
         case .avif: THUMBD_VIPS_FORMAT_AVIF
+        case .jxl: THUMBD_VIPS_FORMAT_JXL
         }
     }
 }

@@ -15,8 +15,8 @@ extension Thumbnailer {
         /// Source formats accepted. Default: all of `ImageFormat`.
         package var allowedSourceFormats = Set(ImageFormat.allCases)
         /// Output formats offered. Must contain JPEG and PNG (the `auto` fallbacks); AVIF is also subject to
-        /// `Vips.canSaveAVIF`.
-        package var allowedOutputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .gif]
+        /// `Vips.canSaveAVIF`, JPEG XL to `Vips.canSaveJXL`.
+        package var allowedOutputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .gif, .jxl]
         /// Progressive JPEG output. Off: measured at 256 px it made files 0.2 % larger for the same CPU.
         package var jpegProgressive = false
         /// zlib level for PNG output, 0...9. libvips's default 6: levels 1 to 6 measured 8.3 to 10.3 ms per job

@@ -53,7 +53,7 @@ package struct Thumbnailer: Sendable {
 
     /// Output formats this thumbnailer writes: the allowed ones that libvips can write.
     package var writableFormats: Set<ImageFormat> {
-        configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
+        configuration.allowedOutputFormats.filter { vips.canSave($0) }
     }
 
     /// Renders one thumbnail. Blocks the calling thread for the whole job; `source` is borrowed (libvips
@@ -138,7 +138,7 @@ package struct Thumbnailer: Sendable {
     package func normalized(_ spec: ThumbnailSpec) -> ThumbnailSpec {
         if spec.operations.raw { return .raw }
         let configuration = self.configuration
-        let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
+        let writableFormats = configuration.allowedOutputFormats.filter { vips.canSave($0) }
         let oneSided = spec.width == nil || spec.height == nil
         // fill-down with enlarge is cover (the box is never larger than what the picture may become).
         let fit = oneSided ? Fit.contain : spec.fit == .coverDown && spec.enlarge ? .cover : spec.fit
@@ -152,16 +152,20 @@ package struct Thumbnailer: Sendable {
         var format = spec.format
         if case .auto(var accepted) = format {
             if !writableFormats.contains(.avif) { accepted.remove(.avif) }
+            if !writableFormats.contains(.jxl) { accepted.remove(.jxl) }
             if !writableFormats.contains(.webp) { accepted.remove(.webp) }
             format = .auto(accepting: accepted)
         }
         var quality = spec.quality
         if quality == nil, !spec.formatQuality.isEmpty {
-            // The format a still renders into: AVIF, else WebP, else JPEG (PNG and GIF have no quality).
+            // The format a still renders into: AVIF, else JPEG XL, else WebP, else JPEG (PNG and GIF have no
+            // quality).
             let output: ImageFormat =
                 switch format {
                 case .exactly(let format): format
-                case .auto(let accepted): accepted.contains(.avif) ? .avif : accepted.contains(.webp) ? .webp : .jpeg
+                case .auto(let accepted):
+                    accepted.contains(.avif)
+                        ? .avif : accepted.contains(.jxl) ? .jxl : accepted.contains(.webp) ? .webp : .jpeg
                 }
             quality = spec.formatQuality[output]
         }
@@ -206,7 +210,7 @@ package struct Thumbnailer: Sendable {
     }
 
     /// The format an animated source renders into for `request`, or `nil` for its first frame only: WebP or GIF
-    /// when asked for exactly; under `auto`, WebP when accepted, else GIF. AVIF, JPEG and PNG hold one frame.
+    /// when asked for exactly; under `auto`, WebP when accepted, else GIF. AVIF, JPEG XL, JPEG and PNG hold one frame.
     package func animatedFormat(for request: FormatRequest) -> ImageFormat? {
         let writable = writableFormats
         switch request {
@@ -233,6 +237,7 @@ package struct Thumbnailer: Sendable {
             return (format, format)
         case .auto(let accepted):
             if accepted.contains(.avif) && writable.contains(.avif) { return (.avif, .avif) }
+            if accepted.contains(.jxl) && writable.contains(.jxl) { return (.jxl, .jxl) }
             if accepted.contains(.webp) && writable.contains(.webp) { return (.webp, .webp) }
             return (.jpeg, .png)
         }

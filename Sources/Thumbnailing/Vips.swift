@@ -21,6 +21,18 @@ package struct Vips: Hashable, Sendable {
     /// Whether this libvips can write AVIF (libheif with an AV1 encoder). `format=auto` offers AVIF only
     /// when this is true.
     package let canSaveAVIF: Bool
+    /// Whether this libvips can write JPEG XL (jxlsave with libjxl). `format=jxl` is refused and `format=auto`
+    /// never offers JPEG XL when this is false.
+    package let canSaveJXL: Bool
+
+    /// Whether this libvips can write `format` (AVIF and JPEG XL depend on the build; the others always can).
+    package func canSave(_ format: ImageFormat) -> Bool {
+        switch format {
+        case .avif: canSaveAVIF
+        case .jxl: canSaveJXL
+        default: true
+        }
+    }
 
     private static let started = Mutex<Vips?>(nil)
 
@@ -39,7 +51,8 @@ package struct Vips: Hashable, Sendable {
             }
             let vips = Vips(
                 version: String(cString: thumbd_vips_version()),
-                canSaveAVIF: thumbd_vips_can_save_avif() == 1
+                canSaveAVIF: thumbd_vips_can_save_avif() == 1,
+                canSaveJXL: thumbd_vips_can_save_jxl() == 1
             )
             started = vips
             return vips

@@ -27,6 +27,7 @@ typedef enum ThumbdVipsFormat {
     THUMBD_VIPS_FORMAT_TIFF = 5,
     THUMBD_VIPS_FORMAT_HEIF = 6,
     THUMBD_VIPS_FORMAT_AVIF = 7,
+    THUMBD_VIPS_FORMAT_JXL = 8,
 } ThumbdVipsFormat;
 
 /// How the picture is fitted into the width x height box.
@@ -222,10 +223,10 @@ typedef struct ThumbdVipsThumbnailParams {
     /// (rounded half to even), then fit-in's, full-fit-in's or the crop mode's own rounding; resolved by
     /// thumbd_box_settled. Bits 1 << 8 and 1 << 9: the width / the height was not given.
     int thumbor_rounding;
-    /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
+    /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP, AVIF or JXL).
     ThumbdVipsFormat format_opaque;
     ThumbdVipsFormat format_alpha;
-    int quality;           // 1...100, JPEG/WebP/AVIF
+    int quality;           // 1...100, JPEG/WebP/AVIF/JXL
     int jpeg_progressive;  // non-zero: interlaced JPEG
     int png_compression;   // 0...9 (zlib level)
     int webp_effort;       // 0...6
@@ -454,6 +455,8 @@ int thumbd_vips_init(const char *argv0, char **error_detail);
 /// Whether this libvips can write AVIF (heifsave with the AV1 encoder), checked by encoding a 16x16 image.
 /// Returns 1 if it can, 0 if not. Costs a few milliseconds; call once after thumbd_vips_init.
 int thumbd_vips_can_save_avif(void);
+/// Whether this libvips can write JPEG XL (jxlsave, libjxl), checked by encoding a 16x16 image.
+int thumbd_vips_can_save_jxl(void);
 
 /// libvips's version, e.g. "8.14.1". (transfer none): a static string.
 const char *thumbd_vips_version(void);

@@ -398,8 +398,9 @@ extension ThumbnailRequest {
         case "png": return .exactly(.png)
         case "webp": return .exactly(.webp)
         case "avif": return .exactly(.avif)
+        case "jxl": return .exactly(.jxl)
         case "gif": return .exactly(.gif)
-        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif, gif or auto")
+        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif, jxl, gif or auto")
         }
     }
 

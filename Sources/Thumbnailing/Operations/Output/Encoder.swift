@@ -99,7 +99,7 @@ enum ChromaOperation: OperationDescriptor {
     }
 }
 
-/// `lossless=1`: lossless WebP and AVIF.
+/// `lossless=1`: lossless WebP, AVIF and JPEG XL.
 enum LosslessOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.lossless]
 
@@ -114,7 +114,7 @@ enum LosslessOperation: OperationDescriptor {
     }
 
     static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
-        if operations.lossless { try context.refuse(.lossless, unless: [.webp, .avif], "lossless mode") }
+        if operations.lossless { try context.refuse(.lossless, unless: [.webp, .avif, .jxl], "lossless mode") }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -185,7 +185,7 @@ enum MaxBytesOperation: OperationDescriptor {
 
     static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
         guard operations.maxBytes != nil else { return }
-        try context.refuse(.max_bytes, unless: [.jpeg, .webp, .avif], "quality to lower")
+        try context.refuse(.max_bytes, unless: [.jpeg, .webp, .avif, .jxl], "quality to lower")
         // `lossless` is built before (query order), so its value is known here.
         if operations.lossless {
             throw SpecError(field: "max_bytes", reason: "lossless output has no quality to lower")

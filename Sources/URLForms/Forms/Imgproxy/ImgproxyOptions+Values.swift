@@ -134,7 +134,7 @@ extension ImgproxyOptions {
 
     /// The output formats thumbd writes, by imgproxy's names.
     package static let outputFormats: [String: ImageFormat] = [
-        "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif,
+        "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl,
     ]
 
     /// `skip_processing`'s formats, by imgproxy's names: the source formats thumbd reads; imgproxy's others (`svg`,
@@ -142,7 +142,7 @@ extension ImgproxyOptions {
     package static func skipFormats(_ arguments: [String], _ option: String) throws(RequestError) -> Set<ImageFormat> {
         var formats = Set<ImageFormat>()
         for name in arguments {
-            if let format = outputFormats[name] ?? ["heic": .heif, "tiff": .tiff][name] {
+            if name != "jxl", let format = outputFormats[name] ?? ["heic": .heif, "tiff": .tiff][name] {
                 formats.insert(format)
             } else if imgproxyOnlyFormats.contains(name) {
                 throw .unsupportedOption("\(option):\(name)")
