@@ -17,7 +17,9 @@ let package = Package(
     name: "thumbd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "thumbd", targets: ["thumbd"])
+        .executable(name: "thumbd", targets: ["thumbd"]),
+        // The decoder sandbox's helper (docs/threat-model.md): the loaders thumbd never runs in its own process.
+        .executable(name: "thumbd-decoder", targets: ["thumbd-decoder"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -157,6 +159,14 @@ let package = Package(
             name: "thumbd",
             dependencies: ["ThumbdApp"],
             swiftSettings: swiftSettings
+        ),
+        // A C executable (no Swift runtime in the sandboxed process): libvips with its untrusted loaders, a seccomp
+        // filter, rlimits; jobs on standard input, rasters on standard output (Sources/thumbd-decoder/include).
+        .executableTarget(
+            name: "thumbd-decoder",
+            dependencies: ["CVips"],
+            cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
+            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]
         ),
 
         // MARK: - Tests

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Layer 3, the job (see internal/job.h): its context, the header check, the failure exit, temporaries.
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal/job.h"
@@ -93,6 +94,36 @@ ThumbdVipsStep thumbd_vips_open_header(const void *buffer, size_t length, uint32
     return THUMBD_VIPS_STEP_OK;
 }
 
+// An EXIF ASCII field's value (libvips shows "<value> (<description>, ASCII, <n> components, ...)": the value is
+// the first n - 1 bytes) into `out`, cut to fit; empty when absent.
+static void copy_exif_ascii(VipsImage *image, const char *name, char *out, size_t size) {
+    out[0] = 0;
+    const char *text = NULL;
+    if (!vips_image_get_typeof(image, name) || vips_image_get_string(image, name, &text) || !text) return;
+    const char *marker = g_strrstr(text, ", ASCII, ");
+    if (!marker) return;
+    int components = atoi(marker + strlen(", ASCII, "));
+    size_t length = components > 0 ? (size_t)(components - 1) : 0;
+    length = VIPS_MIN(VIPS_MIN(length, strlen(text)), size - 1);
+    memcpy(out, text, length);
+    out[length] = 0;
+}
+
+void thumbd_probe_read(VipsImage *header, ThumbdVipsProbeResult *result) {
+    result->width = header->Xsize;
+    result->height = header->Ysize;
+    result->orientation = vips_image_get_orientation(header);
+    result->pages = vips_image_get_n_pages(header);
+    result->has_alpha = vips_image_hasalpha(header) ? 1 : 0;
+    result->has_icc_profile = vips_image_get_typeof(header, VIPS_META_ICC_NAME) ? 1 : 0;
+    result->bands = header->Bands;
+    result->bits = (int)(vips_format_sizeof(header->BandFmt) * 8);
+    result->colour_space = vips_enum_nick(VIPS_TYPE_INTERPRETATION, header->Type);
+    copy_exif_ascii(header, "exif-ifd0-Make", result->make, sizeof(result->make));
+    copy_exif_ascii(header, "exif-ifd0-Model", result->model, sizeof(result->model));
+    copy_exif_ascii(header, "exif-ifd2-DateTimeOriginal", result->taken_at, sizeof(result->taken_at));
+}
+
 ThumbdVipsStep thumbd_job_open(ThumbdJob *job, const void *buffer, size_t length) {
     const ThumbdVipsThumbnailParams *p = job->params;
     ThumbdVipsThumbnailResult *result = job->result;
@@ -104,6 +135,11 @@ ThumbdVipsStep thumbd_job_open(ThumbdJob *job, const void *buffer, size_t length
     if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(image, step, result);
     result->source_width = image->Xsize;
     result->source_height = image->Ysize;  // one page: the loaders open page 0 only (n=1)
+    // The whole header as a probe reads it, for an intermediate to remember (a source's analysis record shows it
+    // without opening the source again: the header costs about 1.8 M instructions).
+    job->probe.format = result->source_format;
+    job->probe.loader = result->loader;
+    thumbd_probe_read(image, &job->probe);
 
     // Pixel limit, before anything is decoded. Only the first page is ever decoded, so the page count
     // does not multiply the cost (animations check their frames: jobs/animation.c).

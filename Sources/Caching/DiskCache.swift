@@ -165,13 +165,14 @@ package final class DiskCache: @unchecked Sendable {
         try withWriter { () throws(CacheError) in try removeLocked(key) }
     }
 
-    /// Removes every entry stored with `group` (every variant of one source). Writer only.
+    /// Removes every entry stored with `group` (every variant of one source) but `except`. Writer only.
     /// Returns how many entries were removed.
     @discardableResult
-    package func purge(group: CacheGroup) throws(CacheError) -> Int {
+    package func purge(group: CacheGroup, except: CacheKey? = nil) throws(CacheError) -> Int {
         try withWriter { () throws(CacheError) in
             let removed = try index.transaction { () throws(CacheError) in
                 try index.deleteGroup.bind(1, Int64(bitPattern: group.hash))
+                try index.deleteGroup.bind(2, except.map { Int64(bitPattern: $0.hash) })
                 return try index.collectFilesAndSizes(index.deleteGroup)
             }
             forgetRemoved(removed)
@@ -243,7 +244,7 @@ package final class DiskCache: @unchecked Sendable {
         try makeRoom(forBytes: bytes.count)
         let blob = PreparedBlob(key: key, group: group, metadata: metadata, bytes: bytes)
         let temporary = shared.layout.temporaryPath(ofBlob: blob.name)
-        try FileIO.writeNewFile(temporary, bytes, sync: true)
+        try FileIO.writeNewFile(temporary, bytes, sync: configuration.batchSync != .none)
         try moveIntoPlace(temporary, blob)
         try indexStored([blob])
         return .stored

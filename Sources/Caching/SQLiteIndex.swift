@@ -113,7 +113,7 @@ final class SQLiteIndex {
         )
         deleteGroup = try PreparedStatement(
             database,
-            sql: "DELETE FROM entries WHERE group_hash = ?1 RETURNING file, size"
+            sql: "DELETE FROM entries WHERE group_hash = ?1 AND (?2 IS NULL OR key_hash != ?2) RETURNING file, size"
         )
         touch = try PreparedStatement(
             database,

@@ -44,6 +44,9 @@ package enum MetricNames {
     package static let sharedBreakerOpen = "thumbd_shared_breaker_open"
     /// Counter: times the shared tier's breaker opened.
     package static let sharedBreakerOpenings = "thumbd_shared_breaker_openings_total"
+    package static let purges = "thumbd_purges_total"
+    package static let purgedObjects = "thumbd_purged_objects_total"
+    package static let purgeSharedErrors = "thumbd_purge_shared_errors_total"
 
     // MARK: Origin
     /// Counter: transfers handed to libcurl.

@@ -265,11 +265,19 @@ final class FetchEngine: @unchecked Sendable {
         }
         // The shared tier's keys are thumbd's own (a prefix and a hash), but the prefix is the operator's: the same
         // rule as a client's `s3://` key keeps every spelling of it in the bucket.
-        if let refusal = ObjectStorage.keyRefusal(request.key.utf8) {
+        // A listing's prefix ends with `/`: it is checked as the key of an object under it would be.
+        let checked: String
+        if case .list = request.method { checked = request.key + "x" } else { checked = request.key }
+        if let refusal = ObjectStorage.keyRefusal(checked.utf8) {
             waiter.deliver(.failure(.invalidURL(detail: "object key: \(refusal)")))
             return
         }
-        let url = request.storage.url(bucket: request.bucket, key: request.key)
+        let url: String
+        if case .list(let continuation) = request.method {
+            url = request.storage.listURL(bucket: request.bucket, prefix: request.key, continuation: continuation)
+        } else {
+            url = request.storage.url(bucket: request.bucket, key: request.key)
+        }
         let endpoint: SourceURL
         do {
             endpoint = try SourceURL(url)
@@ -280,9 +288,16 @@ final class FetchEngine: @unchecked Sendable {
         nextTransferID += 1
         var upload: ObjectUpload?
         var key = CoalescingKey(url: "GET " + url, validators: nil)
-        if case .put(let body) = request.method {
+        var customMethod: String?
+        switch request.method {
+        case .put(let body):
             upload = body
             key = CoalescingKey(url: "PUT \(nextTransferID) " + url, validators: nil)
+        case .delete:
+            customMethod = "DELETE"
+            key = CoalescingKey(url: "DELETE \(nextTransferID) " + url, validators: nil)
+        case .get, .list:
+            break
         }
         if let transfer = inFlight[key] {
             transfer.waiters.append(waiter)
@@ -290,7 +305,8 @@ final class FetchEngine: @unchecked Sendable {
             if waiter.priority == .interactive { promote(transfer) }
             return
         }
-        let object = ObjectTarget(storage: request.storage, url: url, upload: upload, timeout: request.timeout)
+        let object = ObjectTarget(
+            storage: request.storage, url: url, upload: upload, timeout: request.timeout, customMethod: customMethod)
         let transfer = Transfer(
             id: nextTransferID, key: key, source: endpoint, priority: waiter.priority, configuration: configuration,
             object: object)

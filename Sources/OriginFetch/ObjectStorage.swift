@@ -72,6 +72,25 @@ package struct ObjectStorage: Sendable, Hashable {
         return nil
     }
 
+    /// The URL of a ListObjectsV2 request for the keys under `prefix` in `bucket`: its query already in SigV4's
+    /// canonical form (parameters sorted by name, every byte outside `A-Z a-z 0-9 - . _ ~` escaped, `/` too),
+    /// because libcurl 7.88 signs the query exactly as written.
+    package func listURL(bucket: String, prefix: String, continuation: String?) -> String {
+        var query = ""
+        if let continuation { query += "continuation-token=" + Self.canonicalQueryValue(continuation) + "&" }
+        query += "list-type=2&prefix=" + Self.canonicalQueryValue(prefix)
+        return endpoint + "/" + bucket + "?" + query
+    }
+
+    /// A query value in AWS's URI encoding (`/` escaped too).
+    static func canonicalQueryValue(_ value: String) -> String {
+        var encoded = ""
+        for character in canonicalPath(value) {
+            if character == "/" { encoded += "%2F" } else { encoded.append(character) }
+        }
+        return encoded
+    }
+
     /// `key`'s bytes in AWS's URI encoding, slashes kept.
     static func canonicalPath(_ key: String) -> String {
         var encoded = ""
@@ -136,6 +155,12 @@ package struct ObjectRequest: Sendable {
         /// Write it. The answer is an empty ``FetchedSource`` (status 200), or
         /// ``FetchError/originClientError(status:)`` 412 when `onlyIfAbsent` and the object exists.
         case put(ObjectUpload)
+        /// Delete it. The answer is an empty ``FetchedSource`` (S3 answers 204 whether or not it existed).
+        case delete
+        /// List the keys that start with ``ObjectRequest/key`` (ListObjectsV2, at most 1000 a page), after
+        /// `continuation` (a previous page's `NextContinuationToken`). The answer's body is S3's XML
+        /// (``ObjectListing/parse(_:)``).
+        case list(continuation: String?)
     }
 
     /// The store.
@@ -144,7 +169,7 @@ package struct ObjectRequest: Sendable {
     package var bucket: String
     /// The object's key, without a leading slash.
     package var key: String
-    /// GET or PUT.
+    /// GET, PUT, DELETE or a listing of the keys under `key`.
     package var method: Method
     /// The whole request's time limit, connection included (a shared cache must answer fast or be skipped).
     package var timeout: Duration
@@ -162,6 +187,67 @@ package struct ObjectRequest: Sendable {
         self.method = method
         self.timeout = timeout
         self.priority = priority
+    }
+}
+
+/// One page of a ListObjectsV2 answer: the keys, and the token of the next page when there is one.
+package struct ObjectListing: Sendable, Equatable {
+    package var keys: [String]
+    package var nextContinuation: String?
+
+    /// Reads `<Key>`, `<IsTruncated>` and `<NextContinuationToken>` out of S3's XML (keys of thumbd's own, hex and
+    /// `/`; the five predefined entities are decoded).
+    package static func parse(_ body: [UInt8]) -> ObjectListing {
+        func values(of element: String) -> [String] {
+            let open = Array(("<" + element + ">").utf8)
+            let close = Array(("</" + element + ">").utf8)
+            var found: [String] = []
+            var index = 0
+            while let start = firstIndex(of: open, in: body, from: index) {
+                let valueStart = start + open.count
+                guard let end = firstIndex(of: close, in: body, from: valueStart) else { break }
+                found.append(unescape(String(decoding: body[valueStart..<end], as: UTF8.self)))
+                index = end + close.count
+            }
+            return found
+        }
+        let truncated = values(of: "IsTruncated").first == "true"
+        return ObjectListing(
+            keys: values(of: "Key"), nextContinuation: truncated ? values(of: "NextContinuationToken").first : nil)
+    }
+
+    private static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard !needle.isEmpty, haystack.count >= needle.count, start <= haystack.count - needle.count else {
+            return nil
+        }
+        var index = start
+        while index <= haystack.count - needle.count {
+            if haystack[index] == needle[0], haystack[index..<index + needle.count].elementsEqual(needle) {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func unescape(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        let entities: [(String, String)] = [("lt", "<"), ("gt", ">"), ("quot", "\""), ("apos", "'"), ("amp", "&")]
+        var result = ""
+        var rest = Substring(text)
+        while let ampersand = rest.firstIndex(of: "&") {
+            result += rest[..<ampersand]
+            rest = rest[rest.index(after: ampersand)...]
+            if let semicolon = rest.firstIndex(of: ";"),
+                let entity = entities.first(where: { $0.0 == rest[..<semicolon] })
+            {
+                result += entity.1
+                rest = rest[rest.index(after: semicolon)...]
+            } else {
+                result += "&"
+            }
+        }
+        return result + rest
     }
 }
 
@@ -198,6 +284,8 @@ struct ObjectTarget {
     let url: String
     let upload: ObjectUpload?
     let timeout: Duration?
+    /// `DELETE` for a deletion; nil for a GET (or a PUT, which `upload` makes).
+    var customMethod: String? = nil
 
     /// SHA-256 of no bytes: the `x-amz-content-sha256` of a GET.
     static let emptyBodySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -183,6 +183,7 @@ final class Transfer {
         setString(CURLOPT_USERNAME, object.storage.credentials.accessKeyID)
         setString(CURLOPT_PASSWORD, object.storage.credentials.secretAccessKey)
         guard let upload = object.upload else {
+            if let method = object.customMethod { setString(CURLOPT_CUSTOMREQUEST, method) }
             return ["x-amz-content-sha256: \(ObjectTarget.emptyBodySHA256)"]
         }
         // POSTFIELDS (not UPLOAD): libcurl 7.88 hashes the post fields into the canonical request, so the

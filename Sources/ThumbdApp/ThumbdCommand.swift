@@ -8,7 +8,7 @@ package import ThumbdSettings
 import Thumbnailing
 
 /// The `thumbd` command line: `thumbd [--config FILE] [--listen HOST:PORT] [--port N] [--cache-dir DIR]
-/// [--log-level LEVEL] [--check-config]`, and `thumbd sign ...` (``SignCommand``).
+/// [--log-level LEVEL] [--check-config]`, `thumbd sign ...` (``SignCommand``) and `thumbd tag ...` (``TagCommand``).
 ///
 /// It loads the settings (`ConfigFile`: defaults < file < `THUMBD_*` environment < these flags), then either
 /// prints them (`--check-config`) or bootstraps logging and runs `ThumbdService`. A configuration error exits
@@ -24,7 +24,7 @@ package struct ThumbdCommand: ParsableCommand {
             then THUMBD_* environment variables (THUMBD_SERVER_LISTEN, THUMBD_CACHE_MEMORY_MAX_BYTES, ...), \
             then these flags. See docs/configuration.md for every key.
             """,
-        subcommands: [SignCommand.self]
+        subcommands: [SignCommand.self, TagCommand.self]
     )
 
     /// Exit status for an invalid configuration (`EX_CONFIG` from sysexits.h).

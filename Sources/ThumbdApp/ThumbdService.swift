@@ -26,6 +26,8 @@ package final class ThumbdService: Sendable {
     let cache: ThumbnailCache
     /// Background and waiting revalidations of expired entries (internal: tests count them).
     let revalidator: Revalidator
+    /// The one purge path (admin routes, changed sources); internal: tests and /metrics read its counters.
+    let purger: Purger
     /// Checks `sig` on /thumb against `security.signing_keys`; a reload applies new keys with
     /// `signatureVerifier.update(keys:)`, effective for the next request.
     package let signatureVerifier: URLSignatureVerifier
@@ -89,6 +91,8 @@ package final class ThumbdService: Sendable {
                 paletteColours: settings.image.paletteColours),
             isEager: settings.image.analysis, makesPlaceholders: settings.image.placeholderHeader, cache: cache,
             shared: sharedTier)
+        cache.sourceTags.connect(name: settings.cache.tagHeader)
+        sharedTier?.sourceTags.connect(name: settings.cache.tagHeader)
         if settings.image.placeholderHeader {
             cache.placeholders.connect(analyses)
             sharedTier?.placeholders.connect(analyses)
@@ -99,9 +103,12 @@ package final class ThumbdService: Sendable {
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             intermediates: intermediates, watermarks: watermarks, shared: sharedTier)
+        let purger = Purger(
+            cache: cache, analyses: analyses, intermediates: intermediates, shared: sharedTier, logger: logger)
+        self.purger = purger
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
-            logger: logger, watermarks: watermarks, intermediates: intermediates)
+            logger: logger, watermarks: watermarks, intermediates: intermediates, purger: purger)
         signatureVerifier = URLSignatureVerifier(keys: settings.security.signingKeys)
         // The generation check already keeps outdated aliases from hitting; forgetting them frees their memory.
         signatureVerifier.onUpdate { [cache] in cache.forgetAliases() }
@@ -126,7 +133,7 @@ package final class ThumbdService: Sendable {
             batchLimits: .init(settings.info))
         info.register(in: &router)
         // Registered even without a token (they answer 404 then), so that a reload can turn them on.
-        let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger, analyses: analyses)
+        let admin = AdminService(token: settings.admin.token, cache: cache, logger: logger, purger: purger)
         admin.register(in: &router)
         prefetch = PrefetchService(
             admin: admin, coordinator: coordinator, cache: cache, thumbnailer: thumbnailer, rules: queryRules,
@@ -134,7 +141,7 @@ package final class ThumbdService: Sendable {
         prefetch.register(in: &router)
         metrics = MetricsEndpoint(
             settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
-            renderPool: renderPool, prefetch: prefetch, sharedTier: sharedTier)
+            renderPool: renderPool, prefetch: prefetch, sharedTier: sharedTier, purger: purger)
         health.register(in: &router)
         metrics.register(in: &router)
 

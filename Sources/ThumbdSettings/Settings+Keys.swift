@@ -168,6 +168,7 @@ extension Settings {
             .duration("cache.stale_if_error", \.cache.staleIfError, .reloadable),
             .duration("cache.negative_ttl", \.cache.negativeTTL, .reloadable),
             .boolean("cache.sources", \.cache.keepsSources, .restart),
+            .string("cache.tag_header", \.cache.tagHeader, .restart),
             .bytes("cache.memory.max_bytes", \.cache.memory.maxBytes, .reloadable),
             .integer("cache.memory.max_entries", \.cache.memory.maxEntries, .reloadable),
             .string("cache.disk.path", \.cache.disk.path, .restart),

@@ -171,6 +171,14 @@ extension Settings {
         try check.range(\.cache.shared.breakerFailures, 1...1_000)
         try check.duration(\.cache.shared.breakerPause, .milliseconds(1)...(.seconds(3_600)))
         try check.range(\.cache.shared.putQueue, 0...100_000, "0 stores nothing (a read-only tier)")
+        let tagHeader = cache.tagHeader
+        if tagHeader.utf8.count > 64
+            || !tagHeader.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+            || tagHeader.hasPrefix("-")
+        {
+            throw check.error(
+                \.cache.tagHeader, "must be a header name: up to 64 of A-Z a-z 0-9 -, such as Surrogate-Key")
+        }
         let prefix = cache.shared.prefix
         if prefix.utf8.count > 200
             || !prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/_.-".contains($0)) })

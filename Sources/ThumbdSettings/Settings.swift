@@ -217,6 +217,9 @@ package struct Settings: Sendable, Equatable {
         package var negativeTTL: Duration = .seconds(60)
         /// Whether source originals are also kept on disk, so new sizes of a known source need no fetch.
         package var keepsSources = true
+        /// The header every thumbnail and `/info` answer carries its source's tag in (`Surrogate-Key`, `Cache-Tag`);
+        /// empty for none.
+        package var tagHeader = ""
         /// The memory tier.
         package var memory = Memory()
         /// The disk tier.

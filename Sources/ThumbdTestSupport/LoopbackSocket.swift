@@ -16,7 +16,7 @@ package struct LoopbackSocketError: Error, CustomStringConvertible {
 /// Blocking socket helpers for the test origin (plain Glibc calls; tests only).
 package enum LoopbackSocket {
     /// A listening TCP socket on `host:0`; returns the fd and the port it got.
-    static func listen(host: String, backlog: Int32) throws(LoopbackSocketError) -> (Int32, Int) {
+    package static func listen(host: String, backlog: Int32) throws(LoopbackSocketError) -> (Int32, Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw LoopbackSocketError(call: "socket", errno: errno) }
         var one: Int32 = 1

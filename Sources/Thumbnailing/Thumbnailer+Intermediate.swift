@@ -24,6 +24,15 @@ package final class IntermediateImage: @unchecked Sendable {
     }
 
     deinit { thumbd_vips_intermediate_release(pointer) }
+
+    /// The header of the source it was made from, as ``Thumbnailer/probe(_:)`` reads it (`nil` for a format this
+    /// build does not name).
+    package var probe: ImageProbe? {
+        var result = ThumbdVipsProbeResult()
+        thumbd_vips_intermediate_probe(pointer, &result)
+        guard let format = ImageFormat(result.format) else { return nil }
+        return ImageProbe(probed: result, format: format)
+    }
 }
 
 extension Thumbnailer {

@@ -99,33 +99,10 @@ package struct Thumbnailer: Sendable {
                     )
                 )
             }
-            let swapsSides = (5...8).contains(result.orientation)
-            var probe = ImageProbe(
-                format: format,
-                width: Int(swapsSides ? result.height : result.width),
-                height: Int(swapsSides ? result.width : result.height),
-                orientation: Int(result.orientation),
-                pageCount: Int(result.pages),
-                hasAlpha: result.has_alpha != 0,
-                hasICCProfile: result.has_icc_profile != 0
-            )
-            probe.bands = Int(result.bands)
-            probe.bitsPerChannel = Int(result.bits)
-            probe.colourSpace = result.colour_space.map { String(cString: $0) } ?? ""
-            probe.cameraMake = Self.text(result.make)
-            probe.cameraModel = Self.text(result.model)
-            probe.takenAt = Self.text(result.taken_at)
+            let probe = ImageProbe(probed: result, format: format)
             return .success(probe)
         }
         return try outcome.get()
-    }
-
-    /// A NUL-terminated C character array as a string; `nil` when empty.
-    private static func text<T>(_ tuple: T) -> String? {
-        let value = withUnsafeBytes(of: tuple) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        }
-        return value.isEmpty ? nil : value
     }
 
     /// The canonical form of `spec` for this thumbnailer: equivalent specs become equal, so use it in cache
@@ -241,5 +218,36 @@ package struct Thumbnailer: Sendable {
             if accepted.contains(.webp) && writable.contains(.webp) { return (.webp, .webp) }
             return (.jpeg, .png)
         }
+    }
+}
+
+extension ImageProbe {
+    /// What libvips's header reading found (`thumbd_vips_probe`, or the one an intermediate remembers), the sides
+    /// made upright.
+    init(probed result: ThumbdVipsProbeResult, format: ImageFormat) {
+        let swapsSides = (5...8).contains(result.orientation)
+        self.init(
+            format: format,
+            width: Int(swapsSides ? result.height : result.width),
+            height: Int(swapsSides ? result.width : result.height),
+            orientation: Int(result.orientation),
+            pageCount: Int(result.pages),
+            hasAlpha: result.has_alpha != 0,
+            hasICCProfile: result.has_icc_profile != 0
+        )
+        bands = Int(result.bands)
+        bitsPerChannel = Int(result.bits)
+        colourSpace = result.colour_space.map { String(cString: $0) } ?? ""
+        cameraMake = Self.text(result.make)
+        cameraModel = Self.text(result.model)
+        takenAt = Self.text(result.taken_at)
+    }
+
+    /// A NUL-terminated C character array as a string; `nil` when empty.
+    private static func text<T>(_ tuple: T) -> String? {
+        let value = withUnsafeBytes(of: tuple) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return value.isEmpty ? nil : value
     }
 }

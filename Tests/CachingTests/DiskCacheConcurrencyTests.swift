@@ -129,7 +129,7 @@ struct DiskCacheConcurrencyTests {
         #expect(sources.statistics.maxBytes == 100_000)
     }
 
-    @Test(arguments: [DiskCache.BatchSync.fileSystem, .eachFile])
+    @Test(arguments: [DiskCache.BatchSync.fileSystem, .eachFile, .none])
     func batchStoreIndexesEverythingAndLastWriteWins(sync: DiskCache.BatchSync) throws {
         let directory = try TempDirectory()
         let cache = try DiskCache(

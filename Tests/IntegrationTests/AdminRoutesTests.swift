@@ -118,7 +118,9 @@ extension Integration {
             #expect(response.status == 200, "body: \(response.text)")
             #expect(response.header("content-type") == "application/json")
             let counts = Self.json(response)?["purged"] as? [String: Int]
-            #expect(counts == ["memory": 2, "disk": 2, "sources": 1, "analyses": 1], "body: \(response.text)")
+            #expect(
+                counts == ["memory": 2, "disk": 2, "sources": 1, "analyses": 1, "shared": 0, "shared_errors": 0],
+                "body: \(response.text)")
 
             // And every variant of that source is rendered again from a new fetch
             let first = try await harness.request(purgedTargets[0])

@@ -95,6 +95,41 @@ extension Integration {
                 "one decode")
         }
 
+        @Test func thumborsMetaCarriesTheSameRecordBesideThumborsFields() async throws {
+            // Given thumbor's form and a photo at the origin, and a server with the analysis off
+            let settings = ["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"]
+            let harness = try Harness(settings)
+            harness.origin.route("/photo.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+            let host = "\(originHost):\(harness.origin.port)"
+            let meta = "/thumbor/unsafe/meta/100x100/\(host)/photo.jpg"
+            struct Meta: Decodable {
+                let thumbor: Thumbor
+                let analysis: Answer.Analysis?
+                struct Thumbor: Decodable { let target: [String: Int] }
+            }
+            // When meta/ is asked first (no render before it, so its answer makes the record)
+            let first = try await harness.request(meta)
+            #expect(first.status == 200, "\(first.text.prefix(300))")
+            let answer = try JSONDecoder().decode(Meta.self, from: Data(first.body))
+            // Then thumbor's fields are there, and beside them the analysis, which /info then answers from the record
+            #expect(answer.thumbor.target == ["width": 100, "height": 100])
+            let analysis = try #require(answer.analysis)
+            #expect(analysis.blurhash_components == [4, 3] && analysis.average_colour.hasPrefix("#"))
+            let (info, described) = try await Self.info(harness, "/photo.jpg")
+            #expect(info.header("x-source") == "analysis")
+            #expect(described.analysis?.blurhash == analysis.blurhash)
+            #expect(described.analysis?.thumbhash == analysis.thumbhash)
+            #expect(described.analysis?.phash == analysis.phash)
+            #expect(try await Self.analyses(harness, "made") == 1)
+            #expect(harness.origin.hits("/photo.jpg") == 1)
+            // and a server with the analysis off answers thumbor's fields alone
+            let off = try Harness(settings.merging(["image.analysis": "false"]) { $1 })
+            off.origin.route("/photo.jpg", .ok(Fixtures.bytes("progressive.jpg")))
+            let plain = try await off.request("/thumbor/unsafe/meta/100x100/\(originHost):\(off.origin.port)/photo.jpg")
+            #expect(plain.status == 200)
+            #expect(try JSONDecoder().decode(Meta.self, from: Data(plain.body)).analysis == nil)
+        }
+
         @Test func aRecordOutlivesARestartOnDisk() async throws {
             // Given a source analysed through /info by a first process
             let origin = try LoopbackOrigin(host: originHost)

@@ -82,6 +82,38 @@ extension Integration {
             #expect(harness.origin.hits("/b.jpg") == 1)
         }
 
+        @Test func aRecordMadeByARenderDescribesTheSourceAsItsHeaderDoes() async throws {
+            // Given sources whose headers differ from their intermediates (EXIF, a turn, a profile, 16 bits), each
+            // described first from its header alone
+            let names = ["copyright.jpg", "orientation-6.jpg", "display-p3.png", "rgb16.png"]
+            let fresh = try Harness()
+            for name in names { fresh.origin.route("/" + name, .ok(Fixtures.bytes(name))) }
+            var fromHeaders: [String: Info] = [:]
+            for name in names { fromHeaders[name] = try await Self.info(fresh, "/" + name).1 }
+            // When another node renders each first, so that its record takes the header the render's intermediate
+            // remembers (no second reading of the source)
+            let harness = try Harness()
+            for name in names { harness.origin.route("/" + name, .ok(Fixtures.bytes(name))) }
+            for name in names {
+                #expect(try await harness.request(harness.thumbTarget("/" + name, "w=40")).status == 200)
+            }
+            #expect(await eventually { harness.service.analysisCounters?.made == names.count })
+            // Then /info, answered from those records, says what the headers said, field for field (the URL aside)
+            for name in names {
+                let (response, info) = try await Self.info(harness, "/" + name)
+                #expect(response.header("x-source") == "analysis", "\(name)")
+                let header = try #require(fromHeaders[name])
+                #expect(
+                    info.map {
+                        Info(
+                            url: header.url, format: $0.format, width: $0.width, height: $0.height, frames: $0.frames,
+                            orientation: $0.orientation, alpha: $0.alpha, colour_space: $0.colour_space,
+                            bits_per_channel: $0.bits_per_channel, icc_profile: $0.icc_profile, bytes: $0.bytes,
+                            exif: $0.exif)
+                    } == header, "\(name)")
+            }
+        }
+
         @Test func errorsAreThoseOfThumbnails() async throws {
             let harness = try Harness()
             harness.origin.route("/page.html", .ok(Fixtures.bytes("page.html"), contentType: "text/html"))

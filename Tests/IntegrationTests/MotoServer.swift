@@ -82,11 +82,19 @@ final class MotoServer: Sendable {
                 + (cacheControl.map { [$0] } ?? []))
     }
 
-    /// Flips the first byte of every object under `prefix`, keeping its metadata; returns how many.
-    func corrupt(bucket: String, prefix: String) throws -> Int {
+    /// Flips the first byte of every object under `prefix` whose key contains `containing`, keeping its metadata;
+    /// returns how many.
+    func corrupt(bucket: String, prefix: String, containing: String = "") throws -> Int {
         Int(
-            try Self.script(["corrupt", endpoint, accessKeyID, secretAccessKey, bucket, prefix])
+            try Self.script(["corrupt", endpoint, accessKeyID, secretAccessKey, bucket, prefix, containing])
                 .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    /// Every object under `prefix` (listed through boto3, not thumbd), with the SHA-256 its metadata names.
+    func objects(bucket: String, prefix: String) throws -> [String: String] {
+        let text = try Self.script(["list", endpoint, accessKeyID, secretAccessKey, bucket, prefix])
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return object as? [String: String] ?? [:]
     }
 
     private static func script(_ arguments: [String]) throws -> String {

@@ -114,7 +114,9 @@ extension Integration {
             #expect(Self.settled(nodeA, stored: 2))
 
             // Given the stored thumbnail's bytes altered in the bucket (its metadata, checksum included, kept)
-            let altered = try await blocking { try moto.corrupt(bucket: Self.bucket, prefix: "test/v/") }
+            let altered = try await blocking {
+                try moto.corrupt(bucket: Self.bucket, prefix: "test/src/", containing: "/v/")
+            }
             #expect(altered == 1)
 
             // When node B asks for it
@@ -311,5 +313,39 @@ extension Integration.SharedTierTests {
         let again = try await nodeB.request(target)
         #expect(again.header("x-source") == "analysis")
         #expect(nodeB.service.sharedTier?.counters.lookups(.analysis, .hit) == 1)
+    }
+}
+
+extension Integration.SharedTierTests {
+    @Test func aSharedHitOnANodeWithoutTheRecordCarriesThePlaceholder() async throws {
+        let moto = try await blocking { try MotoServer(buckets: [Self.bucket, Self.sourceBucket]) }
+        let (keep, credentials) = try Self.credentials(moto)
+        defer { _ = keep }
+        // Given node A and node B with the placeholder header on, one bucket, one counting origin
+        let origin = try LoopbackOrigin(host: originHost)
+        defer { origin.stop() }
+        origin.route("/placed.jpg", .ok(Fixtures.bytes("progressive.jpg"), contentType: "image/jpeg"))
+        let overrides = Self.overrides(
+            moto, credentials: credentials, ["image.analysis": "true", "image.placeholder_header": "true"])
+        let nodeA = try Harness(overrides, origin: origin)
+        let nodeB = try Harness(overrides, origin: origin)
+
+        // When node A renders a thumbnail (its header made before the answer) and has written it, its original and
+        // the record
+        let target = nodeA.thumbTarget("/placed.jpg", "w=64")
+        let rendered = try await nodeA.request(target)
+        let expected = try #require(rendered.header("x-thumbd-placeholder"))
+        #expect(Self.settled(nodeA, stored: 3))
+
+        // Then node B, which has no record of the source in memory or on disk, answers the thumbnail from the shared
+        // tier with the same header (written beside the thumbnail), and its memory hit keeps it; no render, no fetch
+        let fromShared = try await nodeB.request(nodeB.thumbTarget("/placed.jpg", "w=64"))
+        #expect(fromShared.header("x-cache") == "HIT-SHARED")
+        #expect(fromShared.header("x-thumbd-placeholder") == expected)
+        let fromMemory = try await nodeB.request(nodeB.thumbTarget("/placed.jpg", "w=64"))
+        #expect(fromMemory.header("x-cache") == "HIT-MEMORY")
+        #expect(fromMemory.header("x-thumbd-placeholder") == expected)
+        #expect(origin.hits("/placed.jpg") == 1)
+        #expect(nodeB.service.analysisCounters?.made == 0)
     }
 }

@@ -5,21 +5,6 @@
 
 #include "../internal/job.h"
 
-// An EXIF ASCII field's value (libvips shows "<value> (<description>, ASCII, <n> components, ...)": the value is
-// the first n - 1 bytes) into `out`, cut to fit; empty when absent.
-static void copy_exif_ascii(VipsImage *image, const char *name, char *out, size_t size) {
-    out[0] = 0;
-    const char *text = NULL;
-    if (!vips_image_get_typeof(image, name) || vips_image_get_string(image, name, &text) || !text) return;
-    const char *marker = g_strrstr(text, ", ASCII, ");
-    if (!marker) return;
-    int components = atoi(marker + strlen(", ASCII, "));
-    size_t length = components > 0 ? (size_t)(components - 1) : 0;
-    length = VIPS_MIN(VIPS_MIN(length, strlen(text)), size - 1);
-    memcpy(out, text, length);
-    out[length] = 0;
-}
-
 ThumbdVipsStep thumbd_vips_probe(const void *buffer, size_t length, uint32_t allowed_sources,
                                  ThumbdVipsProbeResult *result) {
     memset(result, 0, sizeof(*result));
@@ -30,18 +15,7 @@ ThumbdVipsStep thumbd_vips_probe(const void *buffer, size_t length, uint32_t all
         result->error_detail = vips_error_buffer_copy();
         return step;
     }
-    result->width = header->Xsize;
-    result->height = header->Ysize;
-    result->orientation = vips_image_get_orientation(header);
-    result->pages = vips_image_get_n_pages(header);
-    result->has_alpha = vips_image_hasalpha(header) ? 1 : 0;
-    result->has_icc_profile = vips_image_get_typeof(header, VIPS_META_ICC_NAME) ? 1 : 0;
-    result->bands = header->Bands;
-    result->bits = (int)(vips_format_sizeof(header->BandFmt) * 8);
-    result->colour_space = vips_enum_nick(VIPS_TYPE_INTERPRETATION, header->Type);
-    copy_exif_ascii(header, "exif-ifd0-Make", result->make, sizeof(result->make));
-    copy_exif_ascii(header, "exif-ifd0-Model", result->model, sizeof(result->model));
-    copy_exif_ascii(header, "exif-ifd2-DateTimeOriginal", result->taken_at, sizeof(result->taken_at));
+    thumbd_probe_read(header, result);
     g_object_unref(header);
     vips_error_clear();
     return THUMBD_VIPS_STEP_OK;

@@ -548,6 +548,10 @@ ThumbdVipsStep thumbd_vips_job_make_intermediate(ThumbdVipsJob *job, int band, T
 /// Bytes of pixels an intermediate holds (width x height x bands), for cache budgets.
 size_t thumbd_vips_intermediate_bytes(const ThumbdVipsIntermediate *intermediate);
 
+/// The header of the source an intermediate was made from, as thumbd_vips_probe reads it (error_detail NULL): a
+/// source's analysis shows it without opening the source again.
+void thumbd_vips_intermediate_probe(const ThumbdVipsIntermediate *intermediate, ThumbdVipsProbeResult *result);
+
 /// Releases an intermediate (transfer full). NULL is allowed. Other threads must be done with it.
 void thumbd_vips_intermediate_release(ThumbdVipsIntermediate *intermediate);
 
@@ -591,7 +595,7 @@ typedef struct ThumbdVipsPaletteColour {
 /// call. Pointers are (transfer full): thumbd_vips_free.
 typedef struct ThumbdVipsAnalysisPixels {
     unsigned char *rgba;        // miniature_width * miniature_height * 4: sRGB and alpha (255 when none), rows packed
-    int miniature_width;        // fits 64 x 64 (ThumbHash allows 100), the intermediate's aspect, never enlarged
+    int miniature_width;        // fits 32 x 32 (ThumbHash allows 100), the intermediate's aspect, never enlarged
     int miniature_height;
     unsigned char *phash_grey;  // 32 x 32 grey (convert("L"), then Lanczos-3 squashed to the square), rows packed
     unsigned char *dhash_grey;  // 9 across x 8 down, likewise

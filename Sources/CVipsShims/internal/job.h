@@ -55,6 +55,7 @@ typedef struct ThumbdJob {
     ThumbdVipsThumbnailResult *result;        // (transfer none) the caller's; the job fills it
 
     ThumbdSource source;
+    ThumbdVipsProbeResult probe;  // the header as thumbd_vips_probe reads it (once opened; error_detail unused)
     ThumbdOrientation turn;  // the plan's whole orientation of the stored picture (EXIF when auto_orient, rotate,
                              // mirror)
     int upright_width;       // the source's size once turned by `turn`
@@ -107,6 +108,10 @@ void thumbd_job_release(ThumbdJob *job);
 // *header is NULL and the reason is in libvips's error buffer.
 ThumbdVipsStep thumbd_vips_open_header(const void *buffer, size_t length, uint32_t allowed_sources,
                                        VipsImage **header, ThumbdVipsFormat *format, const char **loader);
+
+// What a probe shows of an opened header (`header`: transfer none): every field of `result` but format, loader
+// and error_detail.
+void thumbd_probe_read(VipsImage *header, ThumbdVipsProbeResult *result);
 
 // The header, once per job: allowed format, pixel limit (before anything is decoded), the source's size,
 // orientation, pages and profile. `buffer` is borrowed by the job for the call. Fills result's source fields;

@@ -20,6 +20,7 @@ struct ThumbdVipsIntermediate {
     VipsBlob *icc;      // (owned) the source's ICC profile when made for a plan that keeps it (pixels unconverted)
     ThumbdVipsFormat source_format;
     const char *loader;  // static class name
+    ThumbdVipsProbeResult probe;  // the source's header as the job that made it read it
 };
 
 // A placed crop whose gravity is THUMBD_VIPS_GRAVITY_ATTENTION (imgproxy's `c:W:H:sm`): *region, of the crop's size

@@ -172,6 +172,7 @@ ThumbdVipsStep thumbd_job_make_intermediate(ThumbdJob *job, int band, ThumbdVips
     intermediate->orientation = job->source.exif;
     intermediate->source_format = result->source_format;
     intermediate->loader = result->loader;
+    intermediate->probe = job->probe;
     *out = intermediate;
     vips_error_clear();
     return THUMBD_VIPS_STEP_OK;
@@ -180,6 +181,11 @@ ThumbdVipsStep thumbd_job_make_intermediate(ThumbdJob *job, int band, ThumbdVips
 size_t thumbd_vips_intermediate_bytes(const ThumbdVipsIntermediate *intermediate) {
     VipsImage *image = intermediate->image;
     return (size_t)image->Xsize * image->Ysize * image->Bands;
+}
+
+void thumbd_vips_intermediate_probe(const ThumbdVipsIntermediate *intermediate, ThumbdVipsProbeResult *result) {
+    *result = intermediate->probe;
+    result->error_detail = NULL;
 }
 
 void thumbd_vips_intermediate_release(ThumbdVipsIntermediate *intermediate) {

@@ -15,7 +15,9 @@ import Thumbnailing
 /// (`If-None-Match`, `If-Modified-Since`):
 /// - 304 → new deadlines from the 304's headers, same bytes, no render (`X-Cache: REVALIDATED`);
 /// - 200 → the new source is rendered and replaces the entry (`MISS`);
-/// - 404/410 → the entry is removed and the 404 remembered;
+/// - 200 under other validators (`ETag`, else `Last-Modified`) → first the source is purged from every tier
+///   (``Purger``: every size, its original and analysis record, here and in the shared tier), then rendered;
+/// - 404/410 → the source is purged from every tier and the 404 remembered;
 /// - any other failure → the entry stays as it is (a stale one keeps being served until
 ///   `stale_if_error` runs out) and waiting requests get the error.
 final class Revalidator: Sendable {
@@ -31,14 +33,17 @@ final class Revalidator: Sendable {
     private let watermarks: WatermarkSource
     /// The renders' intermediates and the sources' detections, so that a new source renders as a request's would.
     private let intermediates: IntermediateCache?
+    /// Purges a source whose validators changed or that is gone, from every tier, before the new bytes are rendered.
+    private let purger: Purger?
     private let flights = Mutex<Flights>(Flights())
     private let started = Atomic<Int>(0)
 
     init(
         fetcher: OriginFetcher, renderPool: WorkerPool, thumbnailer: Thumbnailer, cache: ThumbnailCache,
         policy: SharedFreshnessPolicy, logger: Logger, watermarks: WatermarkSource = .none,
-        intermediates: IntermediateCache? = nil
+        intermediates: IntermediateCache? = nil, purger: Purger? = nil
     ) {
+        self.purger = purger
         self.watermarks = watermarks
         self.intermediates = intermediates
         self.fetcher = fetcher
@@ -109,27 +114,56 @@ final class Revalidator: Sendable {
             // request in between starts a second revalidation.
             cache.refresh(key, refreshed) { [self] in finish(key, .success((refreshed, .revalidated))) }
         case .success(.modified(let source)):
-            guard Overlays.needed(by: key.spec) else {
-                submitRender(key, source: source, overlays: Overlays(), priority: priority)
+            // New bytes under other validators: every size of the old ones goes from every tier (shared included)
+            // before this one is rendered, so the next request of any other size renders from the new bytes, and
+            // what the render stores (its analysis record) comes after the purge. This variant's disk row stays
+            // until the store replaces it, so lookups meanwhile find the old entry (served stale), never nothing.
+            if let purger, Self.validatorsChanged(current.freshness, source) {
+                purger.purge(key.source, why: .changed, keeping: key) { [self] _ in
+                    rendering(key, source: source, priority: priority)
+                }
                 return
             }
-            watermarks.overlays(for: key.spec, priority: priority, issued: { _ in }) { [self] result in
-                switch result {
-                case .success(let overlays): submitRender(key, source: source, overlays: overlays, priority: priority)
-                case .failure(let error): finish(key, .failure(error))
-                }
-            }
+            rendering(key, source: source, priority: priority)
         case .failure(let error):
             if case .originNotFound = error {
                 // The 404 first: a request between the two then finds it instead of fetching again.
                 cache.rememberNotFound(key.source)
-                cache.remove(key)
-                intermediates?.analyses?.forget(key.source)
+                if let purger {
+                    purger.purge(key.source, why: .changed, keepsNotFound: true) { _ in }
+                } else {
+                    cache.remove(key)
+                    intermediates?.analyses?.forget(key.source)
+                }
             }
             logger.notice(
                 "revalidation failed; the cached thumbnail stays until stale_if_error runs out",
                 metadata: ["source": "\(key.source)", "error": "\(error)"])
             finish(key, .failure(.fetch(error)))
+        }
+    }
+
+    /// Whether the origin's answer carries other validators than the entry was made with (an origin that sends
+    /// none tells nothing: its entries are replaced one by one, as before).
+    static func validatorsChanged(_ previous: DiskCache.Freshness?, _ source: FetchedSource) -> Bool {
+        guard let previous, previous.originETag != nil || previous.originLastModified != nil else { return false }
+        let etag = source.headers.etag
+        let lastModified = source.headers.lastModified
+        if let old = previous.originETag { return etag != old }
+        return lastModified != previous.originLastModified
+    }
+
+    /// Renders the new source of `key` (with its overlays).
+    private func rendering(_ key: VariantKey, source: FetchedSource, priority: FetchPriority) {
+        guard Overlays.needed(by: key.spec) else {
+            submitRender(key, source: source, overlays: Overlays(), priority: priority)
+            return
+        }
+        watermarks.overlays(for: key.spec, priority: priority, issued: { _ in }) { [self] result in
+            switch result {
+            case .success(let overlays): submitRender(key, source: source, overlays: overlays, priority: priority)
+            case .failure(let error): finish(key, .failure(error))
+            }
         }
     }
 
@@ -153,22 +187,10 @@ final class Revalidator: Sendable {
             // New bytes: the source's kept record describes the old ones. Forgotten now (the disk's and the shared
             // tier's copies are as stale as the thumbnail was, so never answered without a look at the source).
             intermediates?.analyses?.forget(key.source, unlessDigest: digest)
-            let thumbnail =
-                if let intermediates {
-                    try intermediates.render(
-                        source.body, url: key.source.string, spec: key.spec, overlays: overlays,
-                        thumbnailer: thumbnailer, analysable: &analysable)
-                } else {
-                    try thumbnailer.render(
-                        source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
-                }
-            let freshness = RenderCoordinator.freshness(of: source, policy: policy.current)
             // With `image.placeholder_header` on, the new bytes' record is made now, for the new variant's header.
-            let variant = RenderCoordinator.variant(
-                thumbnail, freshness: freshness,
-                placeholder: intermediates?.placeholder(
-                    of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer,
-                    from: analysable))
+            let variant = try RenderCoordinator.renderVariant(
+                key, from: source, overlays: overlays, thumbnailer: thumbnailer, intermediates: intermediates,
+                cache: cache, policy: policy.current, analysable: &analysable)
             if let freshness = variant.freshness {
                 cache.storeSource(source, url: key.source, freshness: freshness)
                 // As for a 304: ends when lookups find the new variant, not the old expired one.

@@ -9,9 +9,12 @@ import Thumbnailing
 /// freshness the node that stored it decided (times in milliseconds since the epoch, the origin's validators)
 /// and a thumbnail's ETag. Any header missing or malformed makes the object unusable (a miss, overwritten).
 enum SharedObject {
-    /// The metadata of an object with `freshness` (and, for a thumbnail, its ETag). Values S3 could not carry
-    /// (not printable ASCII) are left out: an origin validator is then lost, never garbled.
-    static func metadata(freshness: DiskCache.Freshness, etag: String?) -> [(name: String, value: String)] {
+    /// The metadata of an object with `freshness` (and, for a thumbnail, its ETag and its source's
+    /// `X-Thumbd-Placeholder` value, when it has one). Values S3 could not carry (not printable ASCII) are left
+    /// out: an origin validator is then lost, never garbled.
+    static func metadata(freshness: DiskCache.Freshness, etag: String?, placeholder: String? = nil)
+        -> [(name: String, value: String)]
+    {
         var fields: [(name: String, value: String)] = [
             ("thumbd-validated-at", String(freshness.validatedAt.millisecondsSinceEpoch))
         ]
@@ -26,6 +29,7 @@ enum SharedObject {
             fields.append(("thumbd-origin-last-modified", value))
         }
         if let etag = etag.flatMap(printable) { fields.append(("thumbd-etag", etag)) }
+        if let placeholder = placeholder.flatMap(printable) { fields.append(("thumbd-placeholder", placeholder)) }
         return fields
     }
 
@@ -48,14 +52,21 @@ enum SharedObject {
     /// A thumbnail read back: its format from `Content-Type`, its ETag and freshness from the metadata.
     /// `placeholders` gives it its source's `X-Thumbd-Placeholder` when on.
     static func variant(
-        from object: FetchedSource, url: SourceURL? = nil, placeholders: PlaceholderHeaders? = nil
+        from object: FetchedSource, url: SourceURL? = nil, placeholders: PlaceholderHeaders? = nil,
+        tags: SourceTagHeaders? = nil
     ) -> RenderedVariant? {
         guard let type = object.contentType, let format = ImageFormat(mimeType: type),
             let etag = object.metadata["thumbd-etag"], let freshness = freshness(of: object)
         else { return nil }
+        // The record kept here first (it may be newer than the storing node's), else the value the storing node
+        // wrote beside the thumbnail: the placeholder of the very bytes it was rendered from.
+        let placeholder =
+            placeholders?.isOn == true
+            ? url.flatMap { placeholders?.field(for: $0, freshness: freshness) }
+                ?? object.metadata["thumbd-placeholder"].flatMap(PlaceholderHeaders.field(value:)) : nil
         return RenderedVariant(
-            bytes: object.body, format: format, etag: etag, freshness: freshness,
-            placeholder: url.flatMap { placeholders?.field(for: $0, freshness: freshness) })
+            bytes: object.body, format: format, etag: etag, freshness: freshness, placeholder: placeholder,
+            tag: url.flatMap { tags?.field(for: $0) })
     }
 
     /// An original read back, with headers that give it the freshness it was stored with (as the local source

@@ -22,9 +22,11 @@ import Thumbnailing
 /// - **Integrity**: each object carries the SHA-256 of its bytes in `x-amz-meta-thumbd-sha256` (also sent as
 ///   `x-amz-content-sha256`, which S3 checks on the way in), verified on every read.
 ///
-/// Object keys are `<prefix>v/<sha256 of the variant key>`, `<prefix>s/<sha256 of the source URL>` and
-/// `<prefix>a/<sha256 of "analysis " and the source URL>` (a source's analysis record, ``SourceAnalyses``): hex only,
-/// so nothing a client sends reaches a path (libcurl signs the path as written).
+/// Object keys are grouped by source, so that a purge finds every object of a source with one listing (never of
+/// the whole bucket): under `<prefix>src/<sha256 of the canonical source URL>/`, the original is `o`, its analysis
+/// record (``SourceAnalyses``) `a`, and each thumbnail `v/<sha256 of the variant key>`. Hex only, so nothing a
+/// client sends reaches a path (libcurl signs the path as written). Objects under the layout before (`<prefix>v/`,
+/// `<prefix>s/`, `<prefix>a/`) are never read again (docs/scaling.md: a lifecycle rule expires them).
 final class SharedTier: Sendable {
     /// What a lookup found.
     enum Lookup<Value: Sendable>: Sendable {
@@ -43,6 +45,8 @@ final class SharedTier: Sendable {
     private let breaker: CircuitBreaker
     /// `X-Thumbd-Placeholder` for variants read back from the tier (off until the service connects it).
     let placeholders = PlaceholderHeaders()
+    /// The source tag header for variants read back from the tier (off until the service names it).
+    let sourceTags = SourceTagHeaders()
     private let putsUnderWay = Atomic<Int>(0)
     /// Bytes of the writes under way: each holds one copy of its body until the store answers.
     private let putBytesUnderWay = Atomic<Int>(0)
@@ -87,12 +91,13 @@ final class SharedTier: Sendable {
     func lookup(
         _ key: VariantKey, completion: @escaping @Sendable (Lookup<RenderedVariant>) -> Void
     ) -> FetchTicket? {
-        get(variantObjectKey(key), kind: .variant) { [counts, placeholders] lookup in
+        get(variantObjectKey(key), kind: .variant) { [counts, placeholders, sourceTags] lookup in
             completion(
                 lookup.settle(kind: .variant, counts: counts) { object in
-                    SharedObject.variant(from: object, url: key.source, placeholders: placeholders).map {
-                        ($0, $0.freshness)
-                    }
+                    SharedObject.variant(from: object, url: key.source, placeholders: placeholders, tags: sourceTags)
+                        .map {
+                            ($0, $0.freshness)
+                        }
                 })
         }
     }
@@ -184,8 +189,10 @@ final class SharedTier: Sendable {
         guard let freshness = variant.freshness else { return }
         put(
             variantObjectKey(key), body: variant.bytes, contentType: variant.format.mimeType,
-            metadata: SharedObject.metadata(freshness: freshness, etag: variant.etag), replacing: replacing,
-            kind: .variant)
+            metadata: SharedObject.metadata(
+                freshness: freshness, etag: variant.etag,
+                placeholder: PlaceholderHeaders.value(in: variant.preparedFields)),
+            replacing: replacing, kind: .variant)
     }
 
     /// Stores an original fetched from its origin.
@@ -256,21 +263,104 @@ final class SharedTier: Sendable {
         }
     }
 
+    // MARK: - Purges
+
+    /// What a purge of the tier did.
+    struct PurgeOutcome: Sendable {
+        /// Objects deleted.
+        var deleted = 0
+        /// Listings and deletions that failed (the objects they concern may still be there).
+        var errors = 0
+        /// The listing stopped at ``maxPurgePages`` pages with more left.
+        var truncated = false
+    }
+
+    /// At most this many pages of 1,000 keys are listed for one source (a source has one object per variant it
+    /// was ever rendered as, plus two: tens, not thousands).
+    static let maxPurgePages = 10
+
+    /// Deletes every object of `source` (its original, analysis record and thumbnails): one ListObjectsV2 of the
+    /// source's prefix per 1,000 objects, then one DELETE each, all through the fetcher's multi handle at
+    /// interactive priority. `completion` runs once, on the fetch thread, when every request has answered. The
+    /// breaker is not consulted (an operator's purge should try), but failures count towards it.
+    func purge(source: SourceURL, completion: @escaping @Sendable (PurgeOutcome) -> Void) {
+        list(Self.sourcePrefix(source, prefix: settings.prefix), continuation: nil, page: 0, found: []) {
+            [self] keys, outcome in
+            guard !keys.isEmpty else { return completion(outcome) }
+            let remaining = Mutex((keys.count, outcome))
+            for key in keys {
+                let request = ObjectRequest(
+                    storage: storage, bucket: settings.bucket, key: key, method: .delete, timeout: settings.timeout,
+                    priority: .interactive)
+                fetcher.object(request) { [self] result in
+                    switch result {
+                    case .success, .failure(.originNotFound):
+                        breaker.record(success: true)
+                        remaining.withLock { $0.1.deleted += 1 }
+                    case .failure(let error):
+                        if case .cancelled = error {} else { breaker.record(success: false) }
+                        logger.warning(
+                            "shared tier purge: delete failed", metadata: ["key": "\(key)", "error": "\(error)"])
+                        remaining.withLock { $0.1.errors += 1 }
+                    }
+                    let done = remaining.withLock { state -> PurgeOutcome? in
+                        state.0 -= 1
+                        return state.0 == 0 ? state.1 : nil
+                    }
+                    if let done { completion(done) }
+                }
+            }
+        }
+    }
+
+    private func list(
+        _ prefix: String, continuation: String?, page: Int, found: [String],
+        completion: @escaping @Sendable ([String], PurgeOutcome) -> Void
+    ) {
+        let request = ObjectRequest(
+            storage: storage, bucket: settings.bucket, key: prefix, method: .list(continuation: continuation),
+            timeout: settings.timeout, priority: .interactive)
+        fetcher.object(request) { [self] result in
+            switch result {
+            case .success(let answer):
+                breaker.record(success: true)
+                let listing = ObjectListing.parse(answer.body)
+                // Only keys under the prefix asked for (a store that ignored the prefix must not lose the bucket).
+                let keys = found + listing.keys.filter { $0.hasPrefix(prefix) }
+                guard let next = listing.nextContinuation else { return completion(keys, PurgeOutcome()) }
+                guard page + 1 < Self.maxPurgePages else {
+                    return completion(keys, PurgeOutcome(truncated: true))
+                }
+                list(prefix, continuation: next, page: page + 1, found: keys, completion: completion)
+            case .failure(let error):
+                if case .cancelled = error {} else { breaker.record(success: false) }
+                logger.warning(
+                    "shared tier purge: listing failed", metadata: ["prefix": "\(prefix)", "error": "\(error)"])
+                completion(found, PurgeOutcome(errors: 1))
+            }
+        }
+    }
+
     // MARK: - Keys
 
-    /// `<prefix>v/<hex SHA-256 of the variant key's text>` (which starts with its version, `v1`).
+    /// `<prefix>src/<hex SHA-256 of the canonical source URL>/`: every object of the source is under it.
+    static func sourcePrefix(_ source: SourceURL, prefix: String) -> String {
+        prefix + "src/" + SharedObject.sha256Hex(Array(source.string.utf8)) + "/"
+    }
+
+    /// `<source prefix>v/<hex SHA-256 of the variant key's text>` (which starts with its version, `v1`).
     static func variantObjectKey(_ key: VariantKey, prefix: String) -> String {
-        prefix + "v/" + SharedObject.sha256Hex(Array(key.cacheKey.variant.utf8))
+        sourcePrefix(key.source, prefix: prefix) + "v/" + SharedObject.sha256Hex(Array(key.cacheKey.variant.utf8))
     }
 
-    /// `<prefix>s/<hex SHA-256 of "src " and the canonical source URL>`.
+    /// `<source prefix>o`: the original.
     static func sourceObjectKey(_ source: SourceURL, prefix: String) -> String {
-        prefix + "s/" + SharedObject.sha256Hex(Array(("src " + source.string).utf8))
+        sourcePrefix(source, prefix: prefix) + "o"
     }
 
-    /// `<prefix>a/<hex SHA-256 of "analysis " and the canonical source URL>`.
+    /// `<source prefix>a`: the analysis record.
     static func analysisObjectKey(_ source: SourceURL, prefix: String) -> String {
-        prefix + "a/" + SharedObject.sha256Hex(Array(("analysis " + source.string).utf8))
+        sourcePrefix(source, prefix: prefix) + "a"
     }
 
     private func analysisObjectKey(_ source: SourceURL) -> String {

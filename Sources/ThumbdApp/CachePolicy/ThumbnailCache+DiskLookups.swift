@@ -53,7 +53,8 @@ extension ThumbnailCache {
                         bytes: hit.bytes, format: format, etag: metadata.etag ?? RenderedVariant.etag(for: hit.bytes),
                         freshness: metadata.freshness,
                         placeholder: placeholders.field(
-                            for: key.source, freshness: metadata.freshness, disk: analyses))
+                            for: key.source, freshness: metadata.freshness, disk: analyses),
+                        tag: sourceTags.field(for: key.source))
                     memory.insert(variant, forKey: key.cacheKey, cost: hit.bytes.count, group: key.group)
                     return .variant(variant)
                 case .miss:
@@ -72,7 +73,8 @@ extension ThumbnailCache {
                 Self.warmPageCache(hit.descriptor, size: hit.entry.sizeBytes)
                 let file = CachedFile(
                     hit: hit, format: format, etag: etag, freshness: metadata.freshness,
-                    placeholder: placeholders.field(for: key.source, freshness: metadata.freshness, disk: analyses))
+                    placeholder: placeholders.field(for: key.source, freshness: metadata.freshness, disk: analyses),
+                    tag: sourceTags.field(for: key.source))
                 if let openBlobs {
                     openBlobsGeneration.withLock { current in
                         guard current == generation else { return }

@@ -49,13 +49,14 @@ extension ThumbnailCache {
 
         init(
             hit: DiskCache.FileHit, format: ImageFormat, etag: String, freshness: DiskCache.Freshness,
-            placeholder: HTTPField? = nil
+            placeholder: HTTPField? = nil, tag: HTTPField? = nil
         ) {
             self.hit = hit
             self.format = format
             self.etag = etag
             self.freshness = freshness
-            preparedFields = RenderedVariant.preparedFields(format: format, etag: etag, placeholder: placeholder)
+            preparedFields = RenderedVariant.preparedFields(
+                format: format, etag: etag, placeholder: placeholder, tag: tag)
         }
     }
 

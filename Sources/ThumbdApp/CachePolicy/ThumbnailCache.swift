@@ -30,6 +30,8 @@ final class ThumbnailCache: Sendable {
         var sourcesDisk: DiskCache.Configuration?
         /// The sources' analysis records (``SourceAnalyses``); `nil` keeps none on disk.
         var analysesDisk: DiskCache.Configuration?
+        /// Where the purge index (``PurgeIndex``: tag → sources) is kept; `nil` for none (no disk tier).
+        var purgeIndexPath: String?
         /// How long an origin 404 is remembered; zero turns that off.
         var negativeTTL: Duration = .seconds(60)
         /// Origin 404s remembered at most.
@@ -77,9 +79,16 @@ final class ThumbnailCache: Sendable {
     var negativeTTL: Duration { negativeTTLs.withLock { $0 } }
     let writer: DiskWriter?
     let readers: DiskReaders?
+    /// The sources stored on this node by tag and URL, for purges by tag or prefix; written on the `disk` thread.
+    let purgeIndex: PurgeIndex?
+    /// The sources recorded in ``purgeIndex`` lately, so that a store of another size of one of them queues no
+    /// second insert (cleared whole at 65,536; a source recorded twice costs an insert that changes nothing).
+    let recordedSources = Mutex<Set<String>>([])
     let logger: Logger
     /// `X-Thumbd-Placeholder` for variants read back from disk (off until the service connects it).
     let placeholders = PlaceholderHeaders()
+    /// The source tag header (`cache.tag_header`) for variants made or read back (off until the service names it).
+    let sourceTags = SourceTagHeaders()
 
     /// Opens the disk caches (moving a corrupt index aside, logged as an error), starts the `disk` and
     /// `disk-io` threads. Reads no blob directory: the index is the truth, reconciling runs later.
@@ -116,6 +125,7 @@ final class ThumbnailCache: Sendable {
             sources == nil
             ? nil
             : try MemoryCache(configuration: .init(maxBytes: configuration.recentSourcesMaxBytes, maxEntries: 1024))
+        purgeIndex = try configuration.purgeIndexPath.map { try PurgeIndex(path: $0) }
         let caches = [variants, sources, analyses].compactMap { $0 }
         if caches.isEmpty {
             writer = nil
@@ -195,6 +205,7 @@ final class ThumbnailCache: Sendable {
         let metadata = DiskCache.EntryMetadata(
             contentType: variant.format.mimeType, etag: variant.etag, createdAt: Timestamp.now(), freshness: freshness)
         writer.store(.init(bytes: variant.bytes, key: key.cacheKey, group: key.group, metadata: metadata), in: variants)
+        recordForPurge(key.source)
         // `perform` runs after the store queued before it.
         // A lookup between the forget above and the write may have reopened the old blob: forget it again
         // once the new row is in (`perform` runs after the store queued before it).
@@ -256,7 +267,14 @@ final class ThumbnailCache: Sendable {
     /// Removes every variant of `source` from both tiers, its original and its remembered 404.
     /// `completion` runs once the disk rows are gone (on the `disk` thread), or at once without a disk tier.
     /// Work already under way for the source (a render in progress) may store again afterwards.
-    func purge(source: SourceURL, completion: @escaping @Sendable (PurgeReport) -> Void) {
+    /// - Parameters:
+    ///   - keeping: a variant whose disk row stays (a revalidation replaces it next: lookups meanwhile find the old
+    ///     entry, not nothing); its memory entry goes, the caller stores the new one at once.
+    ///   - forgetsNotFound: false keeps the remembered 404 (a revalidation that met one remembered it first).
+    func purge(
+        source: SourceURL, keeping: VariantKey? = nil, forgetsNotFound: Bool = true,
+        completion: @escaping @Sendable (PurgeReport) -> Void
+    ) {
         let group = CacheGroup(source.string)
         var report = PurgeReport()
         report.memoryEntries = memory?.removeAll(inGroup: group) ?? 0
@@ -268,24 +286,55 @@ final class ThumbnailCache: Sendable {
                 openBlobs.removeAll(inGroup: group)
             }
         }
-        notFound.removeAll(inGroup: group)
+        if forgetsNotFound { notFound.removeAll(inGroup: group) }
+        _ = recordedSources.withLock { $0.remove(source.string) }
         guard let writer else {
             completion(report)
             return
         }
         let (variants, sources, analyses, logger) = (self.variants, self.sources, self.analyses, self.logger)
+        let purgeIndex = self.purgeIndex
         let queued = writer.perform { [report] in
             var report = report
             do {
-                report.diskEntries = try variants?.purge(group: group) ?? 0
+                report.diskEntries = try variants?.purge(group: group, except: keeping?.cacheKey) ?? 0
                 report.sourceEntries = try sources?.purge(group: group) ?? 0
                 report.analysisEntries = try analyses?.purge(group: group) ?? 0
+                try purgeIndex?.remove(url: source.string)
             } catch {
                 logger.error("disk cache purge failed", metadata: ["source": "\(source)", "error": "\(error)"])
             }
             completion(report)
         }
         if !queued { completion(report) }
+    }
+
+    /// Records `source` in the purge index (on the `disk` thread, after the stores queued before), under its source
+    /// tag. Any thread; nothing when the source was recorded lately.
+    func recordForPurge(_ source: SourceURL) {
+        guard let purgeIndex, let writer else { return }
+        let url = source.string
+        let isNew = recordedSources.withLock { recorded in
+            if recorded.count >= 65_536 { recorded.removeAll(keepingCapacity: true) }
+            return recorded.insert(url).inserted
+        }
+        guard isNew else { return }
+        let logger = self.logger
+        let queued = writer.perform {
+            do {
+                try purgeIndex.record(url: url, tags: [SourceTag.of(source)])
+            } catch {
+                logger.error("purge index insert failed", metadata: ["error": "\(error)"])
+            }
+        }
+        if !queued { _ = recordedSources.withLock { $0.remove(url) } }
+    }
+
+    /// Runs `job` with the purge index on the `disk` thread (after every store queued before it): its reads are
+    /// blocking SQLite calls. `job` gets nil when there is no index (no disk tier) or the queue is full.
+    func withPurgeIndex(_ job: @escaping @Sendable (PurgeIndex?) -> Void) {
+        guard let purgeIndex, let writer else { return job(nil) }
+        if !writer.perform({ job(purgeIndex) }) { job(nil) }
     }
 
     /// Evicts least recently used thumbnails from memory until at most `bytes` remain. Returns how many.

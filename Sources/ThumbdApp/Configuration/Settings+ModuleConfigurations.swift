@@ -97,9 +97,11 @@ extension Settings {
                 directory: cache.disk.path + "/sources", maxBytes: cache.disk.sourcesMaxBytes)
         }
         if cache.disk.analysesMaxBytes > 0 {
+            // Records can be made again from their source: stored without a sync (a torn one fails its checksum).
             configuration.analysesDisk = DiskCache.Configuration(
-                directory: cache.disk.path + "/analyses", maxBytes: cache.disk.analysesMaxBytes)
+                directory: cache.disk.path + "/analyses", maxBytes: cache.disk.analysesMaxBytes, batchSync: .none)
         }
+        configuration.purgeIndexPath = cache.disk.path + "/purge-index.sqlite"
         configuration.negativeTTL = cache.negativeTTL
         return configuration
     }

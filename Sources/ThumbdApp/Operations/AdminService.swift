@@ -8,8 +8,10 @@ import URLForms
 
 /// The cache admin routes, behind `Authorization: Bearer <admin.token>` (they answer 404, like an unknown
 /// route, while no token is configured; a config reload can set or clear the token):
-/// - `DELETE /cache?url=<source>`: purges every variant of the source from both tiers, its original and
-///   its remembered 404. Answers once the disk rows are gone.
+/// - `DELETE /cache?url=<source>`: purges the source from every tier (``Purger``). Answers once it is done.
+/// - `POST /purge` with `{"sources": [...], "tags": [...], "prefixes": [...]}`: the same for each source named, each
+///   source this node stored under one of the tags, and each whose URL starts with one of the prefixes (at most
+///   ``maxSourcesPerPurge`` a request).
 /// - `POST /cache/trim` with `{"memory_bytes": N}`: evicts least recently used thumbnails from memory
 ///   until at most N bytes remain (the seed: clearing the cache on a memory warning).
 final class AdminService: Sendable {
@@ -17,11 +19,15 @@ final class AdminService: Sendable {
     private let token: Mutex<[UInt8]>
     private let cache: ThumbnailCache
     private let logger: Logger
-    /// The sources' analysis records, whose memory copy a purge forgets (the disk's goes with the source's group).
-    private let analyses: SourceAnalyses?
+    private let purger: Purger
 
-    init(token: String, cache: ThumbnailCache, logger: Logger, analyses: SourceAnalyses? = nil) {
-        self.analyses = analyses
+    /// Sources one `POST /purge` purges at most (named, tagged and prefixed together); more are left for the next.
+    static let maxSourcesPerPurge = 1000
+    /// Entries of each list of a `POST /purge` body, at most.
+    static let maxListEntries = 100
+
+    init(token: String, cache: ThumbnailCache, logger: Logger, purger: Purger) {
+        self.purger = purger
         self.token = Mutex(Array(token.utf8))
         self.cache = cache
         self.logger = logger
@@ -36,6 +42,7 @@ final class AdminService: Sendable {
     /// Adds the routes to `router`.
     func register(in router: inout Router) {
         router.add(.delete, "/cache", handler: purge)
+        router.add(.post, "/purge", handler: purgeMany)
         router.add(.post, "/cache/trim", handler: trim)
     }
 
@@ -52,21 +59,150 @@ final class AdminService: Sendable {
         } catch {
             return responder.respond(.error(.badRequest, message: "url must be an absolute http(s) URL"))
         }
-        let logger = self.logger
-        analyses?.forget(source)
-        cache.purge(source: source) { report in
-            logger.notice(
-                "cache purged",
-                metadata: [
-                    "source": "\(source)", "memory_entries": "\(report.memoryEntries)",
-                    "disk_entries": "\(report.diskEntries)", "source_entries": "\(report.sourceEntries)",
-                    "analysis_entries": "\(report.analysisEntries)",
-                ])
+        purger.purge(source, why: .source) { report in
             responder.respond(
-                Self.json(
-                    "{\"purged\": {\"memory\": \(report.memoryEntries), \"disk\": \(report.diskEntries), "
-                        + "\"sources\": \(report.sourceEntries), \"analyses\": \(report.analysisEntries)}}"))
+                Self.json("{\"purged\": \(Self.json(report)), \"tag\": \"\(SourceTag.of(source))\"}"))
         }
+    }
+
+    /// What a `POST /purge` body names, checked.
+    struct PurgeRequest: Sendable, Equatable {
+        var sources: [SourceURL] = []
+        var tags: [String] = []
+        var prefixes: [String] = []
+    }
+
+    /// Reads a `POST /purge` body; the error's text names what was wrong.
+    static func parsePurge(_ body: [UInt8]) -> Result<PurgeRequest, PurgeBodyError> {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)), let fields = object as? [String: Any]
+        else {
+            return .failure(PurgeBodyError("body must be a JSON object with \"sources\", \"tags\" or \"prefixes\""))
+        }
+        if let unknown = fields.keys.sorted().first(where: { !["sources", "tags", "prefixes"].contains($0) }) {
+            return .failure(PurgeBodyError("unknown field \"\(unknown)\" (sources, tags, prefixes)"))
+        }
+        var lists: [String: [String]] = [:]
+        for (name, value) in fields {
+            guard let list = value as? [String] else {
+                return .failure(PurgeBodyError("\(name) must be an array of strings"))
+            }
+            guard list.count <= maxListEntries else {
+                return .failure(PurgeBodyError("\(name) has \(list.count) entries, at most \(maxListEntries)"))
+            }
+            lists[name] = list
+        }
+        var request = PurgeRequest()
+        for raw in lists["sources"] ?? [] {
+            guard let source = try? SourceURL(raw) else {
+                return .failure(PurgeBodyError("sources: \"\(printable(raw))\" is not an absolute http(s) URL"))
+            }
+            request.sources.append(source)
+        }
+        for tag in lists["tags"] ?? [] {
+            if let refusal = tagRefusal(tag) { return .failure(PurgeBodyError("tags: \(refusal)")) }
+            request.tags.append(tag)
+        }
+        for raw in lists["prefixes"] ?? [] {
+            // At least `scheme://host/`: a prefix names part of one origin, never every source.
+            guard let schemeEnd = raw.range(of: "://"), raw[schemeEnd.upperBound...].contains("/"),
+                raw.hasPrefix("http://") || raw.hasPrefix("https://"),
+                let canonical = try? SourceURL(raw).string
+            else {
+                return .failure(
+                    PurgeBodyError(
+                        "prefixes: \"\(printable(raw))\" must be an http(s) URL with a host and a path (scheme://host/...)"
+                    ))
+            }
+            // SourceURL writes the host in lower case, as the index holds the URLs; the rest is kept as written.
+            request.prefixes.append(raw.hasSuffix("/") && !canonical.hasSuffix("/") ? canonical + "/" : canonical)
+        }
+        guard !request.sources.isEmpty || !request.tags.isEmpty || !request.prefixes.isEmpty else {
+            return .failure(PurgeBodyError("nothing to purge: give sources, tags or prefixes"))
+        }
+        return .success(request)
+    }
+
+    /// Why `tag` is not a tag (1 to 64 of `A-Z a-z 0-9 - _ . :`), or nil.
+    static func tagRefusal(_ tag: String) -> String? {
+        guard !tag.isEmpty else { return "a tag is empty" }
+        guard tag.utf8.count <= 64 else { return "\"\(printable(tag).prefix(70))...\" is longer than 64 bytes" }
+        let allowed = tag.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":")
+        }
+        return allowed ? nil : "\"\(printable(tag))\" has a character outside A-Z a-z 0-9 - _ . :"
+    }
+
+    /// `text` with anything but printable ASCII (and `"`, `\\`) as `?`, at most 200 characters: safe in a JSON string.
+    private static func printable(_ text: String) -> String {
+        String(
+            String(
+                decoding: text.utf8.prefix(200).map { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C ? $0 : 0x3F },
+                as: UTF8.self))
+    }
+
+    /// A `POST /purge` body's fault.
+    struct PurgeBodyError: Error, Equatable {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// `POST /purge`.
+    func purgeMany(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        guard authorize(request, responder) else { return }
+        let parsed: PurgeRequest
+        switch Self.parsePurge(request.body) {
+        case .success(let request): parsed = request
+        case .failure(let error): return responder.respond(.error(.badRequest, message: error.message))
+        }
+        let purger = self.purger
+        let named = parsed.sources
+        let run: @Sendable ([SourceURL], Bool) -> Void = { found, truncated in
+            // Named sources count as `source`, the ones found as `tag` (or `prefix` when no tag was given).
+            let foundReason: Purger.Reason = parsed.tags.isEmpty ? .prefix : .tag
+            var unique: [(source: SourceURL, reason: Purger.Reason)] = []
+            var seen = Set<String>()
+            for source in named where seen.insert(source.string).inserted { unique.append((source, .source)) }
+            for source in found where seen.insert(source.string).inserted { unique.append((source, foundReason)) }
+            let purges = unique
+            let sources = unique.map(\.source)
+            purger.purge(purges) { report in
+                let listed = sources.map {
+                    "{\"url\": \(Self.jsonString($0.string)), \"tag\": \"\(SourceTag.of($0))\"}"
+                }
+                responder.respond(
+                    Self.json(
+                        "{\"purged\": \(Self.json(report)), \"truncated\": \(truncated), "
+                            + "\"shared_truncated\": \(report.sharedTruncated), \"sources\": ["
+                            + listed.joined(separator: ", ") + "]}"))
+            }
+        }
+        guard !parsed.tags.isEmpty || !parsed.prefixes.isEmpty else { return run([], false) }
+        guard purger.hasIndex else {
+            return responder.respond(
+                .error(.badRequest, message: "tags and prefixes need the purge index, kept beside cache.disk"))
+        }
+        purger.sources(
+            tagged: parsed.tags, prefixed: parsed.prefixes, limit: Self.maxSourcesPerPurge - named.count
+        ) { found in
+            let urls = found?.urls.compactMap { try? SourceURL($0) } ?? []
+            run(urls, found?.truncated ?? false)
+        }
+    }
+
+    /// A report's counts as a JSON object.
+    private static func json(_ report: Purger.Report) -> String {
+        "{\"memory\": \(report.memory), \"disk\": \(report.disk), \"sources\": \(report.originals), "
+            + "\"analyses\": \(report.analyses), \"shared\": \(report.shared), \"shared_errors\": \(report.sharedErrors)}"
+    }
+
+    /// `text` as a JSON string.
+    private static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data()
+        let array = String(decoding: data, as: UTF8.self)
+        return array.count >= 2 ? String(array.dropFirst().dropLast()) : "\"\""
     }
 
     /// `POST /cache/trim`.

@@ -39,6 +39,22 @@ extension MetricsEndpoint {
         text.sample(MetricNames.sharedBreakerOpenings, counters.breakerOpenings)
     }
 
+    /// Purges (``Purger``): sources purged by reason, objects removed by tier.
+    func writePurges(to text: inout PrometheusText) {
+        guard let counters = purger?.counters else { return }
+        text.family(MetricNames.purges, .counter, "Sources purged, by reason (source, tag, prefix, changed).")
+        for reason in Purger.Reason.allCases {
+            text.sample(MetricNames.purges, [("reason", reason.rawValue)], counters.purges[reason] ?? 0)
+        }
+        text.family(MetricNames.purgedObjects, .counter, "Entries and objects purges removed, by tier.")
+        text.sample(MetricNames.purgedObjects, [("tier", "memory")], counters.memoryEntries)
+        text.sample(MetricNames.purgedObjects, [("tier", "disk")], counters.diskEntries)
+        text.sample(MetricNames.purgedObjects, [("tier", "shared")], counters.sharedObjects)
+        text.family(
+            MetricNames.purgeSharedErrors, .counter, "Shared-tier listings and deletions of purges that failed.")
+        text.sample(MetricNames.purgeSharedErrors, counters.sharedErrors)
+    }
+
     func writeCaches(to text: inout PrometheusText) {
         var tiers: [Tier] = []
         var disks: [(name: String, statistics: DiskCache.Statistics)] = []

@@ -44,6 +44,7 @@ final class MetricsEndpoint: Sendable {
     let renderPool: WorkerPool
     let prefetch: PrefetchService
     let sharedTier: SharedTier?
+    let purger: Purger?
     /// `metrics.listen`'s server settings; nil when /metrics is served on `server.listen`.
     private let ownConfiguration: HTTPServer.Configuration?
     /// The servers whose connections are counted: `main` (set once built: it takes the router this endpoint
@@ -52,9 +53,11 @@ final class MetricsEndpoint: Sendable {
 
     init(
         settings: Settings, fetcher: OriginFetcher, coordinator: RenderCoordinator, cache: ThumbnailCache,
-        revalidator: Revalidator, renderPool: WorkerPool, prefetch: PrefetchService, sharedTier: SharedTier? = nil
+        revalidator: Revalidator, renderPool: WorkerPool, prefetch: PrefetchService, sharedTier: SharedTier? = nil,
+        purger: Purger? = nil
     ) {
         self.sharedTier = sharedTier
+        self.purger = purger
         self.prefetch = prefetch
         self.fetcher = fetcher
         self.coordinator = coordinator
@@ -153,6 +156,7 @@ final class MetricsEndpoint: Sendable {
         writeConnections(to: &text)
         writeCaches(to: &text)
         writeSharedTier(to: &text)
+        writePurges(to: &text)
         writeOrigin(to: &text)
         writeRenders(to: &text)
         writePrefetch(to: &text)

@@ -28,6 +28,35 @@ final class PlaceholderHeaders: Sendable {
     /// Turns the header on (the service's start, `image.placeholder_header`).
     func connect(_ analyses: SourceAnalyses) { link.withLock { $0.analyses = analyses } }
 
+    /// Whether the header is on.
+    var isOn: Bool { link.withLock { $0.analyses != nil } }
+
+    /// The header's value among a variant's prepared fields (for the shared tier's object metadata), if it has one.
+    static func value(in fields: PreparedFields) -> String? {
+        let prefix = Array((name + ": ").utf8)
+        let bytes = fields.bytes
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0D) ?? bytes.count
+            if end - start > prefix.count, bytes[start..<start + prefix.count].elementsEqual(prefix) {
+                return String(decoding: bytes[(start + prefix.count)..<end], as: UTF8.self)
+            }
+            start = end + 2  // past "\r\n"
+        }
+        return nil
+    }
+
+    /// The field of a value read back from the shared tier, if it has the header's shape (`blurhash="…",
+    /// colour="#rrggbb"`, printable ASCII): anything else is dropped, never sent.
+    static func field(value: String) -> HTTPField? {
+        let bytes = Array(value.utf8)
+        guard value.hasPrefix("blurhash=\""), value.contains("\", colour=\"#"), value.hasSuffix("\""),
+            bytes.count <= 256,
+            bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x5C })
+        else { return nil }
+        return HTTPField(name: name, value: value)
+    }
+
     /// The field of a variant of `url` read back with `freshness`, from the record kept in memory, else the one
     /// `disk` holds (read on this thread: call on a `disk-io` thread); `nil` when off, without a matching record.
     func field(for url: SourceURL, freshness: DiskCache.Freshness?, disk: DiskCache.Reader? = nil) -> HTTPField? {

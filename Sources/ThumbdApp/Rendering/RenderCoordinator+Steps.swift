@@ -131,21 +131,9 @@ extension RenderCoordinator {
         let result: Result<RenderedVariant, ServiceError>
         var analysable: IntermediateCache.Analysable?
         do {
-            let thumbnail =
-                if let intermediates {
-                    try intermediates.render(
-                        source.body, url: key.source.string, spec: key.spec, overlays: overlays,
-                        thumbnailer: thumbnailer, analysable: &analysable)
-                } else {
-                    try thumbnailer.render(
-                        source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
-                }
-            let freshness = Self.freshness(of: source, policy: policy.current)
-            let variant = Self.variant(
-                thumbnail, freshness: freshness,
-                placeholder: intermediates?.placeholder(
-                    of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer,
-                    from: analysable))
+            let variant = try Self.renderVariant(
+                key, from: source, overlays: overlays, thumbnailer: thumbnailer, intermediates: intermediates,
+                cache: cache, policy: policy.current, analysable: &analysable)
             cache?.store(key, variant)
             result = .success(variant)
         } catch {
@@ -190,6 +178,32 @@ extension RenderCoordinator {
         }
     }
 
+    /// `key`'s thumbnail rendered from `source` (through the source's intermediate when there is an intermediate
+    /// cache) as a variant with its freshness and its placeholder and tag fields: what a miss and a revalidation that
+    /// found new bytes both make. Sets `analysable` when the render went through the analysis band. On a render thread.
+    static func renderVariant(
+        _ key: VariantKey, from source: FetchedSource, overlays: Overlays, thumbnailer: Thumbnailer,
+        intermediates: IntermediateCache?, cache: ThumbnailCache?, policy: FreshnessPolicy,
+        analysable: inout IntermediateCache.Analysable?
+    ) throws(ThumbnailError) -> RenderedVariant {
+        let thumbnail =
+            if let intermediates {
+                try intermediates.render(
+                    source.body, url: key.source.string, spec: key.spec, overlays: overlays,
+                    thumbnailer: thumbnailer, analysable: &analysable)
+            } else {
+                try thumbnailer.render(
+                    source.body, spec: key.spec, watermarks: overlays.watermarks, frame: overlays.frame)
+            }
+        let freshness = freshness(of: source, policy: policy)
+        // With `image.placeholder_header` on, the source's record is made now, for the variant's header.
+        return variant(
+            thumbnail, freshness: freshness,
+            placeholder: intermediates?.placeholder(
+                of: source.body, url: key.source, freshness: freshness, thumbnailer: thumbnailer, from: analysable),
+            tag: cache?.sourceTags.field(for: key.source))
+    }
+
     /// A rendered thumbnail with the freshness the source's caching headers give it (none when the origin
     /// forbade storing).
     static func variant(
@@ -207,11 +221,11 @@ extension RenderCoordinator {
     }
 
     static func variant(
-        _ thumbnail: RenderedThumbnail, freshness: DiskCache.Freshness?, placeholder: HTTPField?
+        _ thumbnail: RenderedThumbnail, freshness: DiskCache.Freshness?, placeholder: HTTPField?, tag: HTTPField? = nil
     ) -> RenderedVariant {
         RenderedVariant(
             bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness, quality: thumbnail.quality,
-            isSourceBytes: thumbnail.isSourceBytes, placeholder: placeholder)
+            isSourceBytes: thumbnail.isSourceBytes, placeholder: placeholder, tag: tag)
     }
 
 }

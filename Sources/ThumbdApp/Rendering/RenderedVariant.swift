@@ -28,21 +28,21 @@ final class RenderedVariant: Sendable {
     /// - Parameter placeholder: `X-Thumbd-Placeholder` (``PlaceholderHeaders``), sent with every answer of it.
     init(
         bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?, quality: Int? = nil,
-        isSourceBytes: Bool = false, placeholder: HTTPField? = nil
+        isSourceBytes: Bool = false, placeholder: HTTPField? = nil, tag: HTTPField? = nil
     ) {
         self.bytes = bytes
         self.format = format
         etag = Self.etag(for: bytes, quality: quality, isSourceBytes: isSourceBytes)
         self.freshness = freshness
         isStorable = freshness != nil
-        preparedFields = Self.preparedFields(format: format, etag: etag, placeholder: placeholder)
+        preparedFields = Self.preparedFields(format: format, etag: etag, placeholder: placeholder, tag: tag)
     }
 
     /// A variant whose ETag is already known (read back from the disk tier, or refreshed by a 304), and maybe
     /// its prepared fields (a held-open blob keeps them).
     init(
         bytes: [UInt8], format: ImageFormat, etag: String, freshness: DiskCache.Freshness?,
-        preparedFields: PreparedFields? = nil, placeholder: HTTPField? = nil
+        preparedFields: PreparedFields? = nil, placeholder: HTTPField? = nil, tag: HTTPField? = nil
     ) {
         self.bytes = bytes
         self.format = format
@@ -50,7 +50,7 @@ final class RenderedVariant: Sendable {
         self.freshness = freshness
         isStorable = freshness != nil
         self.preparedFields =
-            preparedFields ?? Self.preparedFields(format: format, etag: etag, placeholder: placeholder)
+            preparedFields ?? Self.preparedFields(format: format, etag: etag, placeholder: placeholder, tag: tag)
     }
 
     /// The same thumbnail with new freshness (after the origin answered 304). Shares the bytes.
@@ -60,7 +60,10 @@ final class RenderedVariant: Sendable {
     }
 
     /// The fields that depend on the thumbnail only, in the order answers send them.
-    static func preparedFields(format: ImageFormat, etag: String, placeholder: HTTPField? = nil) -> PreparedFields {
+    /// - Parameter tag: the source tag header (``SourceTagHeaders``), sent with every answer of it.
+    static func preparedFields(
+        format: ImageFormat, etag: String, placeholder: HTTPField? = nil, tag: HTTPField? = nil
+    ) -> PreparedFields {
         var fields = [HTTPField(name: "Content-Type", value: format.mimeType), HTTPField(name: "ETag", value: etag)]
         if let quality = quality(inETag: etag) {
             fields.append(HTTPField(name: "X-Thumbd-Quality", value: String(quality)))
@@ -70,6 +73,7 @@ final class RenderedVariant: Sendable {
             fields.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
         }
         if let placeholder { fields.append(placeholder) }
+        if let tag { fields.append(tag) }
         return PreparedFields(fields)
     }
 

@@ -16,10 +16,14 @@ import URLForms
 ///     {"thumbor": {"source": {"url": …, "width": 800, "height": 600, "frameCount": 1},
 ///                  "operations": [{"type": "crop", …}, {"type": "resize", "width": 300, "height": 200},
 ///                                 {"type": "flip_horizontally"}],
-///                  "target": {"width": 300, "height": 200}}}
+///                  "target": {"width": 300, "height": 200}},
+///      "analysis": {"blurhash": …, "thumbhash": …, "average_colour": …, …}}
 extension InfoService: ThumborMetaAnswering {
     struct ThumborMeta: Encodable {
         var thumbor: Body
+        /// thumbd's own: the source's analysis (placeholders, colours, hashes; as `/info?analysis=1` shows it), beside
+        /// thumbor's fields, while `image.analysis` is on. From the source's record, made if it has none.
+        var analysis: AnalysisFields?
 
         struct Body: Encodable {
             let source: Source
@@ -87,6 +91,7 @@ extension InfoService: ThumborMetaAnswering {
         }
         let source = request.source
         withSource(source, responder) { [self] bytes, origin in
+            let freshness = self.freshness(of: bytes)
             do {
                 try renderPool.submit(priority: .interactive) { [thumbnailer, intermediates] in
                     let response: HTTPResponse
@@ -104,6 +109,13 @@ extension InfoService: ThumborMetaAnswering {
                             target: (rendered.width, rendered.height))
                         meta.thumbor.focalPoints = Self.thumborFocalPoints(
                             path, picture: (probe.width, probe.height), regions: regions)
+                        if let intermediates, intermediates.analyses?.isEager == true {
+                            // Left out, not failed, if it cannot be made: the client asked for thumbor's fields.
+                            meta.analysis =
+                                (try? intermediates.analysis(
+                                    of: bytes.body, url: source, freshness: freshness,
+                                    thumbnailer: thumbnailer)).map { AnalysisFields($0.analysis) }
+                        }
                         response = Self.json(meta, origin: origin)
                     } catch {
                         response = ErrorResponse(.thumbnail(error)).response

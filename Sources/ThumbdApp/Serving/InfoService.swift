@@ -125,9 +125,10 @@ final class InfoService: Sendable {
         // Read before the parse: keys changed during it leave an answer that the next request parses again.
         let keyGeneration = verifier.keyGeneration
         if let prepared, let analyses = intermediates?.analyses,
-            let body = prepared.body(for: rawQuery, keyGeneration: keyGeneration, analyses: analyses)
+            let found = prepared.body(for: rawQuery, keyGeneration: keyGeneration, analyses: analyses)
         {
-            responder.respond(Self.response(body, origin: "analysis"))
+            let tag = cache?.sourceTags.field(forCanonical: found.source)
+            responder.respond(Self.response(found.body, origin: "analysis", tag: tag))
             return
         }
         let query: InfoQuery
@@ -137,6 +138,7 @@ final class InfoService: Sendable {
             responder.respond(ErrorResponse(.request(error)).response)
             return
         }
+        let tag = cache?.sourceTags.field(for: query.source)
         answer(query, work: .pool(renderPool)) { [prepared] result in
             switch result {
             case .success(let answer):
@@ -146,7 +148,7 @@ final class InfoService: Sendable {
                         .init(source: query.source.string, digest: digest, keyGeneration: keyGeneration, body: body),
                         for: rawQuery)
                 }
-                responder.respond(Self.response(body, origin: answer.origin))
+                responder.respond(Self.response(body, origin: answer.origin, tag: tag))
             case .failure(let error): responder.respond(ErrorResponse(error).response)
             }
         }
@@ -340,14 +342,19 @@ final class InfoService: Sendable {
             }, { done(.failure(.renderQueueFull)) })
     }
 
+    /// How long what is made of `source` (its analysis record) may be kept: its caching headers' say (`nil`: not kept).
+    func freshness(of source: FetchedSource) -> DiskCache.Freshness? {
+        guard case .store(let decided) = policy.current.decide(source.headers, receivedAt: Timestamp.now()) else {
+            return nil
+        }
+        return decided
+    }
+
     /// What `query` asks of `source`'s bytes. On a render thread.
     private func info(of source: FetchedSource, _ query: InfoQuery) throws(ThumbnailError) -> Info {
         let bytes = source.body
         let digest = bytes.withUnsafeBytes { XXHash64.hash($0) }
-        var freshness: DiskCache.Freshness?
-        if case .store(let decided) = policy.current.decide(source.headers, receivedAt: Timestamp.now()) {
-            freshness = decided
-        }
+        let freshness = freshness(of: source)
         var info: Info
         if let wanted = query.analysis, let intermediates, let analyses = intermediates.analyses {
             if wanted == analyses.options,
@@ -392,15 +399,14 @@ final class InfoService: Sendable {
         return (try? encoder.encode(info)).map { [UInt8]($0) } ?? Array("{}".utf8)
     }
 
-    /// An answer with `body`, from `origin` (`X-Source`).
-    static func response(_ body: [UInt8], origin: String) -> HTTPResponse {
-        HTTPResponse(
-            status: .ok,
-            headers: [
-                HTTPField(name: "Content-Type", value: "application/json"),
-                HTTPField(name: "Cache-Control", value: "no-store"),
-                HTTPField(name: "X-Source", value: origin),
-            ],
-            body: .bytes(body))
+    /// An answer with `body`, from `origin` (`X-Source`), with the source tag header `tag` (``SourceTagHeaders``).
+    static func response(_ body: [UInt8], origin: String, tag: HTTPField? = nil) -> HTTPResponse {
+        var headers = [
+            HTTPField(name: "Content-Type", value: "application/json"),
+            HTTPField(name: "Cache-Control", value: "no-store"),
+            HTTPField(name: "X-Source", value: origin),
+        ]
+        if let tag { headers.append(tag) }
+        return HTTPResponse(status: .ok, headers: headers, body: .bytes(body))
     }
 }

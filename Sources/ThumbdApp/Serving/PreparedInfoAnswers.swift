@@ -25,12 +25,14 @@ final class PreparedInfoAnswers: Sendable {
         memory = try MemoryCache(configuration: .init(maxBytes: maxBytes, maxEntries: maxEntries))
     }
 
-    /// The body prepared for `query`, if it still answers it now (see the type's comment).
-    func body(for query: String, keyGeneration: UInt64, analyses: SourceAnalyses) -> [UInt8]? {
+    /// The body prepared for `query` and its canonical source URL, if it still answers it now (see the type's comment).
+    func body(
+        for query: String, keyGeneration: UInt64, analyses: SourceAnalyses
+    ) -> (body: [UInt8], source: String)? {
         guard let entry = memory.value(forKey: query), entry.keyGeneration == keyGeneration,
             let kept = analyses.kept(entry.source), kept.record.digest == entry.digest, kept.isFresh
         else { return nil }
-        return entry.body
+        return (entry.body, entry.source)
     }
 
     /// Keeps `entry` as the answer to `query`.

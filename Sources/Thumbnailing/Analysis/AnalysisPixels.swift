@@ -13,7 +13,7 @@ package struct AnalysisPixels: Sendable {
         package var weight: Double
     }
 
-    /// The miniature: fits 64 x 64 (ThumbHash allows 100), the intermediate's aspect; sRGB and alpha, rows packed.
+    /// The miniature: fits 32 x 32 (ThumbHash allows 100), the intermediate's aspect; sRGB and alpha, rows packed.
     package var width: Int
     package var height: Int
     package var rgba: [UInt8]

@@ -3,7 +3,7 @@ import Foundation
 
 /// BlurHash, Wolt's reference algorithm (https://github.com/woltapp/blurhash, Algorithm.md): the picture's
 /// `x` x `y` lowest cosine components in linear light, quantised and written in base 83. Computed on the
-/// miniature: the components are averages over the picture, which 64 px keep to well under a level of 255.
+/// miniature: the components are averages over the picture, which 32 px keep to about a level of 255.
 /// BlurHash has no alpha: transparent pixels count with the colour they hold (black, once premultiplied away).
 enum BlurHash {
     private static let digits = Array(

@@ -132,7 +132,7 @@ extension Thumbnailer {
     /// The analysis of the picture `image` holds (a source's intermediate). Blocks (a render thread): about a
     /// millisecond for a 512 px intermediate (docs/api.md, "The per-source analysis").
     ///
-    /// One C call makes every analyser's pixels from the intermediate (an RGBA miniature fitting 64 x 64, the grey
+    /// One C call makes every analyser's pixels from the intermediate (an RGBA miniature fitting 32 x 32, the grey
     /// copies of the two hashes, the transparency, libimagequant's palette); the rest is Swift on those few pixels.
     /// - Throws: `ThumbnailError.renderFailed` when an option is out of its range or libvips or libimagequant fails.
     package func analyse(_ image: IntermediateImage, options: AnalysisOptions = AnalysisOptions())

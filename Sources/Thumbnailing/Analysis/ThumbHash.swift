@@ -4,7 +4,7 @@ import Foundation
 /// ThumbHash, Evan Wallace's algorithm (https://evanw.github.io/thumbhash/, the reference `rgbaToThumbHash`): the
 /// picture composited over its own average colour, turned into luminance, two colour differences and alpha, each
 /// reduced to its lowest cosine components (a triangle of them), quantised to 4 bits, with the aspect ratio in the
-/// header; base64 with the standard alphabet and padding. Takes at most 100 x 100 pixels (the miniature: 64).
+/// header; base64 with the standard alphabet and padding. Takes at most 100 x 100 pixels (the miniature: 32).
 enum ThumbHash {
     /// The ThumbHash bytes of width x height (each 1...100) RGBA pixels.
     static func encode(rgba: [UInt8], width w: Int, height h: Int) -> [UInt8] {

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+// thumbd-decoder: a helper process that can do nothing but decode (docs/threat-model.md).
+//
+// It starts libvips with the loaders thumbd never runs in its own address space (svgload, pdfload, jxlload,
+// magickload) allowed, warms them up (fonts, modules), closes every descriptor but 0, 1 and 2, sets RLIMIT_CPU
+// and RLIMIT_AS, installs a seccomp filter, then serves jobs read from standard input until it ends or its job
+// count is reached. Usage: thumbd-decoder [--jobs N] [--cpu-seconds S] [--memory-mb M] [--test-loop-on-magic]
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vips/vips.h>
+#include <vips/vector.h>
+
+#include "decoder.h"
+
+// Loaders this helper may run: the untrusted ones thumbd's own process blocks, and the trusted families (for
+// image.sandbox: all).
+static const char *const allowed_loaders[] = {
+    "VipsForeignLoadSvg",  "VipsForeignLoadPdf",  "VipsForeignLoadJxl",  "VipsForeignLoadMagick",
+    "VipsForeignLoadJpeg", "VipsForeignLoadPng",  "VipsForeignLoadWebp", "VipsForeignLoadGif",
+    "VipsForeignLoadHeif", "VipsForeignLoadTiff",
+};
+
+// A tiny SVG with text, decoded once before the filter: librsvg, pango and fontconfig open their
+// configuration and font files then, not after (when open is refused).
+static const char warm_svg[] = "<svg xmlns='http://www.w3.org/2000/svg' width='8' height='8'>"
+                               "<text x='0' y='7' font-size='7'>a</text></svg>";
+
+static int read_all(int fd, void *buffer, size_t length) {
+    uint8_t *bytes = buffer;
+    while (length > 0) {
+        ssize_t count = read(fd, bytes, length);
+        if (count < 0 && errno == EINTR) continue;
+        if (count <= 0) return -1;
+        bytes += count;
+        length -= (size_t)count;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *buffer, size_t length) {
+    const uint8_t *bytes = buffer;
+    while (length > 0) {
+        ssize_t count = write(fd, bytes, length);
+        if (count < 0 && errno == EINTR) continue;
+        if (count <= 0) return -1;
+        bytes += count;
+        length -= (size_t)count;
+    }
+    return 0;
+}
+
+static int refuse(const char *message) {
+    uint32_t head[2] = {THUMBD_DECODER_ANSWER_MAGIC, THUMBD_DECODER_REFUSED};
+    uint64_t length = strlen(message);
+    if (write_all(1, head, sizeof head) || write_all(1, &length, sizeof length)) return -1;
+    return write_all(1, message, length);
+}
+
+// Refuses with libvips's error text (first line), then clears it.
+static int refuse_vips(const char *what) {
+    char message[512];
+    const char *detail = vips_error_buffer();
+    size_t line = strcspn(detail, "\n");
+    snprintf(message, sizeof message, "%s: %.*s", what, (int)(line > 400 ? 400 : line), detail);
+    vips_error_clear();
+    return refuse(message);
+}
+
+// The seccomp filter: a list of system calls a decoder never needs and an attacker would want (opening paths,
+// sockets, new programs, new processes, tracing, changing the file system). Everything else is allowed, so
+// that glib/librsvg/poppler's allocations, threads and clocks keep working. Opening returns EACCES (libraries
+// that probe a file go on without it); the rest kill the process.
+static int install_filter(void) {
+#define DENY(nr, action) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, (action))
+#define ERR(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        // The x32 ABI's numbers carry bit 30: refused as a whole.
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_open, ERR(EACCES)),
+        DENY(__NR_openat, ERR(EACCES)),
+        DENY(__NR_openat2, ERR(EACCES)),
+        DENY(__NR_creat, ERR(EACCES)),
+        DENY(__NR_open_by_handle_at, ERR(EACCES)),
+        DENY(__NR_socket, ERR(EACCES)),
+        DENY(__NR_socketpair, ERR(EACCES)),
+        DENY(__NR_connect, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_bind, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_listen, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_accept, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_accept4, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_sendto, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_sendmsg, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_execve, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_execveat, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_fork, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_vfork, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_ptrace, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_process_vm_readv, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_process_vm_writev, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_kill, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_mount, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_unlink, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_unlinkat, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_rename, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_renameat, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_renameat2, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_chmod, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_fchmodat, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_setrlimit, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_prlimit64, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_bpf, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_io_uring_setup, SECCOMP_RET_KILL_PROCESS),
+        DENY(__NR_memfd_create, ERR(EACCES)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+#undef DENY
+#undef ERR
+    struct sock_fprog program = {.len = (unsigned short)(sizeof filter / sizeof filter[0]), .filter = filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0);
+}
+
+// One job: read, decode, answer. Returns -1 when the pipe is gone (the helper then ends).
+static int serve(int test_loop) {
+    uint32_t head[3];
+    uint64_t limits[2];
+    if (read_all(0, head, sizeof head) || read_all(0, limits, sizeof limits)) return -1;
+    if (head[0] != THUMBD_DECODER_JOB_MAGIC) return -1;
+    uint64_t pixel_limit = limits[0], length = limits[1];
+    if (length == 0 || length > ((uint64_t)1 << 31)) return refuse("source length out of range") ? -1 : 0;
+    void *source = g_try_malloc(length);
+    if (source == NULL) return refuse("source too large for the helper's memory") ? -1 : 0;
+    if (read_all(0, source, length)) {
+        g_free(source);
+        return -1;
+    }
+    // Test only: a job whose source starts with "thumbd-test-loop" spins (the deadline test).
+    if (test_loop && length >= 16 && memcmp(source, "thumbd-test-loop", 16) == 0) {
+        for (volatile uint64_t i = 0;; i++) {
+        }
+    }
+
+    int status = 0;
+    VipsImage *image = NULL;
+    const char *loader = vips_foreign_find_load_buffer(source, length);
+    if (loader == NULL) {
+        status = refuse_vips("unrecognised source");
+    } else if ((image = vips_image_new_from_buffer(source, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL)) ==
+               NULL) {
+        status = refuse_vips("unreadable source");
+    } else {
+        // Vector sources (SVG, PDF) render at the box's size, never larger than needed.
+        int vector = strstr(loader, "Svg") != NULL || strstr(loader, "Pdf") != NULL;
+        if (vector && head[1] > 0 && head[2] > 0 && image->Xsize > 0 && image->Ysize > 0) {
+            double scale = MIN((double)head[1] / image->Xsize, (double)head[2] / image->Ysize);
+            scale = MIN(scale, 64.0);
+            g_object_unref(image);
+            image = NULL;
+            if (strstr(loader, "Svg") != NULL) {
+                image = vips_image_new_from_buffer(source, length, "", "scale", scale, NULL);
+            } else {
+                image = vips_image_new_from_buffer(source, length, "", "dpi", 72.0 * scale, NULL);
+            }
+            if (image == NULL) status = refuse_vips("unreadable source");
+        }
+        if (image != NULL) {
+            uint64_t pixels = (uint64_t)image->Xsize * (uint64_t)image->Ysize;
+            if (pixels > pixel_limit) {
+                char message[160];
+                snprintf(message, sizeof message, "source of %dx%d pixels is over the limit of %llu pixels",
+                         image->Xsize, image->Ysize, (unsigned long long)pixel_limit);
+                status = refuse(message);
+            } else {
+                size_t size = 0;
+                void *raster = vips_image_write_to_memory(image, &size);
+                if (raster == NULL) {
+                    status = refuse_vips("undecodable source");
+                } else {
+                    uint32_t answer[6] = {THUMBD_DECODER_ANSWER_MAGIC, THUMBD_DECODER_OK,
+                                          (uint32_t)image->Xsize, (uint32_t)image->Ysize,
+                                          (uint32_t)image->Bands, (uint32_t)image->BandFmt};
+                    uint64_t bytes = size;
+                    status = write_all(1, answer, sizeof answer) || write_all(1, &bytes, sizeof bytes) ||
+                                     write_all(1, raster, size)
+                                 ? -1
+                                 : 0;
+                    g_free(raster);
+                }
+            }
+        }
+    }
+    if (image != NULL) g_object_unref(image);
+    g_free(source);
+    return status;
+}
+
+int main(int argc, char **argv) {
+    long jobs = 100, cpu_seconds = 30, memory_mb = 1024;
+    int test_loop = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) jobs = atol(argv[++i]);
+        else if (strcmp(argv[i], "--cpu-seconds") == 0 && i + 1 < argc) cpu_seconds = atol(argv[++i]);
+        else if (strcmp(argv[i], "--memory-mb") == 0 && i + 1 < argc) memory_mb = atol(argv[++i]);
+        else if (strcmp(argv[i], "--test-loop-on-magic") == 0) test_loop = 1;
+        else {
+            fprintf(stderr, "thumbd-decoder: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (VIPS_INIT(argv[0])) {
+        fprintf(stderr, "thumbd-decoder: libvips: %s\n", vips_error_buffer());
+        return 1;
+    }
+    vips_cache_set_max(0);
+    vips_concurrency_set(1);
+    vips_vector_set_enabled(FALSE);
+    vips_operation_block_set("VipsForeignLoad", TRUE);
+    for (size_t i = 0; i < sizeof allowed_loaders / sizeof allowed_loaders[0]; i++) {
+        vips_operation_block_set(allowed_loaders[i], FALSE);
+    }
+    // Warm-up: fonts and their configuration are read now, before open is refused.
+    VipsImage *warm = vips_image_new_from_buffer(warm_svg, sizeof warm_svg - 1, "", NULL);
+    if (warm != NULL) {
+        double ignored;
+        (void)vips_avg(warm, &ignored, NULL);
+        g_object_unref(warm);
+    }
+    vips_error_clear();
+
+    // Nothing but the job's descriptors: 0 (jobs in), 1 (answers out), 2 (diagnostics).
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0) {
+        fprintf(stderr, "thumbd-decoder: close_range: %s\n", strerror(errno));
+        return 1;
+    }
+    struct rlimit cpu = {(rlim_t)cpu_seconds, (rlim_t)cpu_seconds + 1};
+    struct rlimit memory = {(rlim_t)memory_mb << 20, (rlim_t)memory_mb << 20};
+    if (setrlimit(RLIMIT_CPU, &cpu) || setrlimit(RLIMIT_AS, &memory) || setrlimit(RLIMIT_NOFILE, &(struct rlimit){8, 8})) {
+        fprintf(stderr, "thumbd-decoder: setrlimit: %s\n", strerror(errno));
+        return 1;
+    }
+    if (install_filter()) {
+        fprintf(stderr, "thumbd-decoder: seccomp: %s\n", strerror(errno));
+        return 1;
+    }
+    for (long done = 0; done < jobs; done++) {
+        if (serve(test_loop)) break;
+    }
+    return 0;
+}
