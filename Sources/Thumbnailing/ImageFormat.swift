@@ -36,11 +36,12 @@ package enum ImageFormat: String, Hashable, Sendable, CaseIterable, CustomString
     }
 
     /// Whether thumbd can write thumbnails in this format (AVIF also needs `Vips.canSaveAVIF`, JPEG XL
-    /// `Vips.canSaveJXL`). JPEG XL is written only: its loader stays blocked.
+    /// `Vips.canSaveJXL`, HEIF `Vips.canSaveHEIC`). JPEG XL is written only: its loader stays blocked. HEIF is
+    /// written as HEIC (HEVC), only when the configuration allows it (`image.heic_output`).
     package var isEncodable: Bool {
         switch self {
-        case .jpeg, .png, .webp, .avif, .gif, .jxl: true
-        case .tiff, .heif: false
+        case .jpeg, .png, .webp, .avif, .gif, .jxl, .heif: true
+        case .tiff: false
         }
     }
 

@@ -32,6 +32,7 @@ extension Thumbnailer {
         params.png_compression = Int32(configuration.pngCompression)
         params.webp_effort = Int32(configuration.webpEffort)
         params.avif_effort = Int32(configuration.avifEffort)
+        params.jxl_effort = Int32(configuration.jxlEffort)
         params.allowed_sources = sourceMask
         params.max_source_pixels = Int64(configuration.maxSourcePixels)
         if let focalPoint = spec.focalPoint, params.fit == THUMBD_VIPS_FIT_COVER || params.fit == THUMBD_VIPS_FIT_AUTO {

@@ -89,13 +89,26 @@ void thumbd_vips_free(void *pointer) { g_free(pointer); }
 
 void thumbd_vips_thread_shutdown(void) { vips_thread_shutdown(); }
 
-
 int thumbd_vips_can_save_jxl(void) {
     VipsImage *black = NULL;
     void *data = NULL;
     size_t length = 0;
     int ok = vips_black(&black, 16, 16, "bands", 3, NULL) == 0 &&
-             vips_jxlsave_buffer(black, &data, &length, "effort", 1, "Q", 50, NULL) == 0 && length > 0;
+             vips_jxlsave_buffer(black, &data, &length, "effort", 3, "Q", 50, NULL) == 0 && length > 0;
+    g_free(data);
+    if (black) g_object_unref(black);
+    vips_error_clear();
+    return ok ? 1 : 0;
+}
+
+int thumbd_vips_can_save_heic(void) {
+    VipsImage *black = NULL;
+    void *data = NULL;
+    size_t length = 0;
+    int ok = vips_black(&black, 16, 16, "bands", 3, NULL) == 0 &&
+             vips_heifsave_buffer(black, &data, &length, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_HEVC, "Q", 50,
+                                  NULL) == 0 &&
+             length > 0;
     g_free(data);
     if (black) g_object_unref(black);
     vips_error_clear();

@@ -377,7 +377,8 @@ extension ThumbnailRequest {
         return .gravity(gravity)
     }
 
-    private static let formatQualityReason = "must be format:quality pairs (jpeg, png, webp, avif, gif; 1...100)"
+    private static let formatQualityReason =
+        "must be format:quality pairs (jpeg, png, webp, avif, jxl, heic, gif; 1...100)"
 
     /// `format:quality[,format:quality…]`, each format once (its range is checked when the plan is built).
     private static func formatQualities(_ text: String) throws(RequestError) -> [ImageFormat: Int] {
@@ -399,8 +400,9 @@ extension ThumbnailRequest {
         case "webp": return .exactly(.webp)
         case "avif": return .exactly(.avif)
         case "jxl": return .exactly(.jxl)
+        case "heic", "heif": return .exactly(.heif)
         case "gif": return .exactly(.gif)
-        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif, jxl, gif or auto")
+        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif, jxl, heic, gif or auto")
         }
     }
 
