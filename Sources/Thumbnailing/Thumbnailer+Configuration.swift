@@ -33,10 +33,10 @@ extension Thumbnailer {
         /// libheif/aom effort for AVIF, 0...9. 2: about 27 ms of CPU per 256 px thumbnail against 148 ms at
         /// libvips's default 4, for files 0.3 % larger; 0 takes 10 ms but files grow by 12 %.
         package var avifEffort = 2
-        /// libjxl effort for JPEG XL, 3...9 (libvips 8.14 refuses 1 and 2). 4: measured on 256 px thumbnails of two
-        /// photos (in process, one thread, 30 runs each; bench/README.md), about 16 ms of CPU per encode, against
-        /// 21 ms for AVIF at effort 2 and 24 ms at libjxl's default 7, for files within 2 % of effort 7's and about
-        /// 28 % smaller than AVIF's at the same `q`.
+        /// libjxl effort for JPEG XL, 3...9 (libvips 8.14 refuses 1 and 2). 4: on 256 px thumbnails of three photos
+        /// (bench/encode_formats.c, BENCHMARKS.md "JPEG XL and HEIC output"), 4 to 17 ms of CPU per encode against
+        /// 19 to 26 ms for AVIF at its effort 2, and 12 to 24 ms at libjxl's default 7, for files within 4 % of 7's
+        /// (and about 25 % smaller than AVIF's at the same `q`). 3 costs the same as 4.
         package var jxlEffort = 4
         /// Sizes (bands) of the intermediate renders boxes go through: a box that fits `intermediateMargin`
         /// times into the smallest band's intermediate of its source (on each axis) is resized from that

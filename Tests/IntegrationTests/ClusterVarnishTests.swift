@@ -315,9 +315,9 @@ extension Integration {
 
             // and the node's access log holds exactly the /thumb requests Varnish did not answer itself
             let nodeRequests = try await blocking {
-                Self.waitForNodeRequests(atLeast: 6, of: cluster, since: marks)
+                Self.waitForNodeRequests(atLeast: 7, of: cluster, since: marks)
             }
-            #expect(nodeRequests == [1: 6], "webp, neither, both, two 404s, after the purge")
+            #expect(nodeRequests == [1: 7], "webp, neither, both, jxl, two 404s, after the purge")
             _ = try await blocking { varnish.stop() }
         }
 
