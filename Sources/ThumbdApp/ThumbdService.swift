@@ -227,7 +227,8 @@ package final class ThumbdService: Sendable {
         logger.info(
             "thumbd components ready",
             metadata: [
-                "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)", "cpus": "\(cpus)",
+                "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)", "jxl": "\(vips.canSaveJXL)",
+                "heic": "\(vips.canSaveHEIC)", "cpus": "\(cpus)",
                 "render_threads": "\(renderPool.configuration.threads)",
             ])
     }

@@ -143,6 +143,8 @@ extension Settings {
             .list("image.watermarks", \.image.watermarks, reload: .restart, parse: WatermarkFile.init(parsing:)),
             .integer("image.default_quality", \.image.defaultQuality, .reloadable),
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),
+            .list("image.auto_formats", \.image.autoFormats, reload: .restart, parse: AutoFormat.init(parsing:)),
+            .boolean("image.heic_output", \.image.isHEICOutputEnabled, .reloadable),
             .bytes("image.intermediate_cache_bytes", \.image.intermediateCacheBytes, .restart),
             .boolean("image.faces", \.image.faces, .restart),
             .string("image.face_cascade", \.image.faceCascade, .restart),

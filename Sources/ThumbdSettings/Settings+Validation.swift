@@ -65,6 +65,9 @@ extension Settings {
         if Set(names).count != names.count {
             throw check.error(\.image.watermarks, "a watermark name is listed twice")
         }
+        if Set(image.autoFormats).count != image.autoFormats.count {
+            throw check.error(\.image.autoFormats, "a format is listed twice")
+        }
         try check.range(\.image.intermediateCacheBytes, 0...(1 << 40), "0 keeps none")
         try check.range(\.image.defaultQuality, 1...100)
         if image.faceSide != 0 {

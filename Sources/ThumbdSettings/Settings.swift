@@ -130,6 +130,11 @@ package struct Settings: Sendable, Equatable {
         package var defaultQuality = 80
         /// Whether `format=auto` may answer AVIF to clients that accept it.
         package var isAVIFEnabled = true
+        /// The formats `format=auto` may answer besides JPEG and PNG, most preferred first (restart only: the
+        /// variant key names the format negotiated under this order).
+        package var autoFormats: [AutoFormat] = [.avif, .jxl, .webp]
+        /// Whether `format=heic` (HEVC in HEIF) is written; off by default (HEVC's patents: an operator opts in).
+        package var isHEICOutputEnabled = false
         /// Budget for decoded intermediate renders kept so other sizes of a recent source skip its decode
         /// (`IntermediateCache`); 0 keeps none.
         package var intermediateCacheBytes = 128_000_000

@@ -33,6 +33,7 @@ import Testing
         ("image.max_source_pixels", { $0.image.maxSourcePixels = 0 }),
         ("image.default_quality", { $0.image.defaultQuality = 101 }),
         ("image.default_quality", { $0.image.defaultQuality = 0 }),
+        ("image.auto_formats", { $0.image.autoFormats = [.jxl, .webp, .jxl] }),
         ("cache.client_max_age", { $0.cache.clientMaxAge = .seconds(-1) }),
         ("cache.min_ttl", { $0.cache.minTTL = .seconds(40 * 86_400) }),
         ("cache.max_ttl", { $0.cache.maxTTL = .zero }),
@@ -237,5 +238,13 @@ import Testing
     @Test func reloadWithoutChangesReportsNothing() {
         let (applied, restartKeys) = Settings().reloaded(with: Settings())
         #expect(applied == Settings() && restartKeys.isEmpty)
+    }
+
+    @Test func autoFormatsNamesOnlyTheNegotiableFormats() throws {
+        // Given the names auto can answer, and others, then only avif, jxl and webp parse (any case)
+        #expect(try Settings.AutoFormat(parsing: "JXL") == .jxl)
+        for name in ["jpeg", "png", "heic", "gif", ""] {
+            #expect(throws: InvalidValue.self) { try Settings.AutoFormat(parsing: name) }
+        }
     }
 }

@@ -190,27 +190,34 @@ sub vcl_recv {
     # thumbd reads no cookie, and the built-in vcl_recv would not cache a request that carries one: a site's
     # cookies on its image host would turn every thumbnail into a pass.
     unset req.http.Cookie;
-    # Thumbnails vary with Accept (format=auto: AVIF, then WebP, else JPEG or PNG; thumbd answers `Vary: Accept`),
-    # and browsers send many spellings of it. Varnish keeps one copy per distinct Vary'd value, so Accept is cut
-    # down to what thumbd reads from it, by thumbd's own rule (AcceptHeader.swift): whether `image/avif` and
-    # `image/webp` are named with a quality above 0. Every browser then shares one of four copies per URL, and the
-    # node receives the reduced header, which asks for the same format as the original.
+    # Thumbnails vary with Accept (format=auto: the first of image.auto_formats the client accepts, by default AVIF,
+    # then JPEG XL, then WebP, else JPEG or PNG; thumbd answers `Vary: Accept`), and browsers send many spellings of
+    # it. Varnish keeps one copy per distinct Vary'd value, so Accept is cut down to what thumbd reads from it, by
+    # thumbd's own rule (AcceptHeader.swift): whether `image/avif`, `image/jxl` and `image/webp` are named with a
+    # quality above 0. Every browser then shares one of eight copies per URL (each a subset of the three, always
+    # written in that order), and the node receives the reduced header, which asks for the same format as the
+    # original whatever order image.auto_formats sets.
     if (req.http.Accept) {
-        # The entries thumbd ignores (`image/avif;q=0`, `image/webp; foo=1; q=0.000`) first, then the two names.
+        # The entries thumbd ignores (`image/avif;q=0`, `image/webp; foo=1; q=0.000`) first, then the three names.
         set req.http.X-Thumbd-Accept = regsuball(req.http.Accept,
-            "(?i)(^|,)\s*image/(avif|webp)\s*;([^,]*;)?\s*q\s*=\s*0(\.0*)?\s*(;[^,]*)?(?=,|$)", "");
+            "(?i)(^|,)\s*image/(avif|jxl|webp)\s*;([^,]*;)?\s*q\s*=\s*0(\.0*)?\s*(;[^,]*)?(?=,|$)", "");
+        set req.http.X-Thumbd-Reduced = "";
         if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/avif\s*(;|,|$)") {
-            if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
-                set req.http.Accept = "image/avif,image/webp";
-            } else {
-                set req.http.Accept = "image/avif";
-            }
-        } elsif (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
-            set req.http.Accept = "image/webp";
-        } else {
+            set req.http.X-Thumbd-Reduced = ",image/avif";
+        }
+        if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/jxl\s*(;|,|$)") {
+            set req.http.X-Thumbd-Reduced = req.http.X-Thumbd-Reduced + ",image/jxl";
+        }
+        if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
+            set req.http.X-Thumbd-Reduced = req.http.X-Thumbd-Reduced + ",image/webp";
+        }
+        if (req.http.X-Thumbd-Reduced == "") {
             unset req.http.Accept;
+        } else {
+            set req.http.Accept = regsub(req.http.X-Thumbd-Reduced, "^,", "");
         }
         unset req.http.X-Thumbd-Accept;
+        unset req.http.X-Thumbd-Reduced;
     }
     # Then the built-in vcl_recv: a request with Authorization is passed, every other one looked up in the cache
     # by URL and Host. Client hints (image.client_hints) need nothing here: thumbd names the ones it read in

@@ -47,6 +47,14 @@ extension Settings {
         configuration.maxFrames = image.maxFrames
         configuration.defaultQuality = image.defaultQuality
         if !image.isAVIFEnabled { configuration.allowedOutputFormats.remove(.avif) }
+        if image.isHEICOutputEnabled { configuration.allowedOutputFormats.insert(.heif) }
+        configuration.autoFormats = image.autoFormats.map { format in
+            switch format {
+            case .avif: .avif
+            case .jxl: .jxl
+            case .webp: .webp
+            }
+        }
         return configuration
     }
 
