@@ -19,8 +19,11 @@ APT_PACKAGES := libvips-dev libjpeg-dev libwebp-dev libcurl4-openssl-dev libsqli
 # the face and feature detection tests (Tests/ThumbnailingTests/FaceDetectorTests.swift), run with Debian's
 # /usr/bin/python3: the same cascades and OpenCV as thumbd's build. python3-blurhash (with python3-pil and
 # python3-numpy) is the BlurHash oracle of the per-source analysis (Tests/ThumbnailingTests/AnalysisOracleTests.swift).
+# libjxl-tools (djxl) and libheif-examples (heif-convert) are the second decoders, beside libvips's command line, of
+# the JPEG XL and HEIC round trips (Tests/IntegrationTests/NewOutputFormatTests.swift): thumbd blocks its own JPEG XL
+# loader, and neither Pillow 10.4 nor the venv reads JPEG XL or HEIC.
 APT_TEST_PACKAGES := chromium python3-venv haproxy nginx varnish python3-opencv python3-blurhash python3-pil \
-	python3-numpy
+	python3-numpy libjxl-tools libheif-examples
 TEST_VENV := .venv-test
 THUMBOR_VENV := .venv-thumbor
 CONFIG ?= config/thumbd.yaml

@@ -11,6 +11,10 @@ import Synchronization
 /// original of it; a purge of the source removes its rows. Rows of a source evicted from disk since stay until
 /// that source is purged (a purge of a source with nothing left costs a few deletes that find nothing).
 ///
+/// A second table holds each source's validators (`ETag`, `Last-Modified`) and when it is next due for a check with
+/// its origin (`cache.source_check_interval`: the background check that finds a source changed even when no
+/// request reaches this node, the caches in front answering them all).
+///
 /// Lookups are bounded: each returns at most `limit` URLs, ordered by URL. Called on the disk writer's thread (or
 /// any thread: one lock guards the connection, uncontended in practice).
 package final class PurgeIndex: @unchecked Sendable {
@@ -20,6 +24,24 @@ package final class PurgeIndex: @unchecked Sendable {
     private let byTag: PreparedStatement
     private let byPrefix: PreparedStatement
     private let removeSource: PreparedStatement
+    private let insertCheck: PreparedStatement
+    private let dueChecks: PreparedStatement
+    private let postponeCheck: PreparedStatement
+    private let removeCheck: PreparedStatement
+
+    /// A source's validators, for a conditional request to its origin.
+    package struct Check: Sendable, Equatable {
+        package var url: String
+        package var etag: String?
+        package var lastModified: String?
+
+        /// A source's validators.
+        package init(url: String, etag: String?, lastModified: String?) {
+            self.url = url
+            self.etag = etag
+            self.lastModified = lastModified
+        }
+    }
 
     /// Opens or creates the index at `path`.
     package init(path: String) throws(CacheError) {
@@ -34,6 +56,13 @@ package final class PurgeIndex: @unchecked Sendable {
                 PRIMARY KEY (tag, url)
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS tags_by_url ON tags(url);
+            CREATE TABLE IF NOT EXISTS checks (
+                url TEXT PRIMARY KEY,
+                etag TEXT,
+                last_modified TEXT,
+                due INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS checks_by_due ON checks(due);
             """)
         insert = try PreparedStatement(database, sql: "INSERT OR IGNORE INTO tags (tag, url) VALUES (?1, ?2)")
         byTag = try PreparedStatement(database, sql: "SELECT url FROM tags WHERE tag = ?1 ORDER BY url LIMIT ?2")
@@ -41,6 +70,13 @@ package final class PurgeIndex: @unchecked Sendable {
         byPrefix = try PreparedStatement(
             database, sql: "SELECT DISTINCT url FROM tags WHERE url >= ?1 AND url < ?2 ORDER BY url LIMIT ?3")
         removeSource = try PreparedStatement(database, sql: "DELETE FROM tags WHERE url = ?1")
+        insertCheck = try PreparedStatement(
+            database,
+            sql: "INSERT OR REPLACE INTO checks (url, etag, last_modified, due) VALUES (?1, ?2, ?3, ?4)")
+        dueChecks = try PreparedStatement(
+            database, sql: "SELECT url, etag, last_modified FROM checks WHERE due <= ?1 ORDER BY due LIMIT ?2")
+        postponeCheck = try PreparedStatement(database, sql: "UPDATE checks SET due = ?2 WHERE url = ?1")
+        removeCheck = try PreparedStatement(database, sql: "DELETE FROM checks WHERE url = ?1")
         self.database = database
     }
 
@@ -53,6 +89,44 @@ package final class PurgeIndex: @unchecked Sendable {
                 try insert.bind(2, url)
                 try insert.run()
             }
+        }
+    }
+
+    /// Records `check`'s validators, next due at `due` (milliseconds since the epoch), in place of any before.
+    package func schedule(_ check: Check, due: Int64) throws(CacheError) {
+        try lock.withLock { _ throws(CacheError) in
+            defer { insertCheck.reset() }
+            try insertCheck.bind(1, check.url)
+            try insertCheck.bind(2, check.etag)
+            try insertCheck.bind(3, check.lastModified)
+            try insertCheck.bind(4, due)
+            try insertCheck.run()
+        }
+    }
+
+    /// The sources due for a check at `now` (milliseconds since the epoch), longest due first, at most `limit`.
+    package func dueChecks(now: Int64, limit: Int) throws(CacheError) -> [Check] {
+        try lock.withLock { _ throws(CacheError) in
+            defer { dueChecks.reset() }
+            try dueChecks.bind(1, now)
+            try dueChecks.bind(2, Int64(limit))
+            var checks: [Check] = []
+            while try dueChecks.step() {
+                if let url = dueChecks.text(0) {
+                    checks.append(Check(url: url, etag: dueChecks.text(1), lastModified: dueChecks.text(2)))
+                }
+            }
+            return checks
+        }
+    }
+
+    /// Moves `url`'s next check to `due` (milliseconds since the epoch).
+    package func postponeCheck(url: String, due: Int64) throws(CacheError) {
+        try lock.withLock { _ throws(CacheError) in
+            defer { postponeCheck.reset() }
+            try postponeCheck.bind(1, url)
+            try postponeCheck.bind(2, due)
+            try postponeCheck.run()
         }
     }
 
@@ -88,7 +162,11 @@ package final class PurgeIndex: @unchecked Sendable {
             defer { removeSource.reset() }
             try removeSource.bind(1, url)
             try removeSource.run()
-            return database.changes
+            let removed = database.changes
+            defer { removeCheck.reset() }
+            try removeCheck.bind(1, url)
+            try removeCheck.run()
+            return removed
         }
     }
 }

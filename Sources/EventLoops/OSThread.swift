@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 internal import CLinuxShims
+package import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -55,6 +56,18 @@ package struct OSThread: @unchecked Sendable {  // Sendable: pthread_t is an opa
 
     /// The calling thread's pthread id as an integer, for cheap "am I on this thread" checks.
     static var currentID: UInt { UInt(pthread_self()) }
+}
+
+extension Mutex where Value == OSThread? {
+    /// Takes the thread out (nil from then on) and joins it; nothing when it was already taken. The stop of a
+    /// component that owns one thread: idempotent, and safe to call from several threads.
+    package func takeAndJoin() {
+        let running = withLock { thread -> OSThread? in
+            defer { thread = nil }
+            return thread
+        }
+        running?.join()
+    }
 }
 
 /// The processors this process may run on: its CPU affinity mask (`taskset`, a container's cpuset), not

@@ -115,6 +115,21 @@ package final class PreparedFields: Sendable {
         bytes = ResponseWriter.serialize(fields)
     }
 
+    /// The value of the first line named `name` (as it was written: names are compared exactly), if any. Reads the
+    /// lines; for the few answers that rebuild their fields, never for a hit.
+    package func value(named name: String) -> String? {
+        let prefix = Array((name + ": ").utf8)
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0D) ?? bytes.count
+            if end - start > prefix.count, bytes[start..<start + prefix.count].elementsEqual(prefix) {
+                return String(decoding: bytes[(start + prefix.count)..<end], as: UTF8.self)
+            }
+            start = end + 2  // past "\r\n"
+        }
+        return nil
+    }
+
     /// `prefix`'s lines, then `fields` serialised, in a buffer of its own (not shared with `prefix`).
     package init(_ prefix: PreparedFields, then fields: [HTTPField]) {
         bytes = prefix.bytes + ResponseWriter.serialize(fields)

@@ -47,6 +47,13 @@ package enum MetricNames {
     package static let purges = "thumbd_purges_total"
     package static let purgedObjects = "thumbd_purged_objects_total"
     package static let purgeSharedErrors = "thumbd_purge_shared_errors_total"
+    package static let purgePushes = "thumbd_purge_pushes_total"
+    package static let sourceChecks = "thumbd_source_checks_total"
+    package static let purgePushedTags = "thumbd_purge_pushed_tags_total"
+    package static let purgePushRetries = "thumbd_purge_push_retries_total"
+    package static let purgePushFailedTags = "thumbd_purge_push_failed_tags_total"
+    package static let purgePushDroppedTags = "thumbd_purge_push_dropped_tags_total"
+    package static let purgePushPendingTags = "thumbd_purge_push_pending_tags"
     /// Counter: decoder sandbox jobs, by result (`ok`, `crashed`, `timeout`, `refused`).
     package static let sandboxJobs = "thumbd_sandbox_jobs_total"
     /// Counter: decoder sandbox helpers started (the first ones, replacements after N jobs or a failure, extras).

@@ -140,6 +140,8 @@ final class FetchEngine: @unchecked Sendable {
             start(waiter, url: url, validators: validators)
         case .object(let waiter, let request):
             startObject(waiter, request)
+        case .notification(let waiter, let request):
+            startNotification(waiter, request)
         case .cancel(let ticketID):
             cancel(ticketID: ticketID)
         case .reconfigure(let configuration):
@@ -314,6 +316,32 @@ final class FetchEngine: @unchecked Sendable {
         enqueue(transfer, waiter: waiter)
     }
 
+    /// A request to an operator's endpoint (a purge pushed downstream): a transfer of its own, never joined.
+    private func startNotification(_ waiter: Waiter, _ request: NotificationRequest) {
+        assertOnFetchThread()
+        if waiter.ticket.isCancelled {
+            pendingCounters.waitersCancelled += 1
+            return
+        }
+        let endpoint: SourceURL
+        do {
+            endpoint = try SourceURL(request.url)
+        } catch {
+            waiter.deliver(.failure(error))
+            return
+        }
+        nextTransferID += 1
+        let key = CoalescingKey(url: "\(request.method) \(nextTransferID) " + request.url, validators: nil)
+        let target = ObjectTarget(
+            storage: nil, url: request.url, upload: nil, timeout: request.timeout, customMethod: request.method,
+            plain: PlainRequest(headers: request.headers, body: request.body))
+        let transfer = Transfer(
+            id: nextTransferID, key: key, source: endpoint, priority: .background, configuration: configuration,
+            object: target)
+        transfer.countsAsOriginFetch = false
+        enqueue(transfer, waiter: waiter)
+    }
+
     /// Puts a new transfer in the tables and starts it when its host has a free slot.
     private func enqueue(_ transfer: Transfer, waiter: Waiter) {
         let key = transfer.key
@@ -473,7 +501,8 @@ final class FetchEngine: @unchecked Sendable {
         isStopping = true
         for command in unhandled + mailbox.close() {
             switch command {
-            case .start(let waiter, _, _), .object(let waiter, _): waiter.deliver(.failure(.cancelled))
+            case .start(let waiter, _, _), .object(let waiter, _), .notification(let waiter, _):
+                waiter.deliver(.failure(.cancelled))
             default: break
             }
         }

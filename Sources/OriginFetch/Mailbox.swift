@@ -9,6 +9,8 @@ enum Command: Sendable {
     case start(Waiter, Result<SourceURL, FetchError>, Validators?)
     /// Start a request to an object store (the shared cache tier): GETs of one object coalesce, PUTs never.
     case object(Waiter, ObjectRequest)
+    /// Send a request to an operator's endpoint (a purge pushed downstream): never joined with another.
+    case notification(Waiter, NotificationRequest)
     /// Remove the waiter holding this ticket id (its ticket was already claimed by `cancel`).
     case cancel(ticketID: UInt64)
     /// Use this configuration for transfers started from now on (config hot reload).

@@ -278,15 +278,25 @@ package struct ObjectUpload: Sendable {
     }
 }
 
-/// What the engine needs to run one object transfer (a shared-tier request or an `s3://` source).
+/// What the engine needs to run one transfer to an operator's endpoint: an object store's (a shared-tier request or
+/// an `s3://` source, signed) or a notification's (``NotificationRequest``, unsigned).
 struct ObjectTarget {
-    let storage: ObjectStorage
+    /// The store whose credentials sign the request; nil for a notification.
+    let storage: ObjectStorage?
     let url: String
     let upload: ObjectUpload?
     let timeout: Duration?
-    /// `DELETE` for a deletion; nil for a GET (or a PUT, which `upload` makes).
+    /// `DELETE` for a deletion, a notification's method; nil for a GET (or a PUT, which `upload` makes).
     var customMethod: String? = nil
+    /// A notification's header lines and body.
+    var plain: PlainRequest? = nil
 
     /// SHA-256 of no bytes: the `x-amz-content-sha256` of a GET.
     static let emptyBodySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+}
+
+/// A notification's header lines and body (``NotificationRequest``).
+struct PlainRequest {
+    let headers: [String]
+    let body: [UInt8]
 }

@@ -130,6 +130,21 @@ package final class OriginFetcher: Sendable {
         return ticket
     }
 
+    /// Sends `request` to an operator's endpoint (``NotificationRequest``) on the same thread and multi handle, in
+    /// the endpoint host's queue at background priority. Not counted as an origin fetch. `completion` gets an empty
+    /// ``FetchedSource`` for a 2xx answer, else the error its status or failure maps to.
+    @discardableResult
+    package func notify(
+        _ request: NotificationRequest, completion: @escaping @Sendable (Result<FetchedSource, FetchError>) -> Void
+    ) -> FetchTicket {
+        let ticket = FetchTicket(id: nextTicketID.add(1, ordering: .relaxed).newValue)
+        let waiter = Waiter(ticket: ticket, priority: .background, completion: .fetch(completion))
+        if !mailbox.post(.notification(waiter, request)) {
+            waiter.deliver(.failure(.cancelled))
+        }
+        return ticket
+    }
+
     /// Removes the waiter holding `ticket`; other waiters of the same transfer are unaffected.
     /// When it was the last one, the transfer is stopped and its connection closed.
     /// Any thread; does not block on the fetch thread.

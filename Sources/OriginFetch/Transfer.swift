@@ -64,15 +64,16 @@ final class Transfer {
     var redirectCount = 0
     var deadline: ContinuousClock.Instant?
 
-    /// Set for a signed request to an object store (an `s3://` source or a shared-cache request): no address
-    /// check, no redirect, its own URL.
+    /// Set for a request to an operator's endpoint: a signed one to an object store (an `s3://` source or a
+    /// shared-cache request) or a notification (a purge pushed downstream). No address check, no redirect, its own
+    /// URL.
     let object: ObjectTarget?
     /// False for the shared cache's requests, which are not origin fetches and stay out of the origin counters.
     var countsAsOriginFetch = true
 
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    /// A PUT's body, borrowed by libcurl (`CURLOPT_POSTFIELDS`) until the handle is cleaned up.
+    /// A PUT's or a notification's body, borrowed by libcurl (`CURLOPT_POSTFIELDS`) until the handle is cleaned up.
     private var uploadBuffer: UnsafeMutableRawBufferPointer?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private let policy: AddressPolicy
@@ -160,8 +161,15 @@ final class Transfer {
             // key, checked by ObjectStorage.keyRefusal, must reach the store as checked.
             // https://curl.se/libcurl/c/CURLOPT_PATH_AS_IS.html
             set(CURLOPT_PATH_AS_IS, 1)
-            headers = signObjectRequest(object) { option, value in set(option, value) }
-            ok = ok && (object.upload == nil || uploadBuffer != nil)
+            if let storage = object.storage {
+                headers = signObjectRequest(object, storage: storage) { option, value in set(option, value) }
+                ok = ok && (object.upload == nil || uploadBuffer != nil)
+            } else {
+                if let method = object.customMethod { set(CURLOPT_CUSTOMREQUEST, method) }
+                let plain = object.plain ?? PlainRequest(headers: [], body: [])
+                ok = ok && (plain.body.isEmpty || borrowBody(plain.body))
+                headers = plain.headers
+            }
         } else {
             headers.append("Accept: \(configuration.accept)")
         }
@@ -178,31 +186,39 @@ final class Transfer {
     /// Sets an object request's signing, method and body, and returns the headers it needs. Every header
     /// given to libcurl is signed (so none may be a removal such as `Expect:`), and libcurl 7.88 does not add
     /// `x-amz-content-sha256` itself: S3 refuses a request without it.
-    private func signObjectRequest(_ object: ObjectTarget, setString: (CURLoption, String) -> Void) -> [String] {
-        setString(CURLOPT_AWS_SIGV4, "aws:amz:\(object.storage.region):s3")
-        setString(CURLOPT_USERNAME, object.storage.credentials.accessKeyID)
-        setString(CURLOPT_PASSWORD, object.storage.credentials.secretAccessKey)
+    private func signObjectRequest(
+        _ object: ObjectTarget, storage: ObjectStorage, setString: (CURLoption, String) -> Void
+    ) -> [String] {
+        setString(CURLOPT_AWS_SIGV4, "aws:amz:\(storage.region):s3")
+        setString(CURLOPT_USERNAME, storage.credentials.accessKeyID)
+        setString(CURLOPT_PASSWORD, storage.credentials.secretAccessKey)
         guard let upload = object.upload else {
             if let method = object.customMethod { setString(CURLOPT_CUSTOMREQUEST, method) }
             return ["x-amz-content-sha256: \(ObjectTarget.emptyBodySHA256)"]
         }
         // POSTFIELDS (not UPLOAD): libcurl 7.88 hashes the post fields into the canonical request, so the
         // signed payload hash and the header agree; with UPLOAD it would sign the hash of nothing.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(upload.body.count, 1), alignment: 1)
-        upload.body.withUnsafeBytes { buffer.copyMemory(from: $0) }
-        uploadBuffer = buffer
         setString(CURLOPT_CUSTOMREQUEST, "PUT")
-        guard thumbd_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(upload.body.count)) == CURLE_OK,
-            thumbd_curl_setopt_ptr(easy, CURLOPT_POSTFIELDS, buffer.baseAddress) == CURLE_OK
-        else {
-            uploadBuffer = nil
-            buffer.deallocate()
-            return []
-        }
+        guard borrowBody(upload.body) else { return [] }
         var headers = ["x-amz-content-sha256: \(upload.bodySHA256)", "Content-Type: \(upload.contentType)"]
         if upload.onlyIfAbsent { headers.append("If-None-Match: *") }
         for (name, value) in upload.metadata { headers.append("x-amz-meta-\(name): \(value)") }
         return headers
+    }
+
+    /// Copies `body` into a buffer libcurl borrows as the request's body (`CURLOPT_POSTFIELDS`) until the handle is
+    /// cleaned up. False when libcurl refused it.
+    private func borrowBody(_ body: [UInt8]) -> Bool {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(body.count, 1), alignment: 1)
+        body.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        guard thumbd_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)) == CURLE_OK,
+            thumbd_curl_setopt_ptr(easy, CURLOPT_POSTFIELDS, buffer.baseAddress) == CURLE_OK
+        else {
+            buffer.deallocate()
+            return false
+        }
+        uploadBuffer = buffer
+        return true
     }
 
     /// Resets per-hop state and points the handle at `current` with what is left of the deadline.

@@ -28,6 +28,8 @@ package final class ThumbdService: Sendable {
     let revalidator: Revalidator
     /// The one purge path (admin routes, changed sources); internal: tests and /metrics read its counters.
     let purger: Purger
+    /// The background check of sources (`cache.source_check_interval`); nil when off.
+    let sourceChecker: SourceChecker?
     /// Checks `sig` on /thumb against `security.signing_keys`; a reload applies new keys with
     /// `signatureVerifier.update(keys:)`, effective for the next request.
     package let signatureVerifier: URLSignatureVerifier
@@ -104,9 +106,19 @@ package final class ThumbdService: Sendable {
         coordinator = RenderCoordinator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             intermediates: intermediates, watermarks: watermarks, shared: sharedTier)
+        let push = settings.purgeNotifierConfiguration
         let purger = Purger(
-            cache: cache, analyses: analyses, intermediates: intermediates, shared: sharedTier, logger: logger)
+            cache: cache, analyses: analyses, intermediates: intermediates, shared: sharedTier,
+            notifier: push.isOn ? try PurgeNotifier(configuration: push, fetcher: fetcher, logger: logger) : nil,
+            logger: logger)
         self.purger = purger
+        if let interval = cache.sourceCheckInterval, let index = cache.purgeIndex {
+            sourceChecker = try SourceChecker(
+                configuration: .init(interval: interval), index: index, fetcher: fetcher, purger: purger,
+                logger: logger)
+        } else {
+            sourceChecker = nil
+        }
         revalidator = Revalidator(
             fetcher: fetcher, renderPool: renderPool, thumbnailer: thumbnailer, cache: cache, policy: policy,
             logger: logger, watermarks: watermarks, intermediates: intermediates, purger: purger)
@@ -142,7 +154,8 @@ package final class ThumbdService: Sendable {
         prefetch.register(in: &router)
         metrics = MetricsEndpoint(
             settings: settings, fetcher: fetcher, coordinator: coordinator, cache: cache, revalidator: revalidator,
-            renderPool: renderPool, prefetch: prefetch, sharedTier: sharedTier, purger: purger)
+            renderPool: renderPool, prefetch: prefetch, sharedTier: sharedTier, purger: purger,
+            sourceChecker: sourceChecker)
         health.register(in: &router)
         metrics.register(in: &router)
 
@@ -215,7 +228,8 @@ package final class ThumbdService: Sendable {
         logger.info(
             "thumbd components ready",
             metadata: [
-                "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)", "cpus": "\(cpus)",
+                "libvips": "\(vips.version)", "avif": "\(vips.canSaveAVIF)", "jxl": "\(vips.canSaveJXL)",
+                "heic": "\(vips.canSaveHEIC)", "cpus": "\(cpus)",
                 "render_threads": "\(renderPool.configuration.threads)",
             ])
     }
@@ -260,6 +274,8 @@ package final class ThumbdService: Sendable {
         metrics.shutdown()
         prefetch.shutdown()
         coordinator.shutdown()
+        sourceChecker?.shutdown()
+        purger.notifier?.shutdown()  // before the fetch thread: their requests go there
         fetcher.shutdown()
         renderPool.shutdown()
         cache.shutdown()  // after the renders: their stores are queued, and written before the disk thread stops

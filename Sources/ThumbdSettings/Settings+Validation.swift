@@ -65,6 +65,9 @@ extension Settings {
         if Set(names).count != names.count {
             throw check.error(\.image.watermarks, "a watermark name is listed twice")
         }
+        if Set(image.autoFormats).count != image.autoFormats.count {
+            throw check.error(\.image.autoFormats, "a format is listed twice")
+        }
         try check.range(\.image.intermediateCacheBytes, 0...(1 << 40), "0 keeps none")
         try check.range(\.image.defaultQuality, 1...100)
         if image.faceSide != 0 {
@@ -183,6 +186,7 @@ extension Settings {
             throw check.error(
                 \.cache.tagHeader, "must be a header name: up to 64 of A-Z a-z 0-9 -, such as Surrogate-Key")
         }
+        try validatePurgePush(check)
         let prefix = cache.shared.prefix
         if prefix.utf8.count > 200
             || !prefix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/_.-".contains($0)) })
@@ -199,6 +203,41 @@ extension Settings {
         if cache.shared.isEnabled && endpoint.isEmpty {
             throw check.error(\.cache.shared.isEnabled, "needs s3.endpoint")
         }
+    }
+
+    private func validatePurgePush(_ check: Check) throws(SettingsError) {
+        /// An absolute http(s) URL with a host, no spaces or controls, no fragment and no user information.
+        func isEndpoint(_ url: String) -> Bool {
+            let rest = url.hasPrefix("http://") ? url.dropFirst(7) : url.hasPrefix("https://") ? url.dropFirst(8) : nil
+            guard let rest, url.utf8.count <= 2_000, let host = rest.split(separator: "/").first, !host.isEmpty
+            else { return false }
+            return !host.contains("@") && url.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "#") })
+        }
+        for (index, url) in cache.purge.varnish.enumerated() where !isEndpoint(url) {
+            throw check.error(
+                \.cache.purge.varnish, "item \(index + 1) must be an http(s) URL such as http://varnish:6081/")
+        }
+        if cache.purge.varnish.count > 16 {
+            throw check.error(\.cache.purge.varnish, "at most 16 endpoints")
+        }
+        if !cache.purge.webhook.isEmpty && !isEndpoint(cache.purge.webhook) {
+            throw check.error(\.cache.purge.webhook, "must be empty or an http(s) URL")
+        }
+        if !cache.purge.webhookToken.isEmpty
+            && !cache.purge.webhookToken.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        {
+            throw check.error(\.cache.purge.webhookToken, "must be printable characters without spaces")
+        }
+        if !cache.purge.varnish.isEmpty && cache.tagHeader.isEmpty {
+            throw check.error(
+                \.cache.purge.varnish, "needs cache.tag_header (Varnish bans the thumbnails by the tags it carries)")
+        }
+        if cache.sourceCheckInterval != .zero {
+            try check.duration(\.cache.sourceCheckInterval, .seconds(1)...(.seconds(30 * 86_400)))
+        }
+        try check.range(\.cache.purge.queueLimit, 1...1_000_000)
+        try check.range(\.cache.purge.attempts, 1...20)
+        try check.duration(\.cache.purge.timeout, .milliseconds(1)...(.seconds(60)))
     }
 
     private func validateSecrets(_ check: Check) throws(SettingsError) {

@@ -130,6 +130,11 @@ package struct Settings: Sendable, Equatable {
         package var defaultQuality = 80
         /// Whether `format=auto` may answer AVIF to clients that accept it.
         package var isAVIFEnabled = true
+        /// The formats `format=auto` may answer besides JPEG and PNG, most preferred first (restart only: the
+        /// variant key names the format negotiated under this order).
+        package var autoFormats: [AutoFormat] = [.avif, .jxl, .webp]
+        /// Whether `format=heic` (HEVC in HEIF) is written; off by default (HEVC's patents: an operator opts in).
+        package var isHEICOutputEnabled = false
         /// Budget for decoded intermediate renders kept so other sizes of a recent source skip its decode
         /// (`IntermediateCache`); 0 keeps none.
         package var intermediateCacheBytes = 128_000_000
@@ -244,6 +249,11 @@ package struct Settings: Sendable, Equatable {
         package var disk = Disk()
         /// The shared tier on the S3-compatible store (`s3.*`), for many nodes.
         package var shared = Shared()
+        /// Purges pushed downstream (Varnish, a webhook).
+        package var purge = Purge()
+        /// How often each source stored on this node is checked with its origin in the background (a changed or
+        /// gone source is purged); zero for never.
+        package var sourceCheckInterval: Duration = .zero
 
         /// The defaults.
         package init() {}
@@ -294,6 +304,26 @@ package struct Settings: Sendable, Equatable {
         package var putQueue = 256
         /// Whether source originals are stored there too (a new size of a known source then needs no origin).
         package var keepsSources = true
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// `cache.purge.*`: where every purge (`DELETE /cache`, `POST /purge`, a source found changed) is pushed, so that
+    /// the caches in front drop their copies too.
+    package struct Purge: Sendable, Equatable {
+        /// Varnish endpoints (`http://host:port/`): each gets a `BAN` with the purged tags (deploy/cluster/varnish.vcl).
+        package var varnish: [String] = []
+        /// A URL that gets a `POST` of JSON with the purged tags and source URLs; empty for none.
+        package var webhook = ""
+        /// Sent to the webhook as `Authorization: Bearer <token>`; empty for none.
+        package var webhookToken = ""
+        /// Tags waiting per endpoint; more are dropped (and counted).
+        package var queueLimit = 10_000
+        /// Tries of one batch before it is given up (and counted); between tries 0.5 s, doubling, at most 30 s.
+        package var attempts = 6
+        /// Time one push may take, connection included.
+        package var timeout: Duration = .seconds(5)
 
         /// The defaults.
         package init() {}

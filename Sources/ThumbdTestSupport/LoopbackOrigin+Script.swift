@@ -63,6 +63,8 @@ extension LoopbackOrigin {
         package var target: String
         /// Header values by lower-cased name (repeated names joined with ", ").
         package var headers: [String: String]
+        /// The body (a `Content-Length` one; empty for none).
+        package var body: [UInt8] = []
     }
 
     static func reason(_ status: Int) -> String {

@@ -110,21 +110,31 @@ package enum LoopbackSocket {
         return false
     }
 
-    /// Reads one request head (the test origin ignores request bodies). Returns nil at EOF,
-    /// on error, or when the bytes are not HTTP (then `buffer` is left non-empty).
+    /// Reads one request: its head, and its body when it has a `Content-Length` (at most 1 MiB; a chunked body is
+    /// not read). Returns nil at EOF, on error, or when the bytes are not HTTP (then `buffer` is left non-empty).
     static func readRequest(_ fd: Int32, buffer: inout [UInt8]) -> LoopbackOrigin.ReceivedRequest? {
         let terminator: [UInt8] = [13, 10, 13, 10]
         var chunk = [UInt8](repeating: 0, count: 4096)
+        var request: LoopbackOrigin.ReceivedRequest?
+        var bodyLength = 0
         while true {
-            if let end = firstRange(of: terminator, in: buffer) {
+            if request == nil, let end = firstRange(of: terminator, in: buffer) {
                 let head = String(decoding: buffer[..<end], as: UTF8.self)
                 buffer.removeFirst(end + 4)
-                return parse(head)
-                    ?? {
-                        buffer = [0]; return nil
-                    }()
+                guard let parsed = parse(head) else {
+                    buffer = [0]
+                    return nil
+                }
+                request = parsed
+                bodyLength = parsed.headers["content-length"].flatMap { Int($0) } ?? 0
+                guard (0...(1 << 20)).contains(bodyLength) else { return nil }
             }
-            if buffer.count > 64 * 1024 { return nil }
+            if var complete = request, buffer.count >= bodyLength {
+                complete.body = Array(buffer[..<bodyLength])
+                buffer.removeFirst(bodyLength)
+                return complete
+            }
+            if request == nil && buffer.count > 64 * 1024 { return nil }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
@@ -132,7 +142,8 @@ package enum LoopbackSocket {
                 return nil
             }
             buffer += chunk[..<count]
-            if buffer.first.map({ !(65...90).contains($0) }) == true { return nil }  // not a method: TLS or junk
+            // Not a method: TLS or junk.
+            if request == nil && buffer.first.map({ !(65...90).contains($0) }) == true { return nil }
         }
     }
 

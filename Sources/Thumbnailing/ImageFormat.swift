@@ -10,6 +10,7 @@ package enum ImageFormat: String, Hashable, Sendable, CaseIterable, CustomString
     case gif
     case tiff
     case heif
+    case jxl
 
     /// The media type for `Content-Type`.
     package var mimeType: String {
@@ -21,6 +22,7 @@ package enum ImageFormat: String, Hashable, Sendable, CaseIterable, CustomString
         case .gif: "image/gif"
         case .tiff: "image/tiff"
         case .heif: "image/heif"
+        case .jxl: "image/jxl"
         }
     }
 
@@ -33,11 +35,13 @@ package enum ImageFormat: String, Hashable, Sendable, CaseIterable, CustomString
         }
     }
 
-    /// Whether thumbd can write thumbnails in this format (AVIF also needs `Vips.canSaveAVIF`).
+    /// Whether thumbd can write thumbnails in this format (AVIF also needs `Vips.canSaveAVIF`, JPEG XL
+    /// `Vips.canSaveJXL`, HEIF `Vips.canSaveHEIC`). JPEG XL is written only: its loader stays blocked. HEIF is
+    /// written as HEIC (HEVC), only when the configuration allows it (`image.heic_output`).
     package var isEncodable: Bool {
         switch self {
-        case .jpeg, .png, .webp, .avif, .gif: true
-        case .tiff, .heif: false
+        case .jpeg, .png, .webp, .avif, .gif, .jxl, .heif: true
+        case .tiff: false
         }
     }
 
@@ -58,6 +62,7 @@ package enum ImageFormat: String, Hashable, Sendable, CaseIterable, CustomString
         case "image/gif": self = .gif
         case "image/tiff": self = .tiff
         case "image/heif", "image/heic": self = .heif
+        case "image/jxl": self = .jxl
         default: return nil
         }
     }

@@ -160,8 +160,9 @@ package enum Gravity: String, Hashable, Sendable, CaseIterable {
 package enum FormatRequest: Hashable, Sendable {
     /// This format, or `ThumbnailError.outputFormatUnavailable`.
     case exactly(ImageFormat)
-    /// Negotiated: AVIF if accepted and writable, else WebP if accepted, else JPEG, or PNG when the
-    /// thumbnail has transparent pixels. JPEG and PNG are always acceptable.
+    /// Negotiated: the first of `Thumbnailer.Configuration.autoFormats` (default AVIF, JPEG XL, WebP) that is
+    /// accepted and writable, else JPEG, or PNG when the thumbnail has transparent pixels. JPEG and PNG are always
+    /// acceptable; HEIC is never negotiated.
     case auto(accepting: AcceptedFormats)
 }
 
@@ -176,6 +177,18 @@ package struct AcceptedFormats: OptionSet, Hashable, Sendable {
     package static let webp = AcceptedFormats(rawValue: 1 << 0)
     /// `image/avif`.
     package static let avif = AcceptedFormats(rawValue: 1 << 1)
+    /// `image/jxl`.
+    package static let jxl = AcceptedFormats(rawValue: 1 << 2)
+
+    /// The member for `format`, if `auto` can negotiate it (AVIF, JPEG XL, WebP).
+    package init?(_ format: ImageFormat) {
+        switch format {
+        case .webp: self = .webp
+        case .avif: self = .avif
+        case .jxl: self = .jxl
+        default: return nil
+        }
+    }
 }
 
 extension ThumbnailSpec {

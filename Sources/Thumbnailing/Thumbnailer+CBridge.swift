@@ -32,6 +32,7 @@ extension Thumbnailer {
         params.png_compression = Int32(configuration.pngCompression)
         params.webp_effort = Int32(configuration.webpEffort)
         params.avif_effort = Int32(configuration.avifEffort)
+        params.jxl_effort = Int32(configuration.jxlEffort)
         params.allowed_sources = sourceMask
         params.max_source_pixels = Int64(configuration.maxSourcePixels)
         if let focalPoint = spec.focalPoint, params.fit == THUMBD_VIPS_FIT_COVER || params.fit == THUMBD_VIPS_FIT_AUTO {
@@ -129,6 +130,7 @@ extension ImageFormat {
         case THUMBD_VIPS_FORMAT_TIFF: self = .tiff
         case THUMBD_VIPS_FORMAT_HEIF: self = .heif
         case THUMBD_VIPS_FORMAT_AVIF: self = .avif
+        case THUMBD_VIPS_FORMAT_JXL: self = .jxl
         default: return nil
         }
     }
@@ -142,6 +144,7 @@ extension ImageFormat {
         case .tiff: THUMBD_VIPS_FORMAT_TIFF
         case .heif: THUMBD_VIPS_FORMAT_HEIF
         case .avif: THUMBD_VIPS_FORMAT_AVIF
+        case .jxl: THUMBD_VIPS_FORMAT_JXL
         }
     }
 }

@@ -15,8 +15,13 @@ extension Thumbnailer {
         /// Source formats accepted. Default: all of `ImageFormat`.
         package var allowedSourceFormats = Set(ImageFormat.allCases)
         /// Output formats offered. Must contain JPEG and PNG (the `auto` fallbacks); AVIF is also subject to
-        /// `Vips.canSaveAVIF`.
-        package var allowedOutputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .gif]
+        /// `Vips.canSaveAVIF`, JPEG XL to `Vips.canSaveJXL`, HEIF (HEIC) to `Vips.canSaveHEIC`. HEIF is not in the
+        /// default: HEVC is patent-encumbered, so an operator opts in (`image.heic_output`).
+        package var allowedOutputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .gif, .jxl]
+        /// The formats `format=auto` may answer besides JPEG and PNG, most preferred first: the first one the client
+        /// accepts and this process writes is chosen for a still. Only AVIF, JPEG XL and WebP (``autoCandidates``),
+        /// each once. An animation takes WebP when it is listed and accepted, else GIF.
+        package var autoFormats: [ImageFormat] = [.avif, .jxl, .webp]
         /// Progressive JPEG output. Off: measured at 256 px it made files 0.2 % larger for the same CPU.
         package var jpegProgressive = false
         /// zlib level for PNG output, 0...9. libvips's default 6: levels 1 to 6 measured 8.3 to 10.3 ms per job
@@ -28,6 +33,11 @@ extension Thumbnailer {
         /// libheif/aom effort for AVIF, 0...9. 2: about 27 ms of CPU per 256 px thumbnail against 148 ms at
         /// libvips's default 4, for files 0.3 % larger; 0 takes 10 ms but files grow by 12 %.
         package var avifEffort = 2
+        /// libjxl effort for JPEG XL, 3...9 (libvips 8.14 refuses 1 and 2). 4: on 256 px thumbnails of three photos
+        /// (bench/encode_formats.c, BENCHMARKS.md "JPEG XL and HEIC output"), 4 to 17 ms of CPU per encode against
+        /// 19 to 26 ms for AVIF at its effort 2, and 12 to 24 ms at libjxl's default 7, for files within 4 % of 7's
+        /// (and about 25 % smaller than AVIF's at the same `q`). 3 costs the same as 4.
+        package var jxlEffort = 4
         /// Sizes (bands) of the intermediate renders boxes go through: a box that fits `intermediateMargin`
         /// times into the smallest band's intermediate of its source (on each axis) is resized from that
         /// intermediate (the source decoded once to fit band x band) instead of from the source, so other
@@ -42,6 +52,9 @@ extension Thumbnailer {
         /// of the corpus, 302 box/fit pairs, the mean absolute difference from a direct render is 0.9 of
         /// 255 levels). 2 keeps libvips's own shrink-on-load margin, but sends 320 and 512 px boxes direct.
         package var intermediateMargin = 1.0
+
+        /// The formats `autoFormats` may list (JPEG and PNG are the fallbacks, GIF the animations', HEIC never).
+        package static let autoCandidates: [ImageFormat] = [.avif, .jxl, .webp]
 
         /// The defaults described on each property.
         package init() {}
@@ -78,6 +91,15 @@ extension Thumbnailer {
             }
             guard (0...9).contains(avifEffort) else {
                 throw ConfigurationError(key: "avifEffort", reason: "must be 0...9")
+            }
+            guard JXLEffortOperation.range.contains(jxlEffort) else {
+                throw ConfigurationError(key: "jxlEffort", reason: "must be 3...9")
+            }
+            if let bad = autoFormats.first(where: { !Self.autoCandidates.contains($0) }) {
+                throw ConfigurationError(key: "autoFormats", reason: "\(bad) cannot be negotiated (avif, jxl or webp)")
+            }
+            guard Set(autoFormats).count == autoFormats.count else {
+                throw ConfigurationError(key: "autoFormats", reason: "must not name a format twice")
             }
         }
     }

@@ -59,7 +59,7 @@ package struct Thumbnailer: Sendable {
 
     /// Output formats this thumbnailer writes: the allowed ones that libvips can write.
     package var writableFormats: Set<ImageFormat> {
-        configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
+        configuration.allowedOutputFormats.filter { vips.canSave($0) }
     }
 
     /// Renders one thumbnail. Blocks the calling thread for the whole job; `source` is borrowed (libvips
@@ -122,7 +122,7 @@ package struct Thumbnailer: Sendable {
     package func normalized(_ spec: ThumbnailSpec) -> ThumbnailSpec {
         if spec.operations.raw { return .raw }
         let configuration = self.configuration
-        let writableFormats = configuration.allowedOutputFormats.filter { $0 != .avif || vips.canSaveAVIF }
+        let writableFormats = configuration.allowedOutputFormats.filter { vips.canSave($0) }
         let oneSided = spec.width == nil || spec.height == nil
         // fill-down with enlarge is cover (the box is never larger than what the picture may become).
         let fit = oneSided ? Fit.contain : spec.fit == .coverDown && spec.enlarge ? .cover : spec.fit
@@ -134,18 +134,17 @@ package struct Thumbnailer: Sendable {
             (crops && focalPoint == nil)
             || (fit == .pad && !spec.gravity.looksAtPixels)
         var format = spec.format
-        if case .auto(var accepted) = format {
-            if !writableFormats.contains(.avif) { accepted.remove(.avif) }
-            if !writableFormats.contains(.webp) { accepted.remove(.webp) }
-            format = .auto(accepting: accepted)
+        if case .auto(let accepted) = format {
+            format = .auto(accepting: Self.negotiable(accepted, configuration.autoFormats, writableFormats))
         }
         var quality = spec.quality
         if quality == nil, !spec.formatQuality.isEmpty {
-            // The format a still renders into: AVIF, else WebP, else JPEG (PNG and GIF have no quality).
+            // The format a still renders into (PNG and GIF have no quality).
             let output: ImageFormat =
                 switch format {
                 case .exactly(let format): format
-                case .auto(let accepted): accepted.contains(.avif) ? .avif : accepted.contains(.webp) ? .webp : .jpeg
+                case .auto(let accepted):
+                    Self.stillFormat(accepted, configuration.autoFormats, writableFormats) ?? .jpeg
                 }
             quality = spec.formatQuality[output]
         }
@@ -186,18 +185,48 @@ package struct Thumbnailer: Sendable {
         }
         if result.progressive == configuration.jpegProgressive { result.progressive = nil }
         if result.avifEffort == configuration.avifEffort { result.avifEffort = nil }
+        if result.jxlEffort == configuration.jxlEffort { result.jxlEffort = nil }
         return result
     }
 
+    /// What of `accepted` can change an `auto` render: the still's format (the first of `order` accepted and
+    /// writable), and WebP for an animation when listed, accepted and writable. Everything else is dropped, so that
+    /// the variant key (`auto+webp+avif`, `auto+jxl`, ...) names the negotiated format and clients whose `Accept`
+    /// differs only in formats that would not be chosen share one variant.
+    static func negotiable(
+        _ accepted: AcceptedFormats, _ order: [ImageFormat], _ writable: Set<ImageFormat>
+    ) -> AcceptedFormats {
+        var result: AcceptedFormats = []
+        if let still = stillFormat(accepted, order, writable), let member = AcceptedFormats(still) {
+            result.insert(member)
+        }
+        if order.contains(.webp), accepted.contains(.webp), writable.contains(.webp) { result.insert(.webp) }
+        return result
+    }
+
+    /// The format a still renders into under `auto` with `accepted`, JPEG or PNG (`nil`) aside: the first of `order`
+    /// that the client accepts and this thumbnailer writes.
+    static func stillFormat(
+        _ accepted: AcceptedFormats, _ order: [ImageFormat], _ writable: Set<ImageFormat>
+    ) -> ImageFormat? {
+        order.first { format in
+            AcceptedFormats(format).map { accepted.contains($0) } == true && writable.contains(format)
+        }
+    }
+
     /// The format an animated source renders into for `request`, or `nil` for its first frame only: WebP or GIF
-    /// when asked for exactly; under `auto`, WebP when accepted, else GIF. AVIF, JPEG and PNG hold one frame.
+    /// when asked for exactly; under `auto`, WebP when accepted (and in `autoFormats`), else GIF. AVIF, JPEG XL,
+    /// HEIC, JPEG and PNG hold one frame.
     package func animatedFormat(for request: FormatRequest) -> ImageFormat? {
-        let writable = writableFormats
+        let configuration = self.configuration
+        let writable = configuration.allowedOutputFormats.filter { vips.canSave($0) }
         switch request {
         case .exactly(let format):
             return (format == .webp || format == .gif) && writable.contains(format) ? format : nil
         case .auto(let accepted):
-            if accepted.contains(.webp) && writable.contains(.webp) { return .webp }
+            if accepted.contains(.webp) && writable.contains(.webp) && configuration.autoFormats.contains(.webp) {
+                return .webp
+            }
             return writable.contains(.gif) ? .gif : nil
         }
     }
@@ -210,14 +239,14 @@ package struct Thumbnailer: Sendable {
     ) throws(ThumbnailError)
         -> (opaque: ImageFormat, transparent: ImageFormat)
     {
-        let writable = writableFormats
+        let configuration = self.configuration
+        let writable = configuration.allowedOutputFormats.filter { vips.canSave($0) }
         switch request {
         case .exactly(let format):
             guard writable.contains(format) else { throw .outputFormatUnavailable(format) }
             return (format, format)
         case .auto(let accepted):
-            if accepted.contains(.avif) && writable.contains(.avif) { return (.avif, .avif) }
-            if accepted.contains(.webp) && writable.contains(.webp) { return (.webp, .webp) }
+            if let still = Self.stillFormat(accepted, configuration.autoFormats, writable) { return (still, still) }
             return (.jpeg, .png)
         }
     }

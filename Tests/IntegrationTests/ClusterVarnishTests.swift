@@ -269,10 +269,14 @@ extension Integration {
             let none = try await get(thumb, [])
             let both = try await get(thumb, [("Accept", "image/avif,image/webp,*/*")])
             let bothAgain = try await get(thumb, [("Accept", "image/webp, image/AVIF;q=0.5")])
+            let jxl = try await get(thumb, [("Accept", "image/jxl,*/*")])
+            let jxlAgain = try await get(thumb, [("Accept", "text/html, image/JXL;q=0.9, image/webp;q=0")])
 
             // Then the answers vary with Accept as thumbd says (Vary: Accept), and Varnish keeps one copy for each
-            // thing thumbd reads from Accept: WebP, neither, both; a second spelling of one is a hit
-            #expect([webp, browser, refused, none, both, bothAgain].allSatisfy { $0.status == 200 })
+            // thing thumbd reads from Accept: WebP, neither, both, JPEG XL; a second spelling of one is a hit
+            #expect([webp, browser, refused, none, both, bothAgain, jxl, jxlAgain].allSatisfy { $0.status == 200 })
+            #expect(jxl.header("Content-Type") == "image/jxl" && jxlAgain.header("Content-Type") == "image/jxl")
+            #expect(jxl.header("X-Cache") != "HIT-VARNISH" && jxlAgain.header("X-Cache") == "HIT-VARNISH")
             #expect(webp.header("Vary")?.contains("Accept") == true)
             #expect(webp.header("Content-Type") == "image/webp" && browser.header("Content-Type") == "image/webp")
             #expect(refused.header("Content-Type") != "image/webp")
@@ -311,9 +315,9 @@ extension Integration {
 
             // and the node's access log holds exactly the /thumb requests Varnish did not answer itself
             let nodeRequests = try await blocking {
-                Self.waitForNodeRequests(atLeast: 6, of: cluster, since: marks)
+                Self.waitForNodeRequests(atLeast: 7, of: cluster, since: marks)
             }
-            #expect(nodeRequests == [1: 6], "webp, neither, both, two 404s, after the purge")
+            #expect(nodeRequests == [1: 7], "webp, neither, both, jxl, two 404s, after the purge")
             _ = try await blocking { varnish.stop() }
         }
 

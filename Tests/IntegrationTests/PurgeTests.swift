@@ -196,6 +196,67 @@ extension Integration {
             withExtendedLifetime(keep) {}
         }
 
+        @Test func aPurgeIsPushedToTheWebhookWithItsTokenAndTriedAgainUntilTheWebhookAnswers() async throws {
+            // Given a webhook that fails (503) and a service that pushes purges to it with a token
+            let hooks = try LoopbackOrigin(host: "127.0.0.1")
+            defer { hooks.stop() }
+            hooks.route("/hook", .respond(status: 503, headers: [], body: []))
+            let webhookToken = "hook-token-0123456789"
+            let harness = try Harness([
+                "admin.token": Self.token, "cache.purge.webhook": hooks.url("/hook"),
+                "cache.purge.webhook_token": webhookToken,
+            ])
+            let notifier = try #require(harness.service.purger.notifier)
+
+            // When two tags are purged (no source stored under them: the tags themselves are pushed)
+            _ = try await Self.purge(harness, "{\"tags\": [\"product-7\", \"home.page\"]}")
+
+            // Then the webhook is asked, refuses, and is asked again (after 0.5 s) with the same batch
+            #expect(await eventually(timeout: .seconds(10)) { notifier.counters.retries["webhook"] ?? 0 >= 1 })
+            #expect(notifier.counters.sent["webhook"] == nil)
+            hooks.route("/hook", .ok(Array("{}".utf8), contentType: "application/json"))
+            #expect(await eventually(timeout: .seconds(10)) { notifier.counters.sent["webhook"] == 1 })
+            let posts = hooks.requests.filter { $0.method == "POST" && $0.path == "/hook" }
+            #expect(posts.count == (notifier.counters.retries["webhook"] ?? 0) + 1)
+            for post in posts {
+                #expect(post.headers["authorization"] == "Bearer \(webhookToken)")
+                #expect(post.headers["content-type"] == "application/json")
+                let body = try JSONSerialization.jsonObject(with: Data(post.body)) as? [String: [String]]
+                #expect(body == ["tags": ["product-7", "home.page"], "urls": []])
+            }
+            let counters = notifier.counters
+            #expect(counters.tagsSent["webhook"] == 2 && counters.pendingTags["webhook"] == 0)
+            #expect(counters.failedTags["webhook"] == nil && counters.droppedTags["webhook"] == nil)
+            // and /metrics says so
+            let metrics = try await harness.request("/metrics").text
+            #expect(metrics.contains("thumbd_purge_pushes_total{endpoint=\"webhook\"} 1"))
+            #expect(metrics.contains("thumbd_purge_pushed_tags_total{endpoint=\"webhook\"} 2"))
+        }
+
+        @Test func aWebhookThatNeverAnswersHoldsAtMostTheQueueAndTheRestIsDroppedAndCounted() async throws {
+            // Given a webhook that never answers, and a queue of two tags
+            let hooks = try LoopbackOrigin(host: "127.0.0.1")
+            defer { hooks.stop() }
+            hooks.route("/hook", .hang)
+            let harness = try Harness([
+                "admin.token": Self.token, "cache.purge.webhook": hooks.url("/hook"), "cache.purge.queue_limit": "2",
+                "cache.purge.timeout": "30s",
+            ])
+            let notifier = try #require(harness.service.purger.notifier)
+
+            // When five tags are purged at once, then three more while the first push hangs
+            _ = try await Self.purge(harness, "{\"tags\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}")
+            #expect(await eventually(timeout: .seconds(10)) { hooks.requests.count == 1 })
+            _ = try await Self.purge(harness, "{\"tags\": [\"f\", \"g\", \"h\"]}")
+
+            // Then two went into the push under way, two wait, and four were dropped and counted
+            let counters = notifier.counters
+            #expect(counters.droppedTags["webhook"] == 4)
+            #expect(counters.pendingTags["webhook"] == 4)
+            let body = try JSONSerialization.jsonObject(with: Data(hooks.requests[0].body)) as? [String: [String]]
+            #expect(body?["tags"] == ["a", "b"])
+        }
+
         @Test func purgeAnswers404WithoutAdmin403WithoutTheTokenAnd400NamingWhatIsWrong() async throws {
             // Given a service without admin.token: the route does not exist
             let off = try Harness.shared()

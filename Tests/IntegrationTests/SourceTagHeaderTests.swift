@@ -42,7 +42,9 @@ extension Integration {
             }
             let hot = try await HotSetTests.hotHit(harness, targets[0])
             #expect(hot.header("surrogate-key") == expected)
-            // and a disk hit once memory is emptied
+            // and a disk hit once memory is emptied (after the disk thread has written every one)
+            let variants = try #require(harness.service.cache.variants)
+            #expect(await eventually { variants.statistics.currentEntries == targets.count })
             _ = harness.service.cache.trimMemory(toBytes: 0)
             let disk = try await harness.request(targets[1])
             #expect(disk.header("x-cache") == "HIT-DISK")
@@ -93,6 +95,80 @@ extension Integration {
                 #expect(throws: (any Error).self, "\(bad)") {
                     _ = try Harness(["cache.tag_header": bad])
                 }
+            }
+        }
+
+        @Test func operatorTagsFollowTheSourceTagStayOutOfTheKeyAndAPurgeByOneFindsTheSource() async throws {
+            // Given the header on (Surrogate-Key: spaces between tags), an admin token, and a photo
+            let harness = try Harness(Self.on.merging(["admin.token": PurgeTests.token]) { $1 })
+            harness.origin.route("/tagged.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let own = try Self.tag(harness, "/tagged.png")
+
+            // When it is asked with operator tags, then with others, then with none, then with the first ones again
+            let first = try await harness.request(harness.thumbTarget("/tagged.png", "w=32&tags=product-7,home.page"))
+            let other = try await harness.request(harness.thumbTarget("/tagged.png", "w=32&tags=sale:2026&max_age=60"))
+            let none = try await harness.request(harness.thumbTarget("/tagged.png", "w=32"))
+            let again = try await harness.request(harness.thumbTarget("/tagged.png", "w=32&tags=product-7,home.page"))
+
+            // Then each answer carries the source's tag and its own tags after it, and all four are one cache entry
+            #expect(first.header("x-cache") == "MISS")
+            #expect(first.header("surrogate-key") == "\(own) product-7 home.page")
+            #expect(other.header("x-cache") == "HIT-MEMORY")
+            #expect(other.header("surrogate-key") == "\(own) sale:2026")
+            #expect(other.header("cache-control") == "public, max-age=60")
+            #expect(none.header("x-cache") == "HIT-MEMORY" && none.header("surrogate-key") == own)
+            #expect(again.header("x-cache") == "HIT-MEMORY")
+            #expect(again.header("surrogate-key") == "\(own) product-7 home.page")
+            #expect(first.body == none.body)
+
+            // When the source is purged by one operator tag
+            let purged = try await PurgeTests.purge(harness, "{\"tags\": [\"sale:2026\"]}")
+
+            // Then that finds it, and its thumbnail goes
+            #expect(
+                (purged["sources"] as? [[String: String]])?.map { $0["url"] } == [harness.origin.url("/tagged.png")])
+            #expect((purged["purged"] as? [String: Int])?["memory"] == 1)
+            let after = try await harness.request(harness.thumbTarget("/tagged.png", "w=32&tags=home.page"))
+            #expect(after.header("x-cache") == "MISS")
+            // and the tags it is asked with from then on are recorded afresh
+            let byHome = try await PurgeTests.purge(harness, "{\"tags\": [\"home.page\"]}")
+            #expect((byHome["purged"] as? [String: Int])?["memory"] == 1)
+        }
+
+        @Test func aPresetCanCarryOperatorTagsAndTheRequestsOwnReplaceThem() async throws {
+            // Given a preset that tags its thumbnails
+            let harness = try PresetServingTests.harness(["card": "\"w=40&tags=cards,catalogue\""], Self.on)
+            harness.origin.route("/p.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let own = try Self.tag(harness, "/p.png")
+            // When it is asked through the preset, then with tags of the request's own
+            let preset = try await harness.request(harness.thumbTarget("/p.png", "preset=card"))
+            let own2 = try await harness.request(harness.thumbTarget("/p.png", "preset=card&tags=front"))
+            // Then the preset's tags follow the source's, and the request's replace them (as any preset value)
+            #expect(preset.header("surrogate-key") == "\(own) cards catalogue")
+            #expect(own2.header("surrogate-key") == "\(own) front")
+            #expect(own2.header("x-cache") == "HIT-MEMORY")
+        }
+
+        @Test func operatorTagsAreCheckedAndCommaSeparatedForCacheTag() async throws {
+            // Given the header named Cache-Tag (Cloudflare: commas between tags)
+            let harness = try Harness(["cache.tag_header": "Cache-Tag"])
+            harness.origin.route("/c.png", .ok(Fixtures.bytes("quadrants.png"), contentType: "image/png"))
+            let own = try Self.tag(harness, "/c.png")
+            let answer = try await harness.request(harness.thumbTarget("/c.png", "w=16&tags=a,b,a"))
+            #expect(answer.header("cache-tag") == "\(own),a,b")
+
+            // And tags that are not tags are refused, each naming what was wrong
+            let nine = (1...9).map { "t\($0)" }.joined(separator: ",")
+            let cases: [(String, String)] = [
+                ("tags=" + nine, "at most 8 tags"),
+                ("tags=a%20b", "A-Z a-z 0-9 - _ . :"),
+                ("tags=a,,b", "1...64 bytes"),
+                ("tags=" + String(repeating: "x", count: 65), "1...64 bytes"),
+                ("tags=s0123456789abcdef", "shape of a source tag"),
+            ]
+            for (parameters, mention) in cases {
+                let refused = try await harness.request(harness.thumbTarget("/c.png", "w=16&" + parameters))
+                expectJSONError(refused, status: 400, mentioning: mention)
             }
         }
     }

@@ -38,10 +38,14 @@ final class VarnishChild: ClusterHealthChecks {
     /// varnishd's work directory (`-n`): its shared-memory log and counters, the management secret, compiled VCL.
     var workDirectory: String { directory.appending("work") }
 
-    /// Starts varnishd in the foreground on `servers`, on an unused loopback port, and waits (up to `timeout`)
-    /// until it accepts connections. Blocks the thread.
-    init(servers: [HAProxyChild.Server], probeInterval: String = "200ms", timeout: Duration = .seconds(15)) throws {
-        port = try LoopbackSocket.unusedPort()
+    /// Starts varnishd in the foreground on `servers`, on `port` (an unused loopback port when nil: a test whose
+    /// nodes must name Varnish's address before it starts picks one first), and waits (up to `timeout`) until it
+    /// accepts connections. Blocks the thread.
+    init(
+        servers: [HAProxyChild.Server], port chosen: Int? = nil, probeInterval: String = "200ms",
+        timeout: Duration = .seconds(15)
+    ) throws {
+        port = try chosen ?? LoopbackSocket.unusedPort()
         directory = try TempDirectory(prefix: "thumbd-varnish")
         // Started as root, varnishd's manager reads the VCL as the `varnish` user: mkdtemp's 0700 would refuse it.
         chmod(directory.path, 0o755)
@@ -148,6 +152,10 @@ final class VarnishChild: ClusterHealthChecks {
         let intervals = lines.indices.filter { lines[$0] == "    .interval = 2s;" }
         guard intervals.count == 1 else { throw failure("expected the line `    .interval = 2s;` once") }
         lines[intervals[0]] = "    .interval = \(probeInterval);"
+        // The nodes' subnet, which may send BANs: the test's nodes are on the loopback address.
+        let subnets = lines.indices.filter { lines[$0] == "    \"10.0.0.0\"/24;" }
+        guard subnets.count == 1 else { throw failure("expected the line `    \"10.0.0.0\"/24;` once") }
+        lines[subnets[0]] = "    \"127.0.0.1\";"
 
         // Each node's lines: its backend block (to the closing brace), and its add_backend line in each director.
         var groups: [(lines: ClosedRange<Int>, kind: String, id: Int)] = []

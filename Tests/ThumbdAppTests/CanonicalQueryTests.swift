@@ -109,6 +109,7 @@ import Thumbnailing
         ("format=jpeg&chroma=444&max_bytes=020000", "format=jpeg&chroma=444&max_bytes=20000"),
         ("lossless=1&format=webp", "format=webp&lossless=1"),
         ("avif_effort=7", "avif_effort=7"),
+        ("jxl_effort=7", "jxl_effort=7"),
         ("keep_copyright=true&icc=keep", "keep_copyright=1&icc=keep"),
         ("icc=srgb&keep_copyright=0&lossless=0", ""),
         // Everything at once, in another order.

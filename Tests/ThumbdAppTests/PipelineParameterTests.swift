@@ -80,6 +80,7 @@ import Thumbnailing
         ("format=png&max_bytes=5000", "max_bytes"), ("max_bytes=100", "max_bytes"),
         ("format=webp&lossless=1&max_bytes=5000", "max_bytes"), ("format=gif&keep_copyright=1", "keep_copyright"),
         ("icc=p3", "icc"), ("avif_effort=10", "avif_effort"), ("format=jpeg&avif_effort=3", "avif_effort"),
+        ("jxl_effort=2", "jxl_effort"), ("format=webp&jxl_effort=5", "jxl_effort"),
         ("progressive=2", "progressive"), ("format=webp&progressive=1", "progressive"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=10p", "wm_place"),
         ("wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_place=5000,0", "wm_place"),
@@ -133,7 +134,7 @@ import Thumbnailing
         ],
         ["", "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_opacity=0"],
         ["", "animated=1"],
-        ["", "progressive=0", "lossless=0&keep_copyright=0&icc=srgb", "avif_effort=2"],
+        ["", "progressive=0", "lossless=0&keep_copyright=0&icc=srgb", "avif_effort=2", "jxl_effort=4"],
         ["format=jpeg&chroma=444&max_bytes=20000", "max_bytes=20000&chroma=444&format=jpg"],
     ]
 
@@ -167,7 +168,8 @@ import Thumbnailing
             "saturation=2", "grayscale=1", "blur=1", "sharpen=1", "pixelate=2", "padding=1", "bg=000000", "fit=pad",
             "fit=cover&gravity=fp:0.1,0.1", "animated=0", "wm_url=http%3A%2F%2Fa.test%2Fm.png",
             "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_pos=tile", "wm_url=http%3A%2F%2Fa.test%2Fm.png&wm_scale=0.5",
-            "progressive=1", "chroma=444", "lossless=1", "avif_effort=5", "max_bytes=20000", "keep_copyright=1",
+            "progressive=1", "chroma=444", "lossless=1", "avif_effort=5", "jxl_effort=5", "max_bytes=20000",
+            "keep_copyright=1",
             "icc=keep",
         ]
         let keys = try steps.map(Self.key)

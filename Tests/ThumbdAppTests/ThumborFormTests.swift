@@ -240,6 +240,10 @@ import Thumbnailing
             "10x10/filters:saturation(100)/img.test/a.jpg",
             "w=10&h=10&fit=cover&enlarge=1&saturation=100&saturation_model=hsp"
         ),
+        // JPEG XL (thumbd's own: thumbor's filter ignores jxl) and HEIC (thumbor's heic and heif)
+        ("10x10/filters:format(jxl)/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&format=jxl"),
+        ("10x10/filters:format(heic)/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&format=heif"),
+        ("10x10/filters:format(heif)/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&format=heif"),
         // max_bytes beside PNG or GIF output: thumbor lowers no quality there, and neither does thumbd
         ("10x10/filters:max_bytes(5000):format(png)/img.test/a.jpg", "w=10&h=10&fit=cover&enlarge=1&format=png"),
         (
@@ -397,7 +401,6 @@ import Thumbnailing
             .invalidValue("watermark", reason: "at most 4 watermarks")
         ),
         ("fit-in/10x10/filters:fill(blur,true)/img.test/a.jpg", .unsupportedOption("fill(blur) with fill_transparent")),
-        ("10x10/filters:format(heic)/img.test/a.jpg", .unsupportedOption("format(heic)")),
         ("5000x10/img.test/a.jpg", .invalidValue("width", reason: "must be an integer 1...4096")),
         (
             "10x10/filters:saturation(-1001)/img.test/a.jpg",

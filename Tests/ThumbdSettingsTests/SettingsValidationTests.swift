@@ -33,6 +33,7 @@ import Testing
         ("image.max_source_pixels", { $0.image.maxSourcePixels = 0 }),
         ("image.default_quality", { $0.image.defaultQuality = 101 }),
         ("image.default_quality", { $0.image.defaultQuality = 0 }),
+        ("image.auto_formats", { $0.image.autoFormats = [.jxl, .webp, .jxl] }),
         ("cache.client_max_age", { $0.cache.clientMaxAge = .seconds(-1) }),
         ("cache.min_ttl", { $0.cache.minTTL = .seconds(40 * 86_400) }),
         ("cache.max_ttl", { $0.cache.maxTTL = .zero }),
@@ -45,6 +46,21 @@ import Testing
         ("cache.disk.path", { $0.cache.disk.path = "" }),
         ("cache.disk.max_bytes", { $0.cache.disk.maxBytes = 0 }),
         ("cache.disk.sources_max_bytes", { $0.cache.disk.sourcesMaxBytes = 0 }),
+        ("cache.source_check_interval", { $0.cache.sourceCheckInterval = .milliseconds(10) }),
+        ("cache.purge.varnish", { $0.cache.purge.varnish = ["http://varnish:6081/"] }),  // without cache.tag_header
+        (
+            "cache.purge.varnish",
+            {
+                $0.cache.tagHeader = "Surrogate-Key"
+                $0.cache.purge.varnish = ["varnish:6081"]
+            }
+        ),
+        ("cache.purge.webhook", { $0.cache.purge.webhook = "https://user@hooks.example.com/x" }),
+        ("cache.purge.webhook", { $0.cache.purge.webhook = "https://hooks.example.com/a b" }),
+        ("cache.purge.webhook_token", { $0.cache.purge.webhookToken = "has space" }),
+        ("cache.purge.queue_limit", { $0.cache.purge.queueLimit = 0 }),
+        ("cache.purge.attempts", { $0.cache.purge.attempts = 0 }),
+        ("cache.purge.timeout", { $0.cache.purge.timeout = .zero }),
         ("admin.token", { $0.admin.token = "short" }),
         ("admin.token", { $0.admin.token = "has a space in it, long enough" }),
         ("security.signing_keys", { $0.security.signingKeys = ["too-short"] }),
@@ -222,5 +238,13 @@ import Testing
     @Test func reloadWithoutChangesReportsNothing() {
         let (applied, restartKeys) = Settings().reloaded(with: Settings())
         #expect(applied == Settings() && restartKeys.isEmpty)
+    }
+
+    @Test func autoFormatsNamesOnlyTheNegotiableFormats() throws {
+        // Given the names auto can answer, and others, then only avif, jxl and webp parse (any case)
+        #expect(try Settings.AutoFormat(parsing: "JXL") == .jxl)
+        for name in ["jpeg", "png", "heic", "gif", ""] {
+            #expect(throws: InvalidValue.self) { try Settings.AutoFormat(parsing: name) }
+        }
     }
 }

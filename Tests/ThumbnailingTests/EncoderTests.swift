@@ -59,6 +59,17 @@ import Thumbnailing
 
     /// Thumbnails with nothing to keep are written by libjpeg or libwebp directly (encode/encode.c); with
     /// metadata kept, by libvips. Both give the same picture at the same quality.
+    @Test func jxlEffortAndLosslessChangeTheEncoding() throws {
+        guard try TestThumbnailer.make().vips.canSaveJXL else { return }
+        let fast = try Self.render("progressive.jpg", 160, .jxl) { $0.jxlEffort = 3 }
+        let slow = try Self.render("progressive.jpg", 160, .jxl) { $0.jxlEffort = 9 }
+        let standard = try Self.render("progressive.jpg", 160, .jxl) { _ in }
+        let lossless = try Self.render("progressive.jpg", 160, .jxl) { $0.lossless = true }
+        #expect(fast.bytes != slow.bytes)
+        #expect(standard.format == .jxl && standard.bytes.starts(with: [0xFF, 0x0A]))
+        #expect(lossless.bytes != standard.bytes && lossless.bytes.starts(with: [0xFF, 0x0A]))
+    }
+
     @Test(arguments: [ImageFormat.jpeg, .webp])
     func thumbdsWritersAndLibvipssAgree(_ format: ImageFormat) throws {
         let direct = try Self.render("copyright.jpg", 48, format, quality: 85) { _ in }

@@ -71,6 +71,42 @@ import Thumbnailing
         #expect(thumbnail.format == (thumbnailer.vips.canSaveAVIF ? .avif : .webp))
     }
 
+    @Test func autoFollowsTheConfiguredOrderAndKeysOnlyWhatItChose() throws {
+        // Given the default order (AVIF, JPEG XL, WebP) and one that prefers JPEG XL and leaves WebP out
+        let standard = try TestThumbnailer.make()
+        try #require(standard.vips.canSaveAVIF && standard.vips.canSaveJXL, "this libvips cannot write AVIF and JXL")
+        let jxlFirst = try TestThumbnailer.make { $0.autoFormats = [.jxl, .avif] }
+        let all: AcceptedFormats = [.avif, .jxl, .webp]
+        // Then a client that accepts all three gets AVIF, then JPEG XL; without AVIF, JPEG XL
+        #expect(try standard.outputFormats(for: .auto(accepting: all)).opaque == .avif)
+        #expect(try jxlFirst.outputFormats(for: .auto(accepting: all)).opaque == .jxl)
+        #expect(try standard.outputFormats(for: .auto(accepting: [.jxl, .webp])).opaque == .jxl)
+        #expect(try jxlFirst.outputFormats(for: .auto(accepting: [.webp])).opaque == .jpeg)
+        // And the normalised spec keeps the chosen still format, and WebP for animations only when listed
+        let spec = try TestThumbnailer.spec(32, 32, format: .auto(accepting: all))
+        #expect(standard.normalized(spec).format == .auto(accepting: [.avif, .webp]))
+        #expect(jxlFirst.normalized(spec).format == .auto(accepting: [.jxl]))
+        #expect(jxlFirst.animatedFormat(for: .auto(accepting: all)) == .gif)
+        #expect(standard.animatedFormat(for: .auto(accepting: all)) == .webp)
+    }
+
+    @Test func heicIsWrittenOnlyWhenAllowedAndNeverNegotiated() throws {
+        let standard = try TestThumbnailer.make()
+        try #require(standard.vips.canSaveHEIC, "this libvips cannot write HEIC")
+        // Given the default configuration, then HEIC by name is unavailable
+        #expect(throws: ThumbnailError.outputFormatUnavailable(.heif)) {
+            try standard.outputFormats(for: .exactly(.heif))
+        }
+        // Given HEIC allowed, then a render is an HEVC HEIF of the box's size
+        let heic = try TestThumbnailer.make { $0.allowedOutputFormats.insert(.heif) }
+        let (thumbnail, image) = try TestThumbnailer.render(
+            "quadrants.png", try TestThumbnailer.spec(64, 64, format: .exactly(.heif)), with: heic)
+        #expect(thumbnail.format == .heif)
+        #expect(image.width == 64 && image.height == 48)
+        #expect(image.mismatch(in: Fixtures.quadrantProbes(width: 64, height: 48), tolerance: 32) == nil)
+        #expect(EncoderTests.contains(thumbnail.bytes, "ftypheic"))
+    }
+
     @Test func autoSkipsFormatsTheConfigurationDisallows() throws {
         // Given a configuration without AVIF and WebP
         let thumbnailer = try TestThumbnailer.make { $0.allowedOutputFormats = [.jpeg, .png] }

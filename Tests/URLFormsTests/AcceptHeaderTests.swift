@@ -19,7 +19,7 @@ import Thumbnailing
         ("image/avif,image/webp,*/*", [.avif, .webp]),  // Firefox
         (
             "image/webp,image/avif,image/jxl,image/heic,image/heic-sequence,video/*;q=0.8,image/png,image/svg+xml,"
-                + "image/*;q=0.8,*/*;q=0.5", [.avif, .webp]
+                + "image/*;q=0.8,*/*;q=0.5", [.avif, .webp, .jxl]
         ),  // Safari
         ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", []),
         // Case, spaces, parameters.

@@ -33,9 +33,9 @@ import Thumbnailing
         .wm3_opacity: "0.75", .wm3_scale: "0.2", .wm3_hscale: "0.5", .wm3_place: "10,-10p", .wm3_fade: "20",
         .wm4: "logo", .wm4_url: "https://example.com/w4.png", .wm4_pos: "south", .wm4_x: "7", .wm4_y: "8",
         .wm4_opacity: "0.9", .wm4_scale: "0.6", .wm4_hscale: "0.7", .wm4_place: "-0,0", .wm4_fade: "40",
-        .progressive: "1", .chroma: "444", .lossless: "1", .avif_effort: "3", .max_bytes: "2000",
+        .progressive: "1", .chroma: "444", .lossless: "1", .avif_effort: "3", .jxl_effort: "5", .max_bytes: "2000",
         .keep_copyright: "1", .icc: "keep", .expires: "1900000000", .max_age: "60", .filename: "photo",
-        .attachment: "1", .fq: "webp:70", .skip: "gif,jpeg", .raw: "1",
+        .attachment: "1", .tags: "product-7,home", .fq: "webp:70", .skip: "gif,jpeg", .raw: "1",
     ]
 
     @Test func everyParameterHasASample() {

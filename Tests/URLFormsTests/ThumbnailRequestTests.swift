@@ -70,6 +70,8 @@ import Thumbnailing
             Valid(query: "\(url)&w=32&format=png", width: 32, format: .exactly(.png)),
             Valid(query: "\(url)&w=32&format=webp", width: 32, format: .exactly(.webp)),
             Valid(query: "\(url)&w=32&format=avif", width: 32, format: .exactly(.avif)),
+            Valid(query: "\(url)&w=32&format=jxl", width: 32, format: .exactly(.jxl)),
+            Valid(query: "\(url)&w=32&format=heic", width: 32, format: .exactly(.heif)),
             Valid(query: "\(url)&w=32&format=auto", width: 32, format: .auto(accepting: [])),
             Valid(
                 query: "\(url)&w=32", accept: "image/avif,image/webp,*/*", width: 32,
@@ -254,7 +256,7 @@ import Thumbnailing
         + ["", "up", "North", "Smart", "faces", "centre%20", "north-east"].map {
             ("\(url)&w=32&h=32&fit=cover&gravity=\($0)", .invalid("gravity"))
         }
-        + ["", "bmp", "JPEG", "tiff", "heif", "svg"].map { ("\(url)&w=32&format=\($0)", .invalid("format")) }
+        + ["", "bmp", "JPEG", "tiff", "jxll", "svg"].map { ("\(url)&w=32&format=\($0)", .invalid("format")) }
         + ["", "0", "101", "abc", "50.5", "-1"].map { ("\(url)&w=32&q=\($0)", .invalid("q")) }
         + ["", "yes", "2", "TRUE", "on"].map { ("\(url)&w=32&enlarge=\($0)", .invalid("enlarge")) }
         + ["", "bmp", "svg", "jpeg,", "JPEG", "png;gif"].map { ("\(url)&w=32&skip=\($0)", .invalid("skip")) }

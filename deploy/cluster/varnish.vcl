@@ -72,6 +72,11 @@ backend thumbd_3 {
     .between_bytes_timeout = 10s;
 }
 
+# Who may send a BAN: the thumbd nodes (cache.purge.varnish), by their addresses or their subnet; nobody else.
+acl thumbd_nodes {
+    "10.0.0.0"/24;
+}
+
 sub vcl_init {
     # The ring. Each node's place on it comes from its `ident` (SHA-256 of ident + 1..replicas), not its address
     # or the backend's name: give every node a fixed ident and never reuse one, so that a node replaced on a new
@@ -100,6 +105,28 @@ sub vcl_init {
 }
 
 sub vcl_recv {
+    if (req.method == "BAN") {
+        # A purge pushed by a node (cache.purge.varnish): after a source was purged or found changed, the node
+        # sends `BAN` with the purged tags in `X-Thumbd-Tags` (space-separated), and every object whose tag header
+        # (cache.tag_header: Surrogate-Key here; edit the two names below for another) holds one of them goes. Only
+        # from the nodes, and only tags of thumbd's shape, so that the ban expression is always this one. The ban
+        # reads obj.* only: Varnish's ban lurker removes the objects in the background too.
+        if (client.ip !~ thumbd_nodes) {
+            return (synth(403, "Forbidden"));
+        }
+        if (req.http.X-Thumbd-Tags !~ "^[A-Za-z0-9_:.-]{1,128}( [A-Za-z0-9_:.-]{1,128}){0,99}$") {
+            return (synth(400, "X-Thumbd-Tags must be up to 100 tags of A-Z a-z 0-9 _ : . -"));
+        }
+        # A tag is matched whole, between the header's separators (spaces for Surrogate-Key, commas for Cache-Tag),
+        # and a dot in it means a dot.
+        # (No space and no quote in the expression's argument: std.ban ends it at a space and keeps quotes as
+        # part of the expression, hence `[[:space:],]`.)
+        if (std.ban("obj.http.Surrogate-Key ~ (^|[[:space:],])(" +
+                regsuball(regsuball(req.http.X-Thumbd-Tags, "[.]", "[.]"), " ", "|") + ")($|[[:space:],])")) {
+            return (synth(200, "Banned"));
+        }
+        return (synth(500, "Ban refused: " + std.ban_error()));
+    }
     # The key: the source, which tells the node that holds it (vcl_backend_fetch hands it to the ring), whichever
     # of the three URL forms asks for it, written as thumbd's builders write a /thumb `url`: the same key as
     # haproxy.cfg's txn.source_key, made with the same steps (deploy/cluster/README.md, "The key"). vmod_blob does
@@ -163,27 +190,34 @@ sub vcl_recv {
     # thumbd reads no cookie, and the built-in vcl_recv would not cache a request that carries one: a site's
     # cookies on its image host would turn every thumbnail into a pass.
     unset req.http.Cookie;
-    # Thumbnails vary with Accept (format=auto: AVIF, then WebP, else JPEG or PNG; thumbd answers `Vary: Accept`),
-    # and browsers send many spellings of it. Varnish keeps one copy per distinct Vary'd value, so Accept is cut
-    # down to what thumbd reads from it, by thumbd's own rule (AcceptHeader.swift): whether `image/avif` and
-    # `image/webp` are named with a quality above 0. Every browser then shares one of four copies per URL, and the
-    # node receives the reduced header, which asks for the same format as the original.
+    # Thumbnails vary with Accept (format=auto: the first of image.auto_formats the client accepts, by default AVIF,
+    # then JPEG XL, then WebP, else JPEG or PNG; thumbd answers `Vary: Accept`), and browsers send many spellings of
+    # it. Varnish keeps one copy per distinct Vary'd value, so Accept is cut down to what thumbd reads from it, by
+    # thumbd's own rule (AcceptHeader.swift): whether `image/avif`, `image/jxl` and `image/webp` are named with a
+    # quality above 0. Every browser then shares one of eight copies per URL (each a subset of the three, always
+    # written in that order), and the node receives the reduced header, which asks for the same format as the
+    # original whatever order image.auto_formats sets.
     if (req.http.Accept) {
-        # The entries thumbd ignores (`image/avif;q=0`, `image/webp; foo=1; q=0.000`) first, then the two names.
+        # The entries thumbd ignores (`image/avif;q=0`, `image/webp; foo=1; q=0.000`) first, then the three names.
         set req.http.X-Thumbd-Accept = regsuball(req.http.Accept,
-            "(?i)(^|,)\s*image/(avif|webp)\s*;([^,]*;)?\s*q\s*=\s*0(\.0*)?\s*(;[^,]*)?(?=,|$)", "");
+            "(?i)(^|,)\s*image/(avif|jxl|webp)\s*;([^,]*;)?\s*q\s*=\s*0(\.0*)?\s*(;[^,]*)?(?=,|$)", "");
+        set req.http.X-Thumbd-Reduced = "";
         if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/avif\s*(;|,|$)") {
-            if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
-                set req.http.Accept = "image/avif,image/webp";
-            } else {
-                set req.http.Accept = "image/avif";
-            }
-        } elsif (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
-            set req.http.Accept = "image/webp";
-        } else {
+            set req.http.X-Thumbd-Reduced = ",image/avif";
+        }
+        if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/jxl\s*(;|,|$)") {
+            set req.http.X-Thumbd-Reduced = req.http.X-Thumbd-Reduced + ",image/jxl";
+        }
+        if (req.http.X-Thumbd-Accept ~ "(?i)(^|,)\s*image/webp\s*(;|,|$)") {
+            set req.http.X-Thumbd-Reduced = req.http.X-Thumbd-Reduced + ",image/webp";
+        }
+        if (req.http.X-Thumbd-Reduced == "") {
             unset req.http.Accept;
+        } else {
+            set req.http.Accept = regsub(req.http.X-Thumbd-Reduced, "^,", "");
         }
         unset req.http.X-Thumbd-Accept;
+        unset req.http.X-Thumbd-Reduced;
     }
     # Then the built-in vcl_recv: a request with Authorization is passed, every other one looked up in the cache
     # by URL and Host. Client hints (image.client_hints) need nothing here: thumbd names the ones it read in

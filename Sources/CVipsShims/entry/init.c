@@ -63,6 +63,9 @@ static int init_locked(const char *argv0, char **error_detail) {
         vips_operation_block_set(allowed_loader_bases[i], FALSE);
     }
     vips_block_untrusted_set(TRUE);
+    // libvips 8.14 marks jxlsave untrusted with the rest of the libjxl module; the saver only writes pixels
+    // thumbd rendered itself, so it is re-allowed (the JPEG XL loader stays blocked).
+    vips_operation_block_set("VipsForeignSaveJxl", FALSE);
     return 0;
 }
 
@@ -86,3 +89,28 @@ void thumbd_vips_free(void *pointer) { g_free(pointer); }
 
 void thumbd_vips_thread_shutdown(void) { vips_thread_shutdown(); }
 
+int thumbd_vips_can_save_jxl(void) {
+    VipsImage *black = NULL;
+    void *data = NULL;
+    size_t length = 0;
+    int ok = vips_black(&black, 16, 16, "bands", 3, NULL) == 0 &&
+             vips_jxlsave_buffer(black, &data, &length, "effort", 3, "Q", 50, NULL) == 0 && length > 0;
+    g_free(data);
+    if (black) g_object_unref(black);
+    vips_error_clear();
+    return ok ? 1 : 0;
+}
+
+int thumbd_vips_can_save_heic(void) {
+    VipsImage *black = NULL;
+    void *data = NULL;
+    size_t length = 0;
+    int ok = vips_black(&black, 16, 16, "bands", 3, NULL) == 0 &&
+             vips_heifsave_buffer(black, &data, &length, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_HEVC, "Q", 50,
+                                  NULL) == 0 &&
+             length > 0;
+    g_free(data);
+    if (black) g_object_unref(black);
+    vips_error_clear();
+    return ok ? 1 : 0;
+}

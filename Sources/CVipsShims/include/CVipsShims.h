@@ -27,6 +27,7 @@ typedef enum ThumbdVipsFormat {
     THUMBD_VIPS_FORMAT_TIFF = 5,
     THUMBD_VIPS_FORMAT_HEIF = 6,
     THUMBD_VIPS_FORMAT_AVIF = 7,
+    THUMBD_VIPS_FORMAT_JXL = 8,
 } ThumbdVipsFormat;
 
 /// How the picture is fitted into the width x height box.
@@ -222,14 +223,15 @@ typedef struct ThumbdVipsThumbnailParams {
     /// (rounded half to even), then fit-in's, full-fit-in's or the crop mode's own rounding; resolved by
     /// thumbd_box_settled. Bits 1 << 8 and 1 << 9: the width / the height was not given.
     int thumbor_rounding;
-    /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP or AVIF).
+    /// Output format when the thumbnail has no transparent pixel / has one (JPEG, PNG, WEBP, AVIF, JXL or HEIF).
     ThumbdVipsFormat format_opaque;
     ThumbdVipsFormat format_alpha;
-    int quality;           // 1...100, JPEG/WebP/AVIF
+    int quality;           // 1...100, JPEG/WebP/AVIF/JXL/HEIC
     int jpeg_progressive;  // non-zero: interlaced JPEG
     int png_compression;   // 0...9 (zlib level)
     int webp_effort;       // 0...6
     int avif_effort;       // 0...9
+    int jxl_effort;        // 3...9 (libvips 8.14's jxlsave refuses 1 and 2)
     uint32_t allowed_sources;    // bit (1 << ThumbdVipsFormat) set for each accepted source format
     int64_t max_source_pixels;   // width x height of the decoded page, checked before any decoding
 
@@ -454,6 +456,12 @@ int thumbd_vips_init(const char *argv0, char **error_detail);
 /// Whether this libvips can write AVIF (heifsave with the AV1 encoder), checked by encoding a 16x16 image.
 /// Returns 1 if it can, 0 if not. Costs a few milliseconds; call once after thumbd_vips_init.
 int thumbd_vips_can_save_avif(void);
+/// Whether this libvips can write JPEG XL (jxlsave, libjxl), checked by encoding a 16x16 image.
+/// Returns 1 if it can, 0 if not. Call once after thumbd_vips_init (its block list applies).
+int thumbd_vips_can_save_jxl(void);
+/// Whether this libvips can write HEIC (heifsave with libheif's HEVC encoder, x265), checked by encoding a 16x16
+/// image. Returns 1 if it can, 0 if not. Call once after thumbd_vips_init.
+int thumbd_vips_can_save_heic(void);
 
 /// libvips's version, e.g. "8.14.1". (transfer none): a static string.
 const char *thumbd_vips_version(void);

@@ -95,11 +95,7 @@ final class DiskWriter: Sendable {
     func shutdown() {
         state.lock.withLock { state.isShuttingDown = true }
         state.lock.broadcast()
-        let running = thread.withLock { thread -> OSThread? in
-            defer { thread = nil }
-            return thread
-        }
-        running?.join()
+        thread.takeAndJoin()
     }
 
     // MARK: - The thread

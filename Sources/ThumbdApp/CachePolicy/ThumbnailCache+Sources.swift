@@ -76,7 +76,7 @@ extension ThumbnailCache {
         writer.store(
             .init(bytes: source.body, key: Self.sourceKey(url), group: CacheGroup(url.string), metadata: metadata),
             in: sources)
-        recordForPurge(url)
+        recordForPurge(url, freshness: freshness)
     }
 
     /// The source cache's key of an original.

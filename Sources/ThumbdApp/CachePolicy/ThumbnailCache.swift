@@ -32,6 +32,9 @@ final class ThumbnailCache: Sendable {
         var analysesDisk: DiskCache.Configuration?
         /// Where the purge index (``PurgeIndex``: tag → sources) is kept; `nil` for none (no disk tier).
         var purgeIndexPath: String?
+        /// `cache.source_check_interval`: how often each source is checked with its origin in the background
+        /// (``SourceChecker``); nil for never.
+        var sourceCheckInterval: Duration?
         /// How long an origin 404 is remembered; zero turns that off.
         var negativeTTL: Duration = .seconds(60)
         /// Origin 404s remembered at most.
@@ -84,6 +87,10 @@ final class ThumbnailCache: Sendable {
     /// The sources recorded in ``purgeIndex`` lately, so that a store of another size of one of them queues no
     /// second insert (cleared whole at 65,536; a source recorded twice costs an insert that changes nothing).
     let recordedSources = Mutex<Set<String>>([])
+    /// How often each source is checked with its origin (``SourceChecker``); nil for never.
+    let sourceCheckInterval: Duration?
+    /// The operator tags recorded in ``purgeIndex`` lately, by source URL (cleared whole at 65,536 sources).
+    let recordedTags = Mutex<[String: Set<String>]>([:])
     let logger: Logger
     /// `X-Thumbd-Placeholder` for variants read back from disk (off until the service connects it).
     let placeholders = PlaceholderHeaders()
@@ -126,6 +133,7 @@ final class ThumbnailCache: Sendable {
             ? nil
             : try MemoryCache(configuration: .init(maxBytes: configuration.recentSourcesMaxBytes, maxEntries: 1024))
         purgeIndex = try configuration.purgeIndexPath.map { try PurgeIndex(path: $0) }
+        sourceCheckInterval = configuration.sourceCheckInterval
         let caches = [variants, sources, analyses].compactMap { $0 }
         if caches.isEmpty {
             writer = nil
@@ -205,7 +213,7 @@ final class ThumbnailCache: Sendable {
         let metadata = DiskCache.EntryMetadata(
             contentType: variant.format.mimeType, etag: variant.etag, createdAt: Timestamp.now(), freshness: freshness)
         writer.store(.init(bytes: variant.bytes, key: key.cacheKey, group: key.group, metadata: metadata), in: variants)
-        recordForPurge(key.source)
+        recordForPurge(key.source, freshness: freshness)
         // `perform` runs after the store queued before it.
         // A lookup between the forget above and the write may have reopened the old blob: forget it again
         // once the new row is in (`perform` runs after the store queued before it).
@@ -288,6 +296,7 @@ final class ThumbnailCache: Sendable {
         }
         if forgetsNotFound { notFound.removeAll(inGroup: group) }
         _ = recordedSources.withLock { $0.remove(source.string) }
+        _ = recordedTags.withLock { $0.removeValue(forKey: source.string) }
         guard let writer else {
             completion(report)
             return
@@ -310,8 +319,9 @@ final class ThumbnailCache: Sendable {
     }
 
     /// Records `source` in the purge index (on the `disk` thread, after the stores queued before), under its source
-    /// tag. Any thread; nothing when the source was recorded lately.
-    func recordForPurge(_ source: SourceURL) {
+    /// tag, and with `cache.source_check_interval` its validators from `freshness`, due for a check one interval
+    /// from now. Any thread; nothing when the source was recorded lately.
+    func recordForPurge(_ source: SourceURL, freshness: DiskCache.Freshness) {
         guard let purgeIndex, let writer else { return }
         let url = source.string
         let isNew = recordedSources.withLock { recorded in
@@ -320,14 +330,44 @@ final class ThumbnailCache: Sendable {
         }
         guard isNew else { return }
         let logger = self.logger
+        // A source with no validators cannot be checked: a conditional request would tell nothing.
+        let interval = sourceCheckInterval ?? .zero
+        let check =
+            sourceCheckInterval == nil || (freshness.originETag == nil && freshness.originLastModified == nil)
+            ? nil
+            : PurgeIndex.Check(url: url, etag: freshness.originETag, lastModified: freshness.originLastModified)
         let queued = writer.perform {
             do {
                 try purgeIndex.record(url: url, tags: [SourceTag.of(source)])
+                if let check {
+                    try purgeIndex.schedule(check, due: Timestamp.now().advanced(by: interval).millisecondsSinceEpoch)
+                }
             } catch {
                 logger.error("purge index insert failed", metadata: ["error": "\(error)"])
             }
         }
         if !queued { _ = recordedSources.withLock { $0.remove(url) } }
+    }
+
+    /// Records `source` in the purge index under the operator `tags` a request carried (``AnswerOptions/tags``), on
+    /// the `disk` thread. Any thread; nothing for the tags recorded lately.
+    func recordTags(_ tags: [String], for source: SourceURL) {
+        guard let purgeIndex, let writer else { return }
+        let url = source.string
+        let new = recordedTags.withLock { recorded -> [String] in
+            if recorded.count >= 65_536 && recorded[url] == nil { recorded.removeAll(keepingCapacity: true) }
+            return tags.filter { recorded[url, default: []].insert($0).inserted }
+        }
+        guard !new.isEmpty else { return }
+        let logger = self.logger
+        let queued = writer.perform {
+            do {
+                try purgeIndex.record(url: url, tags: new)
+            } catch {
+                logger.error("purge index insert failed", metadata: ["error": "\(error)"])
+            }
+        }
+        if !queued { recordedTags.withLock { recorded in for tag in new { recorded[url]?.remove(tag) } } }
     }
 
     /// Runs `job` with the purge index on the `disk` thread (after every store queued before it): its reads are

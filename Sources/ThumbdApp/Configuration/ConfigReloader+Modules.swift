@@ -25,12 +25,15 @@ extension ConfigReloader {
             self.server = server
             fetcher = settings.originFetcherConfiguration(objectStorage: try settings.objectStorage())
             var thumbnailer = settings.thumbnailerConfiguration
-            // Settings that no key sets (encoder efforts, intermediate bands) stay as the thumbnailer has them.
+            // Settings that no key sets (encoder efforts, intermediate bands) stay as the thumbnailer has them, and so
+            // does image.auto_formats (restart only: the variant keys of format=auto name the format it negotiated).
             let current = components.thumbnailer.configuration
             thumbnailer.jpegProgressive = current.jpegProgressive
             thumbnailer.pngCompression = current.pngCompression
             thumbnailer.webpEffort = current.webpEffort
             thumbnailer.avifEffort = current.avifEffort
+            thumbnailer.jxlEffort = current.jxlEffort
+            thumbnailer.autoFormats = current.autoFormats
             thumbnailer.intermediateBands = current.intermediateBands
             thumbnailer.intermediateMargin = current.intermediateMargin
             thumbnailer.allowedSourceFormats = current.allowedSourceFormats

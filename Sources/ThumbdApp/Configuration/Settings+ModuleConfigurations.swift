@@ -48,6 +48,14 @@ extension Settings {
         configuration.maxFrames = image.maxFrames
         configuration.defaultQuality = image.defaultQuality
         if !image.isAVIFEnabled { configuration.allowedOutputFormats.remove(.avif) }
+        if image.isHEICOutputEnabled { configuration.allowedOutputFormats.insert(.heif) }
+        configuration.autoFormats = image.autoFormats.map { format in
+            switch format {
+            case .avif: .avif
+            case .jxl: .jxl
+            case .webp: .webp
+            }
+        }
         return configuration
     }
 
@@ -131,7 +139,20 @@ extension Settings {
                 directory: cache.disk.path + "/analyses", maxBytes: cache.disk.analysesMaxBytes, batchSync: .none)
         }
         configuration.purgeIndexPath = cache.disk.path + "/purge-index.sqlite"
+        configuration.sourceCheckInterval = cache.sourceCheckInterval > .zero ? cache.sourceCheckInterval : nil
         configuration.negativeTTL = cache.negativeTTL
+        return configuration
+    }
+
+    /// `cache.purge.*`: where purges are pushed downstream.
+    var purgeNotifierConfiguration: PurgeNotifier.Configuration {
+        var configuration = PurgeNotifier.Configuration()
+        configuration.varnish = cache.purge.varnish
+        configuration.webhook = cache.purge.webhook.isEmpty ? nil : cache.purge.webhook
+        configuration.webhookToken = cache.purge.webhookToken.isEmpty ? nil : cache.purge.webhookToken
+        configuration.queueLimit = cache.purge.queueLimit
+        configuration.attempts = cache.purge.attempts
+        configuration.timeout = cache.purge.timeout
         return configuration
     }
 

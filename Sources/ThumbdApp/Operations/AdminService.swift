@@ -169,6 +169,7 @@ final class AdminService: Sendable {
             let purges = unique
             let sources = unique.map(\.source)
             purger.purge(purges) { report in
+                purger.announce(tags: parsed.tags)
                 let listed = sources.map {
                     "{\"url\": \(Self.jsonString($0.string)), \"tag\": \"\(SourceTag.of($0))\"}"
                 }
@@ -198,8 +199,8 @@ final class AdminService: Sendable {
             + "\"analyses\": \(report.analyses), \"shared\": \(report.shared), \"shared_errors\": \(report.sharedErrors)}"
     }
 
-    /// `text` as a JSON string.
-    private static func jsonString(_ text: String) -> String {
+    /// `text` as a JSON string (also the purge webhook's, ``PurgeNotifier``).
+    static func jsonString(_ text: String) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data()
         let array = String(decoding: data, as: UTF8.self)
         return array.count >= 2 ? String(array.dropFirst().dropLast()) : "\"\""

@@ -54,6 +54,40 @@ extension MetricsEndpoint {
         text.family(
             MetricNames.purgeSharedErrors, .counter, "Shared-tier listings and deletions of purges that failed.")
         text.sample(MetricNames.purgeSharedErrors, counters.sharedErrors)
+        if let checks = sourceChecker?.counters {
+            text.family(
+                MetricNames.sourceChecks, .counter,
+                "Background checks of sources with their origins (cache.source_check_interval), by what they found.")
+            for (result, count) in [
+                ("unchanged", checks.unchanged), ("changed", checks.changed), ("gone", checks.gone),
+                ("failed", checks.failed),
+            ] {
+                text.sample(MetricNames.sourceChecks, [("result", result)], count)
+            }
+        }
+        guard let push = purger?.notifier?.counters else { return }
+        let kinds = ["varnish", "webhook"]
+        let families: [(String, PrometheusText.Kind, String, [String: Int])] = [
+            (MetricNames.purgePushes, .counter, "Purge pushes answered 2xx, by endpoint kind.", push.sent),
+            (MetricNames.purgePushedTags, .counter, "Tags those pushes carried, by endpoint kind.", push.tagsSent),
+            (MetricNames.purgePushRetries, .counter, "Purge pushes tried again after a failure.", push.retries),
+            (
+                MetricNames.purgePushFailedTags, .counter, "Tags given up after the last try of their push failed.",
+                push.failedTags
+            ),
+            (
+                MetricNames.purgePushDroppedTags, .counter, "Tags dropped because the endpoint's queue was full.",
+                push.droppedTags
+            ),
+            (
+                MetricNames.purgePushPendingTags, .gauge, "Tags waiting to be pushed, by endpoint kind.",
+                push.pendingTags
+            ),
+        ]
+        for (name, kind, help, values) in families {
+            text.family(name, kind, help)
+            for endpoint in kinds { text.sample(name, [("endpoint", endpoint)], values[endpoint] ?? 0) }
+        }
     }
 
     /// The decoder sandbox's jobs and helpers (`image.sandbox` not `off`).

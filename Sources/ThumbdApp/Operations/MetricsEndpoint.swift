@@ -45,6 +45,7 @@ final class MetricsEndpoint: Sendable {
     let prefetch: PrefetchService
     let sharedTier: SharedTier?
     let purger: Purger?
+    let sourceChecker: SourceChecker?
     /// `metrics.listen`'s server settings; nil when /metrics is served on `server.listen`.
     private let ownConfiguration: HTTPServer.Configuration?
     /// The servers whose connections are counted: `main` (set once built: it takes the router this endpoint
@@ -54,8 +55,9 @@ final class MetricsEndpoint: Sendable {
     init(
         settings: Settings, fetcher: OriginFetcher, coordinator: RenderCoordinator, cache: ThumbnailCache,
         revalidator: Revalidator, renderPool: WorkerPool, prefetch: PrefetchService, sharedTier: SharedTier? = nil,
-        purger: Purger? = nil
+        purger: Purger? = nil, sourceChecker: SourceChecker? = nil
     ) {
+        self.sourceChecker = sourceChecker
         self.sharedTier = sharedTier
         self.purger = purger
         self.prefetch = prefetch

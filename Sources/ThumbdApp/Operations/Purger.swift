@@ -10,7 +10,8 @@ import Synchronization
 /// A purge of a source removes, on this node, its thumbnails in memory (hot sets included: they check the memory
 /// tier's generation), its aliases, open blobs, original (memory and disk), analysis record (memory and disk),
 /// intermediates, detections, remembered 404 and purge-index rows, and its variants on disk; then, in the shared
-/// tier, every object under the source's prefix (one listing, one DELETE each). It answers when both are done.
+/// tier, every object under the source's prefix (one listing, one DELETE each). It answers when both are done, and
+/// then pushes the source's tag downstream (``PurgeNotifier``: Varnish, a webhook) when `cache.purge.*` names any.
 final class Purger: Sendable {
     /// Why a purge ran (the counter's label).
     enum Reason: String, Sendable, CaseIterable {
@@ -58,13 +59,16 @@ final class Purger: Sendable {
     private let analyses: SourceAnalyses?
     private let intermediates: IntermediateCache?
     private let shared: SharedTier?
+    /// Where purges are pushed downstream; nil when `cache.purge.*` names nothing.
+    let notifier: PurgeNotifier?
     private let logger: Logger
     private let counts = Mutex(Counters())
 
     init(
         cache: ThumbnailCache, analyses: SourceAnalyses?, intermediates: IntermediateCache?, shared: SharedTier?,
-        logger: Logger
+        notifier: PurgeNotifier? = nil, logger: Logger
     ) {
+        self.notifier = notifier
         self.cache = cache
         self.analyses = analyses
         self.intermediates = intermediates
@@ -110,6 +114,8 @@ final class Purger: Sendable {
                     "disk": "\(done.disk)", "originals": "\(done.originals)", "analyses": "\(done.analyses)",
                     "shared": "\(done.shared)", "shared_errors": "\(done.sharedErrors)",
                 ])
+            // After thumbd's own tiers: a cache in front that asks again at once gets the new bytes.
+            notifier?.push([PurgeNotifier.Entry(tag: SourceTag.of(source), url: source.string)])
             completion(done)
         }
         cache.purge(source: source, keeping: keeping, forgetsNotFound: !keepsNotFound) { report in
@@ -139,6 +145,12 @@ final class Purger: Sendable {
                 if let done { completion(done) }
             }
         }
+    }
+
+    /// Pushes `tags` themselves downstream (a `POST /purge` by tag): the caches in front drop what carries them even
+    /// where this node stored none of their sources.
+    func announce(tags: [String]) {
+        notifier?.push(tags.map { PurgeNotifier.Entry(tag: $0) })
     }
 
     /// The sources this node stored under `tags` or with a URL starting with one of `prefixes`, at most `limit` in

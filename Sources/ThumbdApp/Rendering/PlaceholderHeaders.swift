@@ -32,19 +32,7 @@ final class PlaceholderHeaders: Sendable {
     var isOn: Bool { link.withLock { $0.analyses != nil } }
 
     /// The header's value among a variant's prepared fields (for the shared tier's object metadata), if it has one.
-    static func value(in fields: PreparedFields) -> String? {
-        let prefix = Array((name + ": ").utf8)
-        let bytes = fields.bytes
-        var start = 0
-        while start < bytes.count {
-            let end = bytes[start...].firstIndex(of: 0x0D) ?? bytes.count
-            if end - start > prefix.count, bytes[start..<start + prefix.count].elementsEqual(prefix) {
-                return String(decoding: bytes[(start + prefix.count)..<end], as: UTF8.self)
-            }
-            start = end + 2  // past "\r\n"
-        }
-        return nil
-    }
+    static func value(in fields: PreparedFields) -> String? { fields.value(named: name) }
 
     /// The field of a value read back from the shared tier, if it has the header's shape (`blurhash="…",
     /// colour="#rrggbb"`, printable ASCII): anything else is dropped, never sent.

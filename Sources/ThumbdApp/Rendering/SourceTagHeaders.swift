@@ -22,6 +22,18 @@ final class SourceTagHeaders: Sendable {
     /// Whether the header is on.
     var isOn: Bool { name.withLock { $0 != nil } }
 
+    /// The header's name, or nil when off.
+    var headerName: String? { name.withLock { $0 } }
+
+    /// The field of a variant whose prepared fields hold the source's tag, with the request's operator `tags` after
+    /// it (``AnswerOptions/tags``), or nil when off. Tags are separated as the header's readers expect: commas for the
+    /// `Cache-Tag` family (Cloudflare, Akamai's `Edge-Cache-Tag`), spaces otherwise (`Surrogate-Key`: Fastly, Varnish).
+    func field(in fields: PreparedFields, adding tags: [String]) -> HTTPField? {
+        guard let name = headerName, let own = fields.value(named: name) else { return nil }
+        let separator = name.lowercased().hasSuffix("tag") ? "," : " "
+        return HTTPField(name: name, value: ([own] + tags).joined(separator: separator))
+    }
+
     /// The field for a variant of `url`, or nil when off.
     func field(for url: SourceURL) -> HTTPField? {
         guard let name = name.withLock({ $0 }) else { return nil }

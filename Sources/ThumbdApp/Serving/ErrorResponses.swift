@@ -104,6 +104,11 @@ extension ErrorResponse {
                 logLevel: .info)
         case .renderFailed, .encodeFailed:
             self.init(status: Self.internalError, publicMessage: "rendering failed", logLevel: .error)
+        case .outputFormatUnavailable(.heif):
+            // Off unless the operator opts in (HEVC's patents): the answer names the setting.
+            self.init(
+                status: Self.badRequest, publicMessage: "invalid format: heic output is off (image.heic_output)",
+                logLevel: .debug)
         case .outputFormatUnavailable:
             self.init(status: Self.badRequest, publicMessage: "invalid format: not available here", logLevel: .debug)
         case .detectionUnavailable(let operation):

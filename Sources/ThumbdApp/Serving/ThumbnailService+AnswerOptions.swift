@@ -45,16 +45,35 @@ extension ThumbnailService {
 
     /// The lines an answer under `answer` adds to the usual ones: `Content-Disposition` when a filename or the
     /// attachment flag was asked, its extension the answer's format's; `X-Thumbd-Skipped-Filters` when the parse
-    /// skipped thumbor filters.
-    static func answerFields(_ answer: AnswerOptions, format: ImageFormat) -> [HTTPField] {
+    /// skipped thumbor filters; and, with `copyingPrepared` (an answer written without the variant's prepared
+    /// fields, unlike a hot copy), the placeholder and source tag lines they hold, the tag line with the request's
+    /// operator tags after the source's.
+    func answerFields(_ answer: AnswerOptions, variant: RenderedVariant, copyingPrepared: Bool = true) -> [HTTPField] {
         var fields: [HTTPField] = []
         if answer.hasDisposition {
             fields.append(
                 HTTPField(
-                    name: "Content-Disposition", value: answer.contentDisposition(fileExtension: format.fileExtension)))
+                    name: "Content-Disposition",
+                    value: answer.contentDisposition(fileExtension: variant.format.fileExtension)))
         }
-        if let skipped = answer.skippedFilters { fields.append(HTTPField(name: skippedFiltersField, value: skipped)) }
+        if let skipped = answer.skippedFilters {
+            fields.append(HTTPField(name: Self.skippedFiltersField, value: skipped))
+        }
+        guard copyingPrepared else { return fields }
+        if let placeholder = PlaceholderHeaders.value(in: variant.preparedFields) {
+            fields.append(HTTPField(name: PlaceholderHeaders.name, value: placeholder))
+        }
+        if let tag = cache?.sourceTags.field(in: variant.preparedFields, adding: answer.tags ?? []) {
+            fields.append(tag)
+        }
         return fields
+    }
+
+    /// Records the request's operator tags for its source in the purge index (``ThumbnailCache/recordTags(_:for:)``),
+    /// so that `POST /purge` by one of them finds the source; nothing without tags.
+    func recordTags(of answer: AnswerOptions?, for key: VariantKey) {
+        guard let tags = answer?.tags, !tags.isEmpty else { return }
+        cache?.recordTags(tags, for: key.source)
     }
 
     /// The hot copy's freshness for a request with a deadline: it stops being served at the deadline, and at each

@@ -110,7 +110,7 @@ extension ThumbnailService {
             etag: variant.etag, format: variant.format, body: body, outcome: outcome, age: age,
             cacheControl: cacheControl(for: answer, isStorable: variant.isStorable, now: Timestamp.now()),
             conditions: conditions,
-            extraFields: Self.answerFields(answer, format: variant.format))
+            extraFields: answerFields(answer, variant: variant))
     }
 
     static func addCacheHeaders(_ response: inout HTTPResponse, _ outcome: CacheOutcome, age: Int) {

@@ -167,6 +167,7 @@ final class ThumbnailService: Sendable {
     ) {
         let key = parsed.key
         let conditions = Self.conditions(request, key, hints: hintsUsed, answer: parsed.answer)
+        recordTags(of: parsed.answer, for: key)
         // 4. Memory (or a held-open blob), or a remembered origin 404; the alias is remembered first.
         if let alias,
             answerFromMemory(
@@ -227,7 +228,11 @@ final class ThumbnailService: Sendable {
         guard let cache else { return false }
         let conditions = Self.conditions(request, key, hints: hintsUsed, answer: answer)
         if let variant = cache.memoryHit(key) {
-            if let hotTable, let freshness = variant.freshness, freshness.state(at: now) == .fresh {
+            // (No hot copy for operator tags while the tag header is on: the copy's lines are the variant's, whose
+            // tag line has the source's tag only. Such a request takes the alias path.)
+            if let hotTable, let freshness = variant.freshness, freshness.state(at: now) == .fresh,
+                answer?.tags == nil || !(cache.sourceTags.isOn)
+            {
                 let insert = { (target: UnsafeRawBufferPointer, accept: UnsafeRawBufferPointer?) in
                     guard let answer else {
                         return hotTable.insert(
@@ -244,7 +249,7 @@ final class ThumbnailService: Sendable {
                         freshness: Self.hotFreshness(freshness, deadline: answer.expiresAt, now: now),
                         cacheControl: self.cacheControl(for: answer, isStorable: true, now: now),
                         variesOnAccept: conditions.variesOnAccept, clientHints: conditions.clientHints,
-                        extraFields: Self.answerFields(answer, format: variant.format), now: now)
+                        extraFields: self.answerFields(answer, variant: variant, copyingPrepared: false), now: now)
                 }
                 if let hintedIdentity {
                     hintedIdentity.withHotSetKeyBytes(insert)

@@ -100,10 +100,12 @@ extension ThumbnailSpec {
         package var progressive: Bool?
         /// JPEG and AVIF chroma subsampling; `nil` lets libvips choose (4:2:0 below quality 90).
         package var chroma: Chroma?
-        /// Lossless WebP and AVIF.
+        /// Lossless WebP, AVIF and JPEG XL.
         package var lossless = false
         /// AVIF encoder effort 0...9; `nil` takes the configuration's.
         package var avifEffort: Int?
+        /// JPEG XL encoder effort 3...9; `nil` takes the configuration's.
+        package var jxlEffort: Int?
         /// Largest body in bytes: lossy output is encoded again at lower qualities (down to
         /// `Operations.maxBytesQualityFloor`) until it fits.
         package var maxBytes: Int?
@@ -150,7 +152,7 @@ enum OperationRegistry {
         WatermarkOperation.self,
         BackgroundOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
         ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self, AVIFEffortOperation.self,
-        MaxBytesOperation.self,
+        JXLEffortOperation.self, MaxBytesOperation.self,
         SkipProcessingOperation.self, RawOperation.self,
     ]
 
@@ -172,7 +174,8 @@ enum OperationRegistry {
         PaddingOperation.self, BackgroundOperation.self,
         FrameOperation.self,
         WatermarkOperation.self, ProgressiveOperation.self, ChromaOperation.self, LosslessOperation.self,
-        AVIFEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self, ColourProfileOperation.self,
+        AVIFEffortOperation.self, JXLEffortOperation.self, MaxBytesOperation.self, KeepCopyrightOperation.self,
+        ColourProfileOperation.self,
         SkipProcessingOperation.self, RawOperation.self,
     ]
 
@@ -205,10 +208,10 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case wm2, wm2_url, wm2_pos, wm2_x, wm2_y, wm2_opacity, wm2_scale, wm2_hscale, wm2_place, wm2_fade
     case wm3, wm3_url, wm3_pos, wm3_x, wm3_y, wm3_opacity, wm3_scale, wm3_hscale, wm3_place, wm3_fade
     case wm4, wm4_url, wm4_pos, wm4_x, wm4_y, wm4_opacity, wm4_scale, wm4_hscale, wm4_place, wm4_fade
-    case progressive, chroma, lossless, avif_effort, max_bytes, keep_copyright, icc
+    case progressive, chroma, lossless, avif_effort, jxl_effort, max_bytes, keep_copyright, icc
     case skip, raw
     // The answer's headers, not the picture (URLForms' AnswerOptions): never part of the variant key.
-    case expires, max_age, filename, attachment
+    case expires, max_age, filename, attachment, tags
     // The quality by output format, folded into `q` once the format is negotiated (Thumbnailer.normalized).
     case fq
 }
@@ -371,6 +374,7 @@ package struct PlanValues: Hashable, Sendable {
     package var chroma: ThumbnailSpec.Operations.Chroma?
     package var lossless: Bool?
     package var avifEffort: Int?
+    package var jxlEffort: Int?
     package var maxBytes: Int?
     package var keepCopyright: Bool?
     package var keepColourProfile: Bool?
@@ -383,6 +387,8 @@ package struct PlanValues: Hashable, Sendable {
     package var maxAge: Int?
     package var filename: String?
     package var attachment: Bool?
+    /// Operator tags for the source tag header and purges by tag, not yet checked.
+    package var tags: [String]?
     /// The quality by output format (imgproxy's `format_quality`), not yet checked.
     package var formatQuality: [ImageFormat: Int]?
 
@@ -451,6 +457,7 @@ package struct PlanValues: Hashable, Sendable {
         chroma = upper.chroma ?? chroma
         lossless = upper.lossless ?? lossless
         avifEffort = upper.avifEffort ?? avifEffort
+        jxlEffort = upper.jxlEffort ?? jxlEffort
         maxBytes = upper.maxBytes ?? maxBytes
         keepCopyright = upper.keepCopyright ?? keepCopyright
         keepColourProfile = upper.keepColourProfile ?? keepColourProfile
@@ -460,6 +467,7 @@ package struct PlanValues: Hashable, Sendable {
         maxAge = upper.maxAge ?? maxAge
         filename = upper.filename ?? filename
         attachment = upper.attachment ?? attachment
+        tags = upper.tags ?? tags
         formatQuality = upper.formatQuality ?? formatQuality
     }
 
@@ -514,6 +522,7 @@ extension PlanField where Value == Int {
     package static var brightness: Self { Self(parameter: .brightness, keyPath: \.brightness) }
     package static var pixelate: Self { Self(parameter: .pixelate, keyPath: \.pixelate) }
     package static var avif_effort: Self { Self(parameter: .avif_effort, keyPath: \.avifEffort) }
+    package static var jxl_effort: Self { Self(parameter: .jxl_effort, keyPath: \.jxlEffort) }
     package static var max_bytes: Self { Self(parameter: .max_bytes, keyPath: \.maxBytes) }
     package static var max_age: Self { Self(parameter: .max_age, keyPath: \.maxAge) }
     package static var min_w: Self { Self(parameter: .min_w, keyPath: \.minimumWidth) }

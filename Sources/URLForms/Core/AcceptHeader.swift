@@ -3,7 +3,7 @@ package import Thumbnailing
 
 /// Reads which optional image formats a client accepts from its `Accept` header.
 ///
-/// Only explicit media types count (`image/avif`, `image/webp`), with a quality above 0: browsers
+/// Only explicit media types count (`image/avif`, `image/jxl`, `image/webp`), with a quality above 0: browsers
 /// that can decode these formats name them, while `*/*` or `image/*` is sent by clients that cannot
 /// (imgproxy and thumbor follow the same rule). Parameters other than `q` are ignored.
 package enum AcceptHeader {
@@ -17,6 +17,7 @@ package enum AcceptHeader {
             switch lowercasedTrimmed(type) {
             case "image/avif": format = .avif
             case "image/webp": format = .webp
+            case "image/jxl": format = .jxl
             default: continue
             }
             if fields.dropFirst().contains(where: isZeroQuality) { continue }

@@ -21,6 +21,9 @@ package struct AnswerOptions: Hashable, Sendable {
     /// The name `Content-Disposition` falls back on without a `filename`: the source path's last segment, without
     /// its extension (set when the request is built, only when a disposition is asked).
     package var sourceStem: String?
+    /// Operator tags (`tags=`): sent after the source's own tag in the source tag header (`cache.tag_header`), and
+    /// recorded in the purge index, so that `POST /purge` by one of them finds the source.
+    package var tags: [String]?
     /// thumbor's form: the filters thumbor itself would skip, by name (`X-Thumbd-Skipped-Filters`); nil when none.
     package var skippedFilters: String?
 
@@ -28,7 +31,32 @@ package struct AnswerOptions: Hashable, Sendable {
     package init() {}
 
     /// Whether nothing is asked (the usual answer, whose headers the hit path copies ready-made).
-    package var isEmpty: Bool { expiresAt == nil && maxAge == nil && !hasDisposition && skippedFilters == nil }
+    package var isEmpty: Bool {
+        expiresAt == nil && maxAge == nil && !hasDisposition && skippedFilters == nil && tags == nil
+    }
+
+    /// The most operator tags a request carries.
+    package static let tagLimit = 8
+
+    /// Why `tag` cannot be an operator tag, or nil: 1 to 64 bytes of `A-Z a-z 0-9 - _ . :` (what `POST /purge` and
+    /// the shipped VCL take), and not of a source tag's shape (`s` and 16 hex digits), so that no request can add
+    /// its source to another source's tag.
+    package static func tagRefusal(_ tag: String) -> String? {
+        guard !tag.isEmpty, tag.utf8.count <= 64 else { return "each tag must be 1...64 bytes" }
+        guard
+            tag.utf8.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || "-_.:".utf8.contains(byte)
+            })
+        else { return "tags are made of A-Z a-z 0-9 - _ . :" }
+        let bytes = Array(tag.utf8)
+        if bytes.count == 17, bytes[0] == UInt8(ascii: "s"),
+            bytes.dropFirst().allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        {
+            return "\"\(tag)\" has the shape of a source tag (s and 16 hex digits)"
+        }
+        return nil
+    }
 
     /// The longest `max_age` accepted, in seconds (one year, what RFC 9111 calls a long freshness lifetime).
     package static let maxAgeLimit = 31_536_000
@@ -150,6 +178,17 @@ extension ThumbnailRequest {
             answer.filename = filename
         }
         answer.attachment = values.attachment
+        if let tags = values.tags {
+            guard tags.count <= AnswerOptions.tagLimit else {
+                throw .invalidValue("tags", reason: "at most \(AnswerOptions.tagLimit) tags, comma-separated")
+            }
+            for tag in tags {
+                if let refusal = AnswerOptions.tagRefusal(tag) { throw .invalidValue("tags", reason: refusal) }
+            }
+            var unique: [String] = []
+            for tag in tags where !unique.contains(tag) { unique.append(tag) }
+            answer.tags = unique
+        }
         if answer.hasDisposition && answer.filename == nil { answer.sourceStem = AnswerOptions.stem(ofURL: source) }
         return answer
     }

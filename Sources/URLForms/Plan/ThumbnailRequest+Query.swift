@@ -144,6 +144,8 @@ extension ThumbnailRequest {
             values.formatQuality = try formatQualities(text)
         case .filename:
             values.filename = text
+        case .tags:
+            values.tags = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         case .attachment:
             switch text {
             case "1", "true": values.attachment = true
@@ -377,7 +379,8 @@ extension ThumbnailRequest {
         return .gravity(gravity)
     }
 
-    private static let formatQualityReason = "must be format:quality pairs (jpeg, png, webp, avif, gif; 1...100)"
+    private static let formatQualityReason =
+        "must be format:quality pairs (jpeg, png, webp, avif, jxl, heic, gif; 1...100)"
 
     /// `format:quality[,format:quality…]`, each format once (its range is checked when the plan is built).
     private static func formatQualities(_ text: String) throws(RequestError) -> [ImageFormat: Int] {
@@ -398,8 +401,10 @@ extension ThumbnailRequest {
         case "png": return .exactly(.png)
         case "webp": return .exactly(.webp)
         case "avif": return .exactly(.avif)
+        case "jxl": return .exactly(.jxl)
+        case "heic", "heif": return .exactly(.heif)
         case "gif": return .exactly(.gif)
-        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif, gif or auto")
+        default: throw .invalidValue("format", reason: "must be jpeg, png, webp, avif, jxl, heic, gif or auto")
         }
     }
 

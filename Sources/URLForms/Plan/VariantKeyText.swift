@@ -33,6 +33,7 @@ package enum VariantKeyText {
             text += "auto"
             if accepting.contains(.webp) { text += "+webp" }
             if accepting.contains(.avif) { text += "+avif" }
+            if accepting.contains(.jxl) { text += "+jxl" }
         }
         // Each operation's descriptor writes its own token, in the order the steps run; a plain resize adds
         // nothing, so its key is the one it had before the pipeline existed.

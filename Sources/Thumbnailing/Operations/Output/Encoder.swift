@@ -2,7 +2,8 @@
 import CVipsShims
 
 // The encoder's options. An option the explicitly asked format cannot honour is refused; under `format=auto` it
-// applies when the negotiated format can. Keys ` prog=`, ` chroma=`, ` lossless`, ` avif_effort=`, ` max_bytes=`.
+// applies when the negotiated format can. Keys ` prog=`, ` chroma=`, ` lossless`, ` avif_effort=`, ` jxl_effort=`,
+// ` max_bytes=`.
 
 extension ThumbnailSpec.Operations {
     /// Chroma subsampling.
@@ -99,7 +100,7 @@ enum ChromaOperation: OperationDescriptor {
     }
 }
 
-/// `lossless=1`: lossless WebP and AVIF.
+/// `lossless=1`: lossless WebP, AVIF and JPEG XL.
 enum LosslessOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.lossless]
 
@@ -114,7 +115,7 @@ enum LosslessOperation: OperationDescriptor {
     }
 
     static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
-        if operations.lossless { try context.refuse(.lossless, unless: [.webp, .avif], "lossless mode") }
+        if operations.lossless { try context.refuse(.lossless, unless: [.webp, .avif, .jxl], "lossless mode") }
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
@@ -168,6 +169,44 @@ enum AVIFEffortOperation: OperationDescriptor {
     }
 }
 
+/// `jxl_effort=3...9`; absent takes the configuration's (libvips 8.14's jxlsave refuses libjxl's efforts 1 and 2).
+enum JXLEffortOperation: OperationDescriptor {
+    static let parameters: [ThumbParameter] = [.jxl_effort]
+
+    static let range = 3...9
+
+    static func parse(_ parameter: ThumbParameter, _ text: String, into values: inout PlanValues) throws(SpecError) {
+        values.jxlEffort = try ThumbValue.integer(text, .jxl_effort, within: range)
+    }
+
+    static func build(
+        _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
+    ) throws(SpecError) {
+        operations.jxlEffort = values.jxlEffort
+    }
+
+    static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
+        if operations.jxlEffort != nil { try context.refuse(.jxl_effort, unless: [.jxl], "JPEG XL encoder") }
+    }
+
+    static func validate(_ operations: ThumbnailSpec.Operations) throws(SpecError) {
+        if let effort = operations.jxlEffort { _ = try ThumbValue.checked(effort, .jxl_effort, in: range) }
+    }
+
+    static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {
+        if let effort = operations.jxlEffort { text += " jxl_effort=\(effort)" }
+    }
+
+    static func appendQuery(_ operations: ThumbnailSpec.Operations, to fields: inout [CanonicalField]) {
+        if let effort = operations.jxlEffort { fields.append(CanonicalField(.jxl_effort, String(effort))) }
+    }
+
+    /// Over the configuration's value, which `Thumbnailer.parameters(for:)` sets first.
+    static func fill(_ operations: ThumbnailSpec.Operations, into params: inout ThumbdVipsThumbnailParams) {
+        if let effort = operations.jxlEffort { params.jxl_effort = Int32(effort) }
+    }
+}
+
 /// `max_bytes=1024...100000000`: lossy output is encoded again at lower qualities (down to
 /// ``ThumbnailSpec/Operations/maxBytesQualityFloor``) until it fits.
 enum MaxBytesOperation: OperationDescriptor {
@@ -185,7 +224,7 @@ enum MaxBytesOperation: OperationDescriptor {
 
     static func check(_ operations: ThumbnailSpec.Operations, _ context: OperationContext) throws(SpecError) {
         guard operations.maxBytes != nil else { return }
-        try context.refuse(.max_bytes, unless: [.jpeg, .webp, .avif], "quality to lower")
+        try context.refuse(.max_bytes, unless: [.jpeg, .webp, .avif, .jxl], "quality to lower")
         // `lossless` is built before (query order), so its value is known here.
         if operations.lossless {
             throw SpecError(field: "max_bytes", reason: "lossless output has no quality to lower")

@@ -134,7 +134,8 @@ extension ImgproxyOptions {
 
     /// The output formats thumbd writes, by imgproxy's names.
     package static let outputFormats: [String: ImageFormat] = [
-        "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif,
+        "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl,
+        "heic": .heif,
     ]
 
     /// `skip_processing`'s formats, by imgproxy's names: the source formats thumbd reads; imgproxy's others (`svg`,
@@ -142,7 +143,7 @@ extension ImgproxyOptions {
     package static func skipFormats(_ arguments: [String], _ option: String) throws(RequestError) -> Set<ImageFormat> {
         var formats = Set<ImageFormat>()
         for name in arguments {
-            if let format = outputFormats[name] ?? ["heic": .heif, "tiff": .tiff][name] {
+            if name != "jxl", let format = outputFormats[name] ?? ["tiff": .tiff][name] {
                 formats.insert(format)
             } else if imgproxyOnlyFormats.contains(name) {
                 throw .unsupportedOption("\(option):\(name)")
@@ -153,14 +154,15 @@ extension ImgproxyOptions {
         return formats
     }
 
-    /// imgproxy's other format names (and Pro's `best`): refused as output formats.
-    package static let imgproxyOnlyFormats: Set<String> = ["heic", "tiff", "bmp", "ico", "jxl", "svg", "best"]
+    /// imgproxy's other format names (and Pro's `best`): refused as output formats (`jxl` and `heic` are output
+    /// formats, and `jxl` is refused by `skip_processing`, which reads sources).
+    package static let imgproxyOnlyFormats: Set<String> = ["tiff", "bmp", "ico", "jxl", "svg", "best"]
 
     /// An output format by imgproxy's name.
     package static func outputFormat(_ text: String, _ option: String) throws(RequestError) -> ImageFormat {
         if let format = outputFormats[text] { return format }
         if imgproxyOnlyFormats.contains(text) { throw .unsupportedOption("\(option):\(text)") }
-        throw .invalidValue(option, reason: "the format must be jpg, png, webp, avif or gif")
+        throw .invalidValue(option, reason: "the format must be jpg, png, webp, avif, jxl, heic or gif")
     }
 
     /// URL-safe base64 (padding optional) of UTF-8 text.

@@ -470,12 +470,16 @@ package struct ThumborFilters {
         return colour
     }
 
-    /// thumbor 7.8's ALLOWED_FORMATS: any other name is ignored by its format filter.
-    private static let thumborFormats: Set<String> = ["png", "jpeg", "jpg", "gif", "webp", "avif", "heic", "heif"]
+    /// thumbor 7.8's ALLOWED_FORMATS, and `jxl`, which thumbor's filter ignores (it has no JPEG XL engine) and thumbd
+    /// writes: any other name is ignored by the format filter.
+    private static let thumborFormats: Set<String> = [
+        "png", "jpeg", "jpg", "gif", "webp", "avif", "heic", "heif", "jxl",
+    ]
 
-    /// The output formats `format()` names.
+    /// The output formats `format()` names (`heic` and `heif` are HEIC, written when `image.heic_output` is on).
     private static let formats: [String: ImageFormat] = [
-        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "gif": .gif, "avif": .avif,
+        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "gif": .gif, "avif": .avif, "jxl": .jxl,
+        "heic": .heif, "heif": .heif,
     ]
 }
 
