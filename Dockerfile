@@ -17,8 +17,11 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+# thumbd-decoder (the decoder sandbox's helper, C only) goes next to thumbd: thumbd starts it from its own directory.
 RUN swift build -c release --static-swift-stdlib --product thumbd \
- && install -D "$(swift build -c release --show-bin-path)/thumbd" /out/thumbd
+ && swift build -c release --product thumbd-decoder \
+ && install -D "$(swift build -c release --show-bin-path)/thumbd" /out/thumbd \
+ && install -D "$(swift build -c release --show-bin-path)/thumbd-decoder" /out/thumbd-decoder
 
 # ---- runtime ----
 FROM debian:bookworm-slim
@@ -32,6 +35,7 @@ RUN apt-get update -qq \
  && mkdir -p /var/cache/thumbd /etc/thumbd \
  && chown thumbd:thumbd /var/cache/thumbd
 COPY --from=build /out/thumbd /usr/local/bin/thumbd
+COPY --from=build /out/thumbd-decoder /usr/local/bin/thumbd-decoder
 COPY config/thumbd.yaml /etc/thumbd/thumbd.yaml
 USER thumbd
 EXPOSE 8080

@@ -54,6 +54,10 @@ package enum MetricNames {
     package static let purgePushFailedTags = "thumbd_purge_push_failed_tags_total"
     package static let purgePushDroppedTags = "thumbd_purge_push_dropped_tags_total"
     package static let purgePushPendingTags = "thumbd_purge_push_pending_tags"
+    /// Counter: decoder sandbox jobs, by result (`ok`, `crashed`, `timeout`, `refused`).
+    package static let sandboxJobs = "thumbd_sandbox_jobs_total"
+    /// Counter: decoder sandbox helpers started (the first ones, replacements after N jobs or a failure, extras).
+    package static let sandboxHelpersStarted = "thumbd_sandbox_helpers_started_total"
 
     // MARK: Origin
     /// Counter: transfers handed to libcurl.

@@ -64,7 +64,8 @@ package final class ThumbdService: Sendable {
         self.activity = activity
         self.logger = logger
         let vips = try Vips.initialize(programName: "thumbd")
-        let thumbnailer = try Thumbnailer(configuration: settings.thumbnailerConfiguration, vips: vips)
+        let thumbnailer = try Thumbnailer(
+            configuration: settings.thumbnailerConfiguration, vips: vips, sandbox: try settings.sourceSandbox())
         // Checked before any thread starts: a bad preset or fallback file stops the start as a configuration error.
         queryRules = SharedThumbQueryRules(try settings.thumbQueryRules())
         let fallbackImage = try settings.fallbackImage(thumbnailer: thumbnailer)

@@ -159,6 +159,11 @@ extension Settings {
             .fallbackStatus("image.fallback_status", \.image.fallbackStatus, .reloadable),
             .duration("image.fallback_ttl", \.image.fallbackTTL, .reloadable),
             .boolean("image.client_hints", \.image.readsClientHints, .reloadable),
+            .choice("image.sandbox", \.image.sandbox, .restart),
+            .integer("image.sandbox_helpers", \.image.sandboxHelpers, .restart),
+            .integer("image.sandbox_jobs_per_helper", \.image.sandboxJobsPerHelper, .restart),
+            .duration("image.sandbox_deadline", \.image.sandboxDeadline, .restart),
+            .bytes("image.sandbox_memory", \.image.sandboxMemoryBytes, .restart),
 
             .integer("info.batch_max", \.info.batchMax, .reloadable),
             .bytes("info.batch_max_bytes", \.info.batchMaxBytes, .reloadable),

@@ -80,6 +80,10 @@ extension Settings {
             throw check.error(\.image.fallback, "must be a file path")
         }
         try check.duration(\.image.fallbackTTL, .zero...(.seconds(365 * 86_400)))
+        try check.range(\.image.sandboxHelpers, 0...256, "helpers kept started between jobs")
+        try check.range(\.image.sandboxJobsPerHelper, 1...1_000_000)
+        try check.duration(\.image.sandboxDeadline, .milliseconds(100)...(.seconds(600)))
+        try check.range(\.image.sandboxMemoryBytes, (64 << 20)...(1 << 40), "64 MiB at least: libvips and its loaders")
     }
 
     /// The longest preset name, and how many presets and bytes of parameters a configuration may hold.

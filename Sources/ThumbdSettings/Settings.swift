@@ -172,6 +172,24 @@ package struct Settings: Sendable, Equatable {
         /// Whether `/thumb` asks for (`Accept-CH`) and reads the `Sec-CH-DPR`, `Sec-CH-Width` and
         /// `Sec-CH-Viewport-Width` client hints when a request's plan gives no `dpr` or size.
         package var readsClientHints = false
+        /// Which sources the decoder sandbox's helpers decode (docs/threat-model.md): `untrusted` (SVG, PDF, JPEG XL,
+        /// BMP, ICO), `all`, or `off` (those five refused).
+        package var sandbox = Sandbox.untrusted
+        /// Helpers kept started between jobs.
+        package var sandboxHelpers = 2
+        /// Jobs one helper serves before it is replaced.
+        package var sandboxJobsPerHelper = 100
+        /// Wall-clock time one sandbox job may take before its helper is killed (504).
+        package var sandboxDeadline: Duration = .seconds(10)
+        /// A helper's address-space limit.
+        package var sandboxMemoryBytes = 1 << 30
+
+        /// `image.sandbox`.
+        package enum Sandbox: String, Sendable, Equatable, CaseIterable {
+            case untrusted
+            case all
+            case off
+        }
 
         /// The defaults.
         package init() {}

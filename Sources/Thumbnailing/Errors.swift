@@ -40,6 +40,13 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     /// The plan needs the source's detections (`redact`, named by the payload) and the render has none: detection is
     /// off (`image.faces`) or unavailable. Never answered with the picture as it is, which would show what it hides.
     case detectionUnavailable(String)
+    /// The decoder sandbox's helper refused the source or died decoding it (a crash, its memory or CPU limit, the
+    /// seccomp filter); the payload says how, for logs.
+    case sandboxFailed(String)
+    /// The decoder sandbox's helper did not answer within `image.sandbox_deadline`; it was killed.
+    case sandboxTimedOut
+    /// No decoder sandbox helper could be started (the payload says why, for logs).
+    case sandboxUnavailable(String)
 }
 
 /// Why a `ThumbnailSpec` could not be built. `field` names the spec property; the request layer maps it to

@@ -64,7 +64,17 @@ extension Thumbnailer {
         regions: DetectedRegions? = nil,
         intermediates: IntermediateProvider
     ) throws(ThumbnailError) -> RenderedThumbnail {
+        // `raw` answers the source's own bytes: a format only the sandbox reads is refused there as before (the
+        // in-process loaders are blocked), never answered as the PNG of its raster.
+        if !spec.operations.raw, let decoded = try sandboxed(source, box: sandboxBox(for: spec)) {
+            return try render(
+                decoded, spec: spec, watermarks: watermarks, frame: frame, regions: regions,
+                intermediates: intermediates)
+        }
         var params = try parameters(for: spec, regions: regions)
+        params.allowed_sources = sourceMask(for: source)
+        // `skip` neither: a decoded source is rendered, whatever its (PNG) format.
+        if source is SandboxDecodedSource { params.skip_formats = 0 }
         if spec.operations.watermarks.count != watermarks.count { throw .watermarkUnusable }
         if spec.operations.frame != nil && frame == nil { throw .frameUnusable }
         let bands = configuration.intermediateBands.map { Int32($0) }

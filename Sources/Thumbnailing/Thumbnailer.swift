@@ -29,6 +29,9 @@ package struct Thumbnailer: Sendable {
     package let vips: Vips
     /// Shared by every copy of this value, so that a reload reaches the copies each component holds.
     private let shared: Shared
+    /// The decoder sandbox's helpers, when `image.sandbox` is not `off`: the sources they decode reach the pipeline
+    /// as the PNG of their raster (`Thumbnailer+Sandbox.swift`).
+    package let sandbox: SourceSandbox?
 
     /// The configuration every copy of one thumbnailer reads (a `Mutex`: renders read it on many threads).
     private final class Shared: Sendable {
@@ -37,10 +40,13 @@ package struct Thumbnailer: Sendable {
     }
 
     /// - Throws: `ConfigurationError` when `configuration` is invalid.
-    package init(configuration: Configuration = Configuration(), vips: Vips) throws(ConfigurationError) {
+    package init(
+        configuration: Configuration = Configuration(), vips: Vips, sandbox: SourceSandbox? = nil
+    ) throws(ConfigurationError) {
         try configuration.validate()
         shared = Shared(configuration)
         self.vips = vips
+        self.sandbox = sandbox
     }
 
     /// Replaces the configuration of this thumbnailer and every copy of it (config hot reload: pixel limit,
@@ -81,7 +87,8 @@ package struct Thumbnailer: Sendable {
     /// decoding pixels (microseconds to a millisecond). Does not apply `maxSourcePixels`.
     /// - Throws: `ThumbnailError.notAnImage`, `.unsupportedFormat` or `.decodeFailed` (unreadable header).
     package func probe(_ source: some ContiguousBytes) throws(ThumbnailError) -> ImageProbe {
-        let allowed = sourceMask
+        if let decoded = try sandboxed(source, box: 0) { return try probe(decoded) }
+        let allowed = sourceMask(for: source)
         let outcome = source.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Result<ImageProbe, ThumbnailError> in
             var result = ThumbdVipsProbeResult()
             let step = thumbd_vips_probe(bytes.baseAddress, bytes.count, allowed, &result)

@@ -91,10 +91,10 @@ extension Integration {
         }
 
         @Test func rawRefusesWhatARenderRefusesWithItsStatus() async throws {
-            // Given sources a render refuses: an SVG, HTML served as a JPEG, a pixel bomb, a frame bomb
+            // Given sources a render refuses: HTML served as a JPEG, a pixel bomb, a frame bomb
             let harness = try Harness(Self.forms)
             let refused: [(path: String, bytes: [UInt8])] = [
-                ("/a.svg", Fixtures.bytes("image.svg")), ("/page.jpg", Fixtures.bytes("page.html")),
+                ("/page.jpg", Fixtures.bytes("page.html")),
                 ("/bomb.png", Fixtures.bytes("bomb.png")), ("/frames.gif", Fixtures.bytes("frame-bomb.gif")),
             ]
             for source in refused { harness.origin.route(source.path, .ok(source.bytes, contentType: "image/jpeg")) }
@@ -107,6 +107,21 @@ extension Integration {
                 #expect(rendered.status == raw.status, "\(source.path)")
                 #expect(raw.body != source.bytes)
             }
+        }
+
+        @Test func rawNeverServesAnSVGTheSandboxRendered() async throws {
+            // Given an SVG source, which the decoder sandbox rasterises
+            let harness = try Harness(Self.forms)
+            let svg = Fixtures.bytes("image.svg")
+            harness.origin.route("/a.svg", .ok(svg, contentType: "image/svg+xml"))
+            // When it is asked raw, and rendered
+            let raw = try await harness.request(harness.thumbTarget("/a.svg", "raw=1"))
+            let rendered = try await harness.request(harness.thumbTarget("/a.svg", "w=32"))
+            // Then raw is refused (an SVG is never served back as SVG); the render is a raster
+            expectJSONError(raw, status: 422)
+            #expect(raw.body != svg)
+            #expect(rendered.status == 200, "\(rendered.text)")
+            #expect(rendered.header("content-type") == "image/jpeg")
         }
 
         @Test func rawHonoursThePixelLimitFromTheHeader() async throws {

@@ -23,9 +23,14 @@ final class ThumbdChild: Sendable {
     /// Spawns thumbd and waits (up to `timeout`) until it listens. Blocks the calling thread.
     /// - Throws: ``ChildProcess/SpawnError`` when the executable is not built, ``StartError`` when it does not
     ///   listen in time (with what it wrote to standard error).
-    init(configuration: String, cacheDirectory: String, timeout: Duration = .seconds(30)) throws {
+    /// `environment`: variables added to the child's (test hooks such as `THUMBD_TEST_DECODER_LOOP`).
+    init(
+        configuration: String, cacheDirectory: String, timeout: Duration = .seconds(30),
+        environment extra: [String: String] = [:]
+    ) throws {
         let executable = try ChildProcess.builtExecutable(named: "thumbd")
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("THUMBD_") }
+            .merging(extra) { _, new in new }
         let start = ContinuousClock.now
         process = try ChildProcess(
             executable: executable,

@@ -491,6 +491,14 @@ ThumbdVipsStep thumbd_vips_decode_frames(const void *buffer, size_t length, Thum
 int thumbd_vips_make_flat(int width, int height, int bands, int frames, ThumbdVipsFormat format, void **data,
                           size_t *length, char **error_detail);
 
+/// A raster the decoder sandbox's helper decoded (width x height pixels of `bands` interleaved bands, 1 to 4, of
+/// VipsBandFormat `band_format`, `length` bytes) as an uncompressed PNG, the form in which the pipeline reads it
+/// (8 or 16 bits; other formats are cast to 8 bits; 1-2 bands grey, 3-4 sRGB). `pixels` is only read during the
+/// call. Returns 0 with *data (transfer full: thumbd_vips_free) and *data_length set, or -1 with *error_detail
+/// (transfer full, may be NULL).
+int thumbd_vips_raster_to_png(const void *pixels, size_t length, int width, int height, int bands, int band_format,
+                              void **data, size_t *data_length, char **error_detail);
+
 /// Releases memory handed out by these functions (g_free). NULL is allowed.
 void thumbd_vips_free(void *pointer);
 

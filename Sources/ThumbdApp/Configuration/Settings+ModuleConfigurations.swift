@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Caching
 import EventLoops
+import FoundationEssentials
 import HTTP1
 import OriginFetch
 import ThumbdSettings
@@ -56,6 +57,34 @@ extension Settings {
             }
         }
         return configuration
+    }
+
+    /// `image.sandbox*`: the decoder sandbox's helpers, started now (`nil` for `off`). The helper is
+    /// `thumbd-decoder` next to this process's executable.
+    /// - Throws: `SettingsError` when the helper is missing or cannot start: a clear startup error, only when the
+    ///   configuration needs it.
+    func sourceSandbox() throws(SettingsError) -> SourceSandbox? {
+        let mode: SandboxMode
+        switch image.sandbox {
+        case .off: return nil
+        case .untrusted: mode = .untrusted
+        case .all: mode = .all
+        }
+        let directory = DecoderPool.executableDirectory ?? "."
+        var configuration = DecoderPool.Configuration(executable: directory + "/thumbd-decoder")
+        configuration.helpers = image.sandboxHelpers
+        configuration.jobsPerHelper = image.sandboxJobsPerHelper
+        configuration.deadline = image.sandboxDeadline
+        configuration.memoryMiB = max(64, image.sandboxMemoryBytes >> 20)
+        // Tests only: the helper's looping mode, for the deadline test (never set in production).
+        if ProcessInfo.processInfo.environment["THUMBD_TEST_DECODER_LOOP"] == "1" {
+            configuration.extraArguments = ["--test-loop-on-magic"]
+        }
+        do throws(DecoderPool.StartError) {
+            return SourceSandbox(pool: try DecoderPool(configuration: configuration), mode: mode)
+        } catch {
+            throw SettingsError(key: "image.sandbox", reason: error.description)
+        }
     }
 
     /// `image.render_threads: 0`: one render thread per core, plus a quarter (at least one). A render thread is not

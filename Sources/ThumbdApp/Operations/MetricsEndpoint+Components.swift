@@ -2,6 +2,7 @@
 import Caching
 import Instrumentation
 import OriginFetch
+import Thumbnailing
 
 /// The scrape-time reads of each component's own counters (the pull half of ``MetricsEndpoint``).
 extension MetricsEndpoint {
@@ -87,6 +88,17 @@ extension MetricsEndpoint {
             text.family(name, kind, help)
             for endpoint in kinds { text.sample(name, [("endpoint", endpoint)], values[endpoint] ?? 0) }
         }
+    }
+
+    /// The decoder sandbox's jobs and helpers (`image.sandbox` not `off`).
+    func writeSandbox(to text: inout PrometheusText) {
+        guard let pool = coordinator.thumbnailer.sandbox?.pool else { return }
+        text.family(MetricNames.sandboxJobs, .counter, "Decoder sandbox jobs, by result.")
+        for outcome in DecoderPool.Outcome.allCases {
+            text.sample(MetricNames.sandboxJobs, [("result", outcome.label)], pool.count(outcome))
+        }
+        text.family(MetricNames.sandboxHelpersStarted, .counter, "Decoder sandbox helpers started.")
+        text.sample(MetricNames.sandboxHelpersStarted, pool.helpersStarted)
     }
 
     func writeCaches(to text: inout PrometheusText) {

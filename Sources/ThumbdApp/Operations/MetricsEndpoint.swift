@@ -161,6 +161,7 @@ final class MetricsEndpoint: Sendable {
         writePurges(to: &text)
         writeOrigin(to: &text)
         writeRenders(to: &text)
+        writeSandbox(to: &text)
         writePrefetch(to: &text)
         process.write(to: &text)
         return text

@@ -116,6 +116,15 @@ extension ErrorResponse {
             self.init(
                 status: Self.unavailable, publicMessage: "\(operation): face detection is off (image.faces)",
                 logLevel: .warning, retryAfterSeconds: 1)
+        case .sandboxFailed:
+            // A helper that refused or died: the source's fault (it is what the helper was decoding), never cached.
+            self.init(status: Self.unprocessable, publicMessage: "source could not be decoded", logLevel: .info)
+        case .sandboxTimedOut:
+            self.init(status: Self.gatewayTimeout, publicMessage: "source took too long to decode", logLevel: .warning)
+        case .sandboxUnavailable:
+            self.init(
+                status: Self.unavailable, publicMessage: "decoder unavailable, retry shortly", logLevel: .error,
+                retryAfterSeconds: 1)
         }
     }
 

@@ -106,8 +106,11 @@ struct FallbackImage: Sendable, Equatable {
             }
         case .thumbnail(let error):
             switch error {
-            case .notAnImage, .unsupportedFormat, .tooManyPixels, .decodeFailed, .tooManyFrames: true
-            case .cropOutsidePicture, .canvasTooLarge, .renderFailed, .encodeFailed, .outputFormatUnavailable,
+            case .notAnImage, .unsupportedFormat, .tooManyPixels, .decodeFailed, .tooManyFrames, .sandboxFailed,
+                .sandboxTimedOut:
+                true
+            case .sandboxUnavailable, .cropOutsidePicture, .canvasTooLarge, .renderFailed, .encodeFailed,
+                .outputFormatUnavailable,
                 .notAnimatable, .watermarkUnusable, .frameUnusable, .detectionUnavailable:
                 false
             }

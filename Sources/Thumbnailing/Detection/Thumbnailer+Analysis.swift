@@ -9,7 +9,10 @@ extension Thumbnailer {
     /// thread); `source` is borrowed for the call, the intermediate does not reference it.
     /// - Throws: `ThumbnailError`, as `render(_:spec:)` for the same source (`.renderFailed` for a band below 1).
     package func analysisImage(_ source: some ContiguousBytes, band: Int) throws(ThumbnailError) -> IntermediateImage {
-        let allowed = sourceMask
+        if let decoded = try sandboxed(source, box: max(band, configuration.intermediateBands.max() ?? 0)) {
+            return try analysisImage(decoded, band: band)
+        }
+        let allowed = sourceMask(for: source)
         let limit = Int64(configuration.maxSourcePixels)
         let outcome = source.withUnsafeBytes {
             (bytes: UnsafeRawBufferPointer) -> Result<IntermediateImage, ThumbnailError> in
