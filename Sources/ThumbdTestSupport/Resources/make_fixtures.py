@@ -158,6 +158,9 @@ def main():
     run("vips", "copy", tmp("frames.ppm"), tmp("frames.v"))
     run("vips", "gifsave", tmp("frames.v"), out("animated.gif"), "--page-height", "32")
     run("vips", "webpsave", tmp("frames.v"), out("animated.webp"), "--page-height", "32", "--Q", "90")
+    # The same frames as an AVIF of three images (libheif's "image collection", which libvips reads as pages).
+    run("vips", "heifsave", tmp("frames.v"), out("animated.avif"), "--page-height", "32", "--compression", "av1",
+        "--Q", "90", "--strip")
 
     # 3x3 colour grid, 300x300, lossless: cover + gravity tests read which cells survived the crop.
     write_pnm(tmp("grid.ppm"), 300, 300, lambda x, y: GRID[y // 100][x // 100])
