@@ -23,6 +23,7 @@ for tool in valgrind callgrind_control wrk nginx python3 curl objcopy; do
 done
 if [ ${#bins[@]} = 0 ]; then
   swift build -c release --product thumbd >/dev/null
+  swift build -c release --product thumbd-decoder >/dev/null   # the sandbox's helper, started from thumbd's directory
   bins=("$(swift build -c release --product thumbd --show-bin-path)/thumbd")
 fi
 # nginx workers run as an unprivileged user and must reach the corpus through the home directory (else every

@@ -19,6 +19,7 @@ for tool in wrk nginx python3 curl; do
 done
 if [ -z "$bin" ]; then
   swift build -c release --product thumbd >/dev/null
+  swift build -c release --product thumbd-decoder >/dev/null   # the sandbox's helper, started from thumbd's directory
   bin="$(swift build -c release --product thumbd --show-bin-path)/thumbd"
 fi
 if [ $((0$(stat -c %a "$HOME") & 1)) = 0 ]; then echo "nginx workers cannot reach $peers/corpus: chmod 711 $HOME" >&2; exit 1; fi

@@ -23,7 +23,9 @@ thumbd_release_build() {
     thumbd_rev="given binary"
   else
     echo "== release build"
-    if ! swift build -c release --product thumbd > "$1/build.log" 2>&1; then tail -20 "$1/build.log" >&2; exit 1; fi
+    # thumbd-decoder too: thumbd starts its decoder sandbox's helpers from its own directory (docs/threat-model.md).
+    if ! { swift build -c release --product thumbd && swift build -c release --product thumbd-decoder; } \
+      > "$1/build.log" 2>&1; then tail -20 "$1/build.log" >&2; exit 1; fi
     grep -v "prohibited flag" "$1/build.log" | tail -1
     thumbd_bin="$(swift build -c release --product thumbd --show-bin-path)/thumbd"
     thumbd_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo +changes)"
