@@ -42,7 +42,13 @@ python3 "$peers/gen_lists.py" render --template "$template" --origin http://127.
 nginx -p "$PWD/$out/peers/" -c "$peers/conf/origin.conf" > "$out/origin.log" 2>&1 &
 origin=$!
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; kill "$origin" 2>/dev/null; wait 2>/dev/null || true; }
+# Each kill may find its process gone (a thumbd that failed to start): that must not end the trap under `set -e`
+# before the origin is stopped.
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+  kill "$origin" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
 trap cleanup EXIT
 
 n=0
@@ -51,6 +57,8 @@ for bin in "${bins[@]}"; do
   run="$out/$n"
   mkdir -p "$run/cache"
   objcopy --strip-debug "$bin" "$run/thumbd"
+  # The decoder sandbox's helper, which thumbd starts from its own directory (absent before issue 29's sandbox).
+  if [ -x "$(dirname "$bin")/thumbd-decoder" ]; then cp "$(dirname "$bin")/thumbd-decoder" "$run/"; fi
   THUMBD_FETCH_ALLOW_PRIVATE_NETWORKS=true THUMBD_LOG_ACCESS=false THUMBD_THUMBOR_ENABLED=${THUMBOR:-false} THUMBD_THUMBOR_PREFIX=/ THUMBD_THUMBOR_ALLOW_UNSAFE=true valgrind --tool=callgrind \
     --callgrind-out-file="$run/callgrind.out" "$run/thumbd" --listen 127.0.0.1:18046 --cache-dir "$run/cache" \
     > "$run/thumbd.log" 2>&1 &
