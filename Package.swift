@@ -105,7 +105,7 @@ let package = Package(
         ),
         .target(
             name: "Thumbnailing",
-            dependencies: ["CVips", "CVipsShims", "CFaceShims"],
+            dependencies: ["CVips", "CVipsShims", "CFaceShims", "CLinuxShims"],
             swiftSettings: swiftSettings
         ),
         .target(

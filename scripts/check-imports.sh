@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 # C module -> folders (Sources/X or Tests/XTests) allowed to import it.
 declare -A allowed=(
-  [CLinuxShims]="EventLoops HTTP1 OriginFetch ThumbdTestSupport"
+  [CLinuxShims]="EventLoops HTTP1 OriginFetch Thumbnailing ThumbdTestSupport"
   [CCurl]="OriginFetch ThumbdTestSupport"
   [CCurlShims]="OriginFetch ThumbdTestSupport"
   [CVips]="Thumbnailing ThumbdTestSupport"

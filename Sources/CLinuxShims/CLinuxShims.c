@@ -3,7 +3,9 @@
 #include "CLinuxShims.h"
 
 #include <pthread.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/sendfile.h>
@@ -81,3 +83,9 @@ int thumbd_available_cpus(void) {
 int thumbd_gettid(void) { return (int)syscall(SYS_gettid); }
 
 void thumbd_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+int thumbd_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int thumbd_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CLinuxShims
 import Glibc
 import Synchronization
 
@@ -92,7 +93,7 @@ package final class ChildProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         // The test process holds sockets, databases and flock'ed files; not every one is close-on-exec.
-        Self.addCloseFrom(&actions, 3)
+        _ = thumbd_spawn_close_from(&actions, 3)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -209,17 +210,6 @@ package final class ChildProcess: Sendable {
     }
 
     // MARK: - Internals
-
-    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), looked up at run time: Swift's Glibc module
-    /// does not declare it (it needs `_GNU_SOURCE`). Where it is missing, only close-on-exec descriptors
-    /// are closed in the child.
-    private static func addCloseFrom(_ actions: inout posix_spawn_file_actions_t, _ lowest: Int32) {
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let handle = dlopen(nil, RTLD_NOW) else { return }
-        defer { dlclose(handle) }
-        guard let symbol = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np") else { return }
-        _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
-    }
 
     private static func reap(_ pid: Int32) -> Termination? {
         var status: Int32 = 0

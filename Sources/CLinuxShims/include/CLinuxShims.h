@@ -4,6 +4,7 @@
 // pass-through: errno is left for the caller to read.
 #pragma once
 
+#include <spawn.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -66,6 +67,15 @@ int thumbd_gettid(void);
 
 /// Names the calling thread (pthread_setname_np; at most 15 characters are kept).
 void thumbd_set_thread_name(const char *name);
+
+/// pipe2(fds, O_CLOEXEC): both ends close-on-exec from the start, so a child another thread spawns in between
+/// never inherits them (pipe then fcntl would leave that window). Swift's Glibc module does not declare pipe2
+/// (it needs _GNU_SOURCE). Returns 0, or -1 with errno.
+int thumbd_pipe_cloexec(int fds[2]);
+
+/// posix_spawn_file_actions_addclosefrom_np(actions, lowest) (glibc 2.34; _GNU_SOURCE): the child closes every
+/// descriptor from `lowest` up before it runs. Returns 0 or an error number.
+int thumbd_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
 #ifdef __cplusplus
 }

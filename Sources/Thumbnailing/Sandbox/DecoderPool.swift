@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CLinuxShims
 import Glibc
 import Synchronization
 
@@ -195,8 +196,8 @@ package final class DecoderPool: Sendable {
     private func spawn() -> Result<Helper, DecodeError> {
         var input: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
-        guard Self.closeOnExecPipe(&input) == 0 else { return .failure(.unavailable("pipe2: errno \(errno)")) }
-        guard Self.closeOnExecPipe(&output) == 0 else {
+        guard thumbd_pipe_cloexec(&input) == 0 else { return .failure(.unavailable("pipe2: errno \(errno)")) }
+        guard thumbd_pipe_cloexec(&output) == 0 else {
             close(input[0])
             close(input[1])
             return .failure(.unavailable("pipe2: errno \(errno)"))
@@ -207,7 +208,7 @@ package final class DecoderPool: Sendable {
         // dup2 clears close-on-exec on 0 and 1; everything from 3 up is closed (the helper closes them again).
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        Self.addCloseFrom(&actions, 3)
+        _ = thumbd_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -248,25 +249,6 @@ package final class DecoderPool: Sendable {
         _ = fcntl(output[0], F_SETFL, fcntl(output[0], F_GETFL) | O_NONBLOCK)
         started.add(1, ordering: .relaxed)
         return .success(Helper(pid: pid, input: input[1], output: output[0]))
-    }
-
-    /// pipe2(O_CLOEXEC) (not in Swift's Glibc module without _GNU_SOURCE): never pipe then fcntl, which would let a
-    /// helper that another render thread starts in between inherit these ends.
-    private static func closeOnExecPipe(_ fds: inout [Int32]) -> Int32 {
-        typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-        guard let handle = dlopen(nil, RTLD_NOW) else { return -1 }
-        defer { dlclose(handle) }
-        guard let symbol = dlsym(handle, "pipe2") else { return -1 }
-        return fds.withUnsafeMutableBufferPointer { unsafeBitCast(symbol, to: Pipe2.self)($0.baseAddress!, O_CLOEXEC) }
-    }
-
-    /// posix_spawn_file_actions_addclosefrom_np when the C library has it (glibc 2.34).
-    private static func addCloseFrom(_ actions: inout posix_spawn_file_actions_t, _ lowest: Int32) {
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let handle = dlopen(nil, RTLD_NOW) else { return }
-        defer { dlclose(handle) }
-        guard let symbol = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np") else { return }
-        _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
     }
 }
 
