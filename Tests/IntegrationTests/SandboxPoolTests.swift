@@ -204,6 +204,13 @@ import ThumbdTestSupport
         // Killed mid-decode: once the helper spins on the looping source, SIGKILL it.
         async let killedAnswer = blocking { try child.get(Self.thumb(origin, "/loop.svg", "w=50")) }
         let killed = try await blocking { () -> Bool in
+            // The request's task may start late when the suite's other tests hold the cooperative threads: the
+            // helper is watched only once the origin has served the source (the job follows the fetch).
+            let sent = ContinuousClock.now + .seconds(30)
+            while origin.hits("/loop.svg") == 0 {
+                if ContinuousClock.now > sent { return false }
+                usleep(10_000)
+            }
             let deadline = ContinuousClock.now + .seconds(5)
             while ContinuousClock.now < deadline {
                 if let ticks = Self.cpuTicks(helper), ticks >= idleTicks + 5 { return kill(helper, SIGKILL) == 0 }
