@@ -5,7 +5,7 @@
 # Needs vips (the command), python3 and strace. Run it with the filter in place: a call the filter kills shows as
 # the last line before "+++ killed by SIGSYS"; one it refuses shows "= -1 EACCES".
 set -eu
-decoder=${1:-.build/debug/thumbd-decoder}
+decoder=$(realpath "${1:-.build/debug/thumbd-decoder}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -53,3 +53,9 @@ strace -f -o trace.cpu "$decoder" --test-loop-on-magic --cpu-seconds 1 < loop > 
 for trace in trace.all trace.as trace.cpu; do
     awk 'seen { print } /PR_SET_SECCOMP|SECCOMP_SET_MODE_FILTER/ { seen = 1 }' "$trace"
 done | sed -E 's/^[0-9]+ +//; s/^(<\.\.\. )?([a-z0-9_]+)[ (].*/\2/' | grep -E '^[a-z0-9_]+$' | sort | uniq -c | sort -rn
+# A call the filter killed: the call before "killed by SIGSYS" in the same thread.
+if grep -q 'killed by SIGSYS' trace.all trace.as trace.cpu; then
+    echo "killed by the filter:" >&2
+    grep -h -B2 'SIGSYS' trace.all trace.as trace.cpu >&2
+    exit 1
+fi
