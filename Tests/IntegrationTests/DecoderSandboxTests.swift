@@ -158,4 +158,48 @@ import ThumbdTestSupport
         #expect(termination == .signalled(SIGXCPU) || termination == .signalled(SIGKILL))
         #expect(elapsed < .seconds(5))
     }
+
+    /// What one forbidden call does under the filter (`--test-call`, a test-only flag: after the filter the helper
+    /// makes the call and answers what it returned). Calls on no list are killed too: the default is the kill.
+    static let killedCalls = ["mkdir", "ptrace", "execve", "fork", "clone-process", "mmap-exec", "getcwd"]
+
+    @Test(arguments: killedCalls) func aForbiddenCallKillsTheHelper(call: String) throws {
+        let (answer, termination, _) = try Self.decode([0], box: (0, 0), arguments: ["--test-call", call])
+        #expect(answer == .none)
+        #expect(termination == .signalled(SIGSYS))
+    }
+
+    @Test(arguments: [
+        ("socket", EACCES), ("openat", EACCES), ("clone3", ENOSYS),
+        // A thread started before the filter (as libvips's workers are) is under it too (TSYNC).
+        ("early-thread-openat", EACCES),
+    ])
+    func aRefusedCallFailsWithItsError(call: String, error: Int32) throws {
+        let (answer, termination, _) = try Self.decode([0], box: (0, 0), arguments: ["--test-call", call])
+        #expect(answer == .refused("\(call) returned -1, errno \(error)"))
+        #expect(termination == .exited(0))
+    }
+
+    @Test func aThreadStartsUnderTheFilter() throws {
+        let (answer, termination, _) = try Self.decode([0], box: (0, 0), arguments: ["--test-call", "thread"])
+        #expect(answer == .refused("thread returned 0, errno 0"))
+        #expect(termination == .exited(0))
+    }
+
+    @Test func aGifDecodesInTheHelper() throws {
+        // 1 x 1, one red pixel (palette entry 0).
+        let gif: [UInt8] = [
+            0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x21, 0xf9, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
+            0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
+        ]
+        let (answer, termination, _) = try Self.decode(gif, box: (0, 0))
+        guard case .raster(let width, let height, let bands, _, let pixels) = answer else {
+            Issue.record("no raster: \(answer)")
+            return
+        }
+        #expect(width == 1 && height == 1 && bands >= 3)
+        #expect(Array(pixels.prefix(3)) == [255, 0, 0])
+        #expect(termination == .exited(0))
+    }
 }
