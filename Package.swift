@@ -166,7 +166,9 @@ let package = Package(
             name: "thumbd-decoder",
             dependencies: ["CVips"],
             cSettings: [.unsafeFlags(["-Wall", "-Werror"])],
-            linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0")]
+            linkerSettings: [
+                .linkedLibrary("vips"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"), .linkedLibrary("m"),
+            ]
         ),
 
         // MARK: - Tests

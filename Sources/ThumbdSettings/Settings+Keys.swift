@@ -140,6 +140,7 @@ extension Settings {
             .integer("image.queue_limit", \.image.queueLimit, .reloadable),
             .integer("image.max_source_pixels", \.image.maxSourcePixels, .reloadable),
             .integer("image.max_frames", \.image.maxFrames, .reloadable),
+            .integer("image.pdf_max_dpi", \.image.pdfMaxDPI, .reloadable),
             .list("image.watermarks", \.image.watermarks, reload: .restart, parse: WatermarkFile.init(parsing:)),
             .integer("image.default_quality", \.image.defaultQuality, .reloadable),
             .boolean("image.avif", \.image.isAVIFEnabled, .reloadable),

@@ -61,6 +61,7 @@ extension Settings {
         try check.range(\.image.queueLimit, 0...1_000_000)
         try check.range(\.image.maxSourcePixels, 1...(1 << 40))
         try check.range(\.image.maxFrames, 1...10_000)
+        try check.range(\.image.pdfMaxDPI, 1...2400)
         let names = image.watermarks.map(\.name)
         if Set(names).count != names.count {
             throw check.error(\.image.watermarks, "a watermark name is listed twice")

@@ -124,6 +124,9 @@ package struct Settings: Sendable, Equatable {
         /// Most frames an animation may have to be rendered animated (422 beyond); its frames × pixels also
         /// count against `maxSourcePixels`.
         package var maxFrames = 100
+        /// Highest resolution a PDF page is rasterised at (dots per inch, 1...2400): the page is drawn at the DPI
+        /// that fits the box, never above this, and within `maxSourcePixels`.
+        package var pdfMaxDPI = 300
         /// Watermark images a request may name (`wm=<name>`): `name=path` entries, read and checked at start.
         package var watermarks: [WatermarkFile] = []
         /// Encoder quality when the request has no `q` (1–100).

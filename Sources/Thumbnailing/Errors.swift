@@ -47,6 +47,8 @@ package enum ThumbnailError: Error, Hashable, Sendable {
     case sandboxTimedOut
     /// No decoder sandbox helper could be started (the payload says why, for logs).
     case sandboxUnavailable(String)
+    /// The plan's `page` is past the source's last page: `pages` of them (1 for a source other than a PDF).
+    case noSuchPage(page: Int, pages: Int)
 }
 
 /// Why a `ThumbnailSpec` could not be built. `field` names the spec property; the request layer maps it to

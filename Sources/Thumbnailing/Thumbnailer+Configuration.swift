@@ -10,6 +10,10 @@ extension Thumbnailer {
         /// Most frames an animation may have to be rendered animated (`ThumbnailError.tooManyFrames` beyond),
         /// checked from the header. A still render reads the first frame only and is not limited.
         package var maxFrames = 100
+        /// Highest resolution a PDF page is rasterised at, 1...2400 dots per inch (`image.pdf_max_dpi`): the page is
+        /// drawn at the DPI that fits the sandbox's box, never above this, lowered to stay within `maxSourcePixels`.
+        /// 300 (print resolution): an A4 page is then at most 2480 x 3508 px.
+        package var pdfMaxDPI = 300
         /// Quality when a spec has none, 1...100.
         package var defaultQuality = 80
         /// Source formats accepted. Default: all of `ImageFormat`.
@@ -64,6 +68,9 @@ extension Thumbnailer {
         package func validate() throws(ConfigurationError) {
             guard maxSourcePixels >= 1 else {
                 throw ConfigurationError(key: "maxSourcePixels", reason: "must be at least 1")
+            }
+            guard DecoderPool.dpiRange.contains(pdfMaxDPI) else {
+                throw ConfigurationError(key: "pdfMaxDPI", reason: "must be 1...2400")
             }
             guard ThumbnailSpec.qualityRange.contains(defaultQuality) else {
                 throw ConfigurationError(key: "defaultQuality", reason: "must be 1...100")

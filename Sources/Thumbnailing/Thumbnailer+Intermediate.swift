@@ -66,7 +66,9 @@ extension Thumbnailer {
     ) throws(ThumbnailError) -> RenderedThumbnail {
         // `raw` answers the source's own bytes: a format only the sandbox reads is refused there as before (the
         // in-process loaders are blocked), never answered as the PNG of its raster.
-        if !spec.operations.raw, let decoded = try sandboxed(source, box: sandboxBox(for: spec)) {
+        if !spec.operations.raw,
+            let decoded = try sandboxed(source, box: sandboxBox(for: spec), page: spec.operations.page)
+        {
             return try render(
                 decoded, spec: spec, watermarks: watermarks, frame: frame, regions: regions,
                 intermediates: intermediates)

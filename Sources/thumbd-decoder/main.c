@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -128,6 +129,27 @@ static int refuse(const char *message) {
     uint64_t length = strlen(message);
     if (write_all(1, head, sizeof head) || write_all(1, &length, sizeof length)) return -1;
     return write_all(1, message, length);
+}
+
+// Answers that the page asked for is past the last of `pages`.
+static int no_page(uint64_t pages) {
+    uint32_t head[2] = {THUMBD_DECODER_ANSWER_MAGIC, THUMBD_DECODER_NO_PAGE};
+    uint64_t length = sizeof pages;
+    if (write_all(1, head, sizeof head) || write_all(1, &length, sizeof length)) return -1;
+    return write_all(1, &pages, sizeof pages);
+}
+
+// The DPI a PDF page of `width` x `height` points is rasterised at: the one that fits it to the box (72 for no
+// box), never above `max_dpi`, lowered until the raster holds at most `pixel_limit` pixels.
+static double pdf_dpi(double width, double height, uint32_t box_width, uint32_t box_height, uint32_t max_dpi,
+                      uint64_t pixel_limit) {
+    double dpi = 72.0;
+    if (box_width > 0 && box_height > 0) dpi = 72.0 * MIN(box_width / width, box_height / height);
+    dpi = MIN(dpi, (double)max_dpi);
+    // Pixels at this DPI; libvips rounds each side, so aim a little under the limit.
+    double pixels = (width * dpi / 72.0) * (height * dpi / 72.0);
+    if (pixels > (double)pixel_limit) dpi *= sqrt((double)pixel_limit / pixels) * 0.999;
+    return dpi;
 }
 
 // Refuses with libvips's error text (first line), then clears it.
@@ -338,10 +360,11 @@ static int test_call(const char *name) {
 
 // One job: read, decode, answer. Returns -1 when the pipe is gone (the helper then ends).
 static int serve(int test_loop) {
-    uint32_t head[3];
+    uint32_t head[5];
     uint64_t limits[2];
     if (read_all(0, head, sizeof head) || read_all(0, limits, sizeof limits)) return -1;
     if (head[0] != THUMBD_DECODER_JOB_MAGIC) return -1;
+    uint32_t box_width = head[1], box_height = head[2], page = head[3], max_dpi = head[4];
     uint64_t pixel_limit = limits[0], length = limits[1];
     if (length == 0 || length > ((uint64_t)1 << 31)) return refuse("source length out of range") ? -1 : 0;
     void *source = g_try_malloc(length);
@@ -349,6 +372,11 @@ static int serve(int test_loop) {
     if (read_all(0, source, length)) {
         g_free(source);
         return -1;
+    }
+    // The parent checks these too; a job out of range is refused, never decoded.
+    if (page < 1 || page > THUMBD_DECODER_MAX_PAGE || max_dpi < 1 || max_dpi > THUMBD_DECODER_MAX_DPI) {
+        g_free(source);
+        return refuse("page or DPI cap out of range") ? -1 : 0;
     }
     // Test only: a job whose first 256 bytes hold "thumbd-test-loop" spins (the deadline tests; in an SVG's comment
     // it passes thumbd's sniffing).
@@ -366,18 +394,35 @@ static int serve(int test_loop) {
                NULL) {
         status = refuse_vips("unreadable source");
     } else {
-        // Vector sources (SVG, PDF) render at the box's size, never larger than needed.
-        int vector = strstr(loader, "Svg") != NULL || strstr(loader, "Pdf") != NULL;
-        if (vector && head[1] > 0 && head[2] > 0 && image->Xsize > 0 && image->Ysize > 0) {
-            double scale = MIN((double)head[1] / image->Xsize, (double)head[2] / image->Ysize);
-            scale = MIN(scale, 64.0);
+        int svg = strstr(loader, "Svg") != NULL, pdf = strstr(loader, "Pdf") != NULL;
+        // Only a PDF has pages here: any other source has one (an animation's frames are not pages).
+        int pages = pdf ? vips_image_get_n_pages(image) : 1;
+        if (page > (uint32_t)MAX(pages, 1)) {
             g_object_unref(image);
             image = NULL;
-            if (strstr(loader, "Svg") != NULL) {
-                image = vips_image_new_from_buffer(source, length, "", "scale", scale, NULL);
-            } else {
-                image = vips_image_new_from_buffer(source, length, "", "dpi", 72.0 * scale, NULL);
+            status = no_page((uint64_t)MAX(pages, 1));
+        } else if (pdf && image->Xsize > 0 && image->Ysize > 0) {
+            // The first page's header at 72 DPI gave the page count; the page asked for has its own size.
+            VipsImage *header = image;
+            image = NULL;
+            if (page > 1) {
+                g_object_unref(header);
+                header = vips_image_new_from_buffer(source, length, "", "page", (int)page - 1, NULL);
             }
+            if (header == NULL) {
+                status = refuse_vips("unreadable page");
+            } else {
+                double dpi = pdf_dpi(header->Xsize, header->Ysize, box_width, box_height, max_dpi, pixel_limit);
+                g_object_unref(header);
+                image = vips_image_new_from_buffer(source, length, "", "page", (int)page - 1, "dpi", dpi, NULL);
+                if (image == NULL) status = refuse_vips("unreadable source");
+            }
+        } else if (svg && box_width > 0 && box_height > 0 && image->Xsize > 0 && image->Ysize > 0) {
+            // An SVG renders at the box's size, never larger than needed.
+            double scale = MIN((double)box_width / image->Xsize, (double)box_height / image->Ysize);
+            scale = MIN(scale, 64.0);
+            g_object_unref(image);
+            image = vips_image_new_from_buffer(source, length, "", "scale", scale, NULL);
             if (image == NULL) status = refuse_vips("unreadable source");
         }
         if (image != NULL) {

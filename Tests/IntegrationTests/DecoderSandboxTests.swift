@@ -12,14 +12,16 @@ import ThumbdTestSupport
     enum Answer: Equatable {
         case raster(width: Int, height: Int, bands: Int, format: Int, pixels: [UInt8])
         case refused(String)
+        /// The page asked for is past the last; the page count.
+        case noPage(Int)
         case none
     }
 
     /// Runs the helper on one job (`source` in a box of `box`) through a shell that redirects files; returns its
     /// answer and how it ended.
     static func decode(
-        _ source: [UInt8], box: (Int, Int), pixelLimit: UInt64 = 100_000_000, arguments: [String] = [],
-        timeout: Duration = .seconds(10)
+        _ source: [UInt8], box: (Int, Int), page: UInt32 = 1, maxDPI: UInt32 = 300, pixelLimit: UInt64 = 100_000_000,
+        arguments: [String] = [], timeout: Duration = .seconds(10)
     ) throws -> (Answer, ChildProcess.Termination?, Duration) {
         let decoder = try ChildProcess.builtExecutable(named: "thumbd-decoder")
         let directory = try TempDirectory(prefix: "thumbd-decoder-test")
@@ -28,6 +30,8 @@ import ThumbdTestSupport
         append(UInt32(0x626f_6a74))
         append(UInt32(box.0))
         append(UInt32(box.1))
+        append(page)
+        append(maxDPI)
         append(pixelLimit)
         append(UInt64(source.count))
         job += source
@@ -62,6 +66,7 @@ import ThumbdTestSupport
                 pixels: Array(bytes[32...]))
         }
         guard let length = integer(8, 8), bytes.count == 16 + Int(length) else { return .none }
+        if status == 2 { return length == 8 ? .noPage(Int(integer(16, 8) ?? 0)) : .none }
         return .refused(String(decoding: bytes[16...], as: UTF8.self))
     }
 

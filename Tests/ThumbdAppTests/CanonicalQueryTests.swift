@@ -79,6 +79,10 @@ import Thumbnailing
         ("padding=0,0,0,1", "padding=0,0,0,1"),
         ("bg=FF00FFFF", "bg=ff00ff"),
         ("bg=FF00FF80", "bg=ff00ff80"),
+        // A PDF's page: 1 is the default and drops out.
+        ("page=1", ""),
+        ("page=003", "page=3"),
+        ("page=2&animated=0", "page=2&animated=0"),
         // Animation.
         ("animated=false", "animated=0"),
         ("animated=1", ""),

@@ -21,7 +21,7 @@ import Testing
     @Test func descriptorsOwnTheOperationParametersInQueryOrder() {
         let owned = OperationRegistry.queryOrder.flatMap { $0.parameters }
         // (After the steps' come the answer's headers and `fq`, which no step owns.)
-        let operationParameters = Array(ThumbParameter.allCases.drop { $0 != .animated }.prefix { $0 != .expires })
+        let operationParameters = Array(ThumbParameter.allCases.drop { $0 != .page }.prefix { $0 != .expires })
         #expect(owned == operationParameters)
     }
 

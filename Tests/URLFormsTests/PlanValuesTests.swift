@@ -10,7 +10,7 @@ import Thumbnailing
     /// One valid text per parameter.
     static let samples: [ThumbParameter: String] = [
         .url: "https://example.com/a.jpg", .w: "200", .h: "100", .fit: "cover", .gravity: "north", .format: "webp",
-        .q: "80", .dpr: "2", .enlarge: "1", .animated: "0", .autorotate: "0", .rotate: "90", .flip: "h",
+        .q: "80", .dpr: "2", .enlarge: "1", .page: "2", .animated: "0", .autorotate: "0", .rotate: "90", .flip: "h",
         .adaptive: "1", .orig: "h", .scale: "0.5", .min_w: "150", .min_h: "80", .dpr_limit: "1",
         .rounding: "thumbor-crop", .trim: "10", .crop: "1,2,3,4",
         .crop_gravity: "east",

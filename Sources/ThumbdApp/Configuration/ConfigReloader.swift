@@ -23,7 +23,7 @@ import URLForms
 /// | `server.*` limits and timeouts | `HTTPServer.update(configuration:)` | connections accepted afterwards |
 /// | `fetch.*` | `OriginFetcher.update(configuration:)`, on the fetch thread | transfers started afterwards |
 /// | `image.queue_limit` | `WorkerPool.setQueueCapacities` | submissions afterwards |
-/// | `image.max_source_pixels`, `.max_frames`, `.default_quality`, `.avif`, `.heic_output` | `Thumbnailer.update(configuration:)` | new renders |
+/// | `image.max_source_pixels`, `.max_frames`, `.pdf_max_dpi`, `.default_quality`, `.avif`, `.heic_output` | `Thumbnailer.update(configuration:)` | new renders |
 /// | `cache.*` TTLs | `SharedFreshnessPolicy.update` | entries stored or revalidated afterwards |
 /// | `cache.memory.*`, disk budgets, `negative_ttl` | `ThumbnailCache.update` | at once; disk: in write order |
 /// | `cache.client_max_age` | `ThumbnailService.update(clientMaxAge:)` | answers afterwards |

@@ -46,6 +46,7 @@ extension Settings {
         var configuration = Thumbnailer.Configuration()
         configuration.maxSourcePixels = image.maxSourcePixels
         configuration.maxFrames = image.maxFrames
+        configuration.pdfMaxDPI = image.pdfMaxDPI
         configuration.defaultQuality = image.defaultQuality
         if !image.isAVIFEnabled { configuration.allowedOutputFormats.remove(.avif) }
         if image.isHEICOutputEnabled { configuration.allowedOutputFormats.insert(.heif) }

@@ -23,6 +23,8 @@ final class IntermediateCache: Sendable {
         let source: String
         let digest: UInt64
         let band: Int
+        /// The page of a PDF (`page=`): each page has intermediates of its own. Detections read page 1 only.
+        var page = 1
     }
 
     /// Totals since start (for tests and diagnostics).
@@ -117,8 +119,13 @@ final class IntermediateCache: Sendable {
             (band, make) throws(ThumbnailError) -> IntermediateImage in
             let sourceDigest = digest ?? source.withUnsafeBytes { XXHash64.hash($0) }
             digest = sourceDigest
-            let image = try intermediate(for: Key(source: url, digest: sourceDigest, band: band), make: make)
-            if band == SourceDetections.analysisBand { used = Analysable(digest: sourceDigest, image: image) }
+            let page = spec.operations.page
+            let image = try intermediate(
+                for: Key(source: url, digest: sourceDigest, band: band, page: page), make: make)
+            // The analysis reads the first page: another page's intermediate is never handed to it.
+            if band == SourceDetections.analysisBand && page == 1 {
+                used = Analysable(digest: sourceDigest, image: image)
+            }
             return image
         }
         analysable = used

@@ -119,6 +119,12 @@ extension ErrorResponse {
         case .sandboxFailed:
             // A helper that refused or died: the source's fault (it is what the helper was decoding), never cached.
             self.init(status: Self.unprocessable, publicMessage: "source could not be decoded", logLevel: .info)
+        case .noSuchPage(let page, let pages):
+            self.init(
+                status: Self.unprocessable,
+                publicMessage: "invalid page: \(page) is past the last page of the source (\(pages) "
+                    + (pages == 1 ? "page" : "pages") + "; page counts from 1 and picks a page of a PDF only)",
+                logLevel: .info)
         case .sandboxTimedOut:
             self.init(status: Self.gatewayTimeout, publicMessage: "source took too long to decode", logLevel: .warning)
         case .sandboxUnavailable:

@@ -111,7 +111,7 @@ struct FallbackImage: Sendable, Equatable {
                 true
             case .sandboxUnavailable, .cropOutsidePicture, .canvasTooLarge, .renderFailed, .encodeFailed,
                 .outputFormatUnavailable,
-                .notAnimatable, .watermarkUnusable, .frameUnusable, .detectionUnavailable:
+                .notAnimatable, .watermarkUnusable, .frameUnusable, .detectionUnavailable, .noSuchPage:
                 false
             }
         // The watermark's or the frame's fault, not the source's: the fallback would hide what the request got wrong.

@@ -12,6 +12,8 @@ extension ThumbnailSpec {
     /// into ``PlanValues`` and its build from them, its range, key token, canonical query text and C fill; a new
     /// operation is a field here and in ``PlanValues``, a descriptor file and its rows in the registry.
     package struct Operations: Hashable, Sendable {
+        /// The page of a PDF source, from 1 (``PageOperation``); 1 for every other source.
+        package var page = 1
         /// Renders every frame of an animated source when the output format can hold them (GIF, WebP); off
         /// renders the first frame only. On by default.
         package var animated = true
@@ -136,7 +138,8 @@ extension ThumbnailSpec {
 enum OperationRegistry {
     /// The order the steps run in, which is the variant key's order (persisted: never reorder).
     static let steps: [any OperationDescriptor.Type] = [
-        AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
+        PageOperation.self, AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self,
+        AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
         MinimumSidesOperation.self, DprLimitOperation.self, RoundingOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, FaceCropOperation.self, ToneOperation.self,
@@ -160,7 +163,8 @@ enum OperationRegistry {
     /// operations are built and checked in (so the first bad one is the one named). It differs from ``steps``: `bg` comes
     /// before the watermark here and after it in the key, and the metadata options come last.
     static let queryOrder: [any OperationDescriptor.Type] = [
-        AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self, AdaptiveOperation.self,
+        PageOperation.self, AnimatedOperation.self, AutoOrientOperation.self, OrientationOperation.self,
+        AdaptiveOperation.self,
         OriginalSidesOperation.self, ScaleOperation.self,
         MinimumSidesOperation.self, DprLimitOperation.self, RoundingOperation.self,
         TrimOperation.self, CropOperation.self, GravityOffsetOperation.self, FaceCropOperation.self, ToneOperation.self,
@@ -190,7 +194,7 @@ enum OperationRegistry {
 package enum ThumbParameter: String, CaseIterable, Sendable {
     case url, w, h, fit, gravity, format, q, dpr, enlarge
     // The pipeline's steps, in ``OperationRegistry/queryOrder``.
-    case animated, autorotate, rotate, flip, adaptive, orig, scale
+    case page, animated, autorotate, rotate, flip, adaptive, orig, scale
     case min_w, min_h, dpr_limit, rounding
     case trim, crop
     case crop_gravity, crop_offset, crop_frame, gravity_offset
@@ -314,6 +318,7 @@ package struct PlanValues: Hashable, Sendable {
     package var dpr: FixedDecimal?
     package var enlarge: Bool?
     // The operations', each read and built by its descriptor.
+    package var page: Int?
     package var animated: Bool?
     package var autoOrient: Bool?
     package var rotate: Int?
@@ -407,6 +412,7 @@ package struct PlanValues: Hashable, Sendable {
         quality = upper.quality ?? quality
         dpr = upper.dpr ?? dpr
         enlarge = upper.enlarge ?? enlarge
+        page = upper.page ?? page
         animated = upper.animated ?? animated
         autoOrient = upper.autoOrient ?? autoOrient
         rotate = upper.rotate ?? rotate
@@ -523,6 +529,7 @@ extension PlanField where Value == Int {
     package static var pixelate: Self { Self(parameter: .pixelate, keyPath: \.pixelate) }
     package static var avif_effort: Self { Self(parameter: .avif_effort, keyPath: \.avifEffort) }
     package static var jxl_effort: Self { Self(parameter: .jxl_effort, keyPath: \.jxlEffort) }
+    package static var page: Self { Self(parameter: .page, keyPath: \.page) }
     package static var max_bytes: Self { Self(parameter: .max_bytes, keyPath: \.maxBytes) }
     package static var max_age: Self { Self(parameter: .max_age, keyPath: \.maxAge) }
     package static var min_w: Self { Self(parameter: .min_w, keyPath: \.minimumWidth) }

@@ -67,7 +67,14 @@ package final class DecoderPool: Sendable {
         case timedOut
         /// No helper could be started (errno of the call that failed).
         case unavailable(String)
+        /// The page asked for is past the source's last; the page count (1 for a source without pages).
+        case noSuchPage(pages: Int)
     }
+
+    /// The largest page a job may ask for (THUMBD_DECODER_MAX_PAGE).
+    package static let maxPage = 100_000
+    /// The DPI caps a job may carry (THUMBD_DECODER_MAX_DPI).
+    package static let dpiRange = 1...2400
 
     /// A decoded picture: `bands` interleaved bands of VipsBandFormat `bandFormat`.
     package struct Raster: Sendable {
@@ -135,11 +142,15 @@ package final class DecoderPool: Sendable {
     package var idleHelperIDs: [Int32] { idle.withLock { $0.map(\.pid) } }
 
     /// Decodes `source` in a helper: a vector source rendered to fit `box` (0, 0: its own size), any source refused
-    /// above `pixelLimit` pixels before it is decoded. Blocks for the job (a render thread).
-    /// - Throws: `DecodeError`.
+    /// above `pixelLimit` pixels before it is decoded. A PDF: its page `page` (from 1), rasterised at the DPI that
+    /// fits the box, at most `maxDPI`, lowered to stay within `pixelLimit`. Blocks for the job (a render thread).
+    /// - Throws: `DecodeError` (`.noSuchPage` for a page past the last, `.refused` for a page or cap out of range).
     package func decode(
-        _ source: UnsafeRawBufferPointer, box: (width: Int, height: Int), pixelLimit: Int
+        _ source: UnsafeRawBufferPointer, box: (width: Int, height: Int), page: Int = 1, maxDPI: Int = 300,
+        pixelLimit: Int
     ) throws(DecodeError) -> Raster {
+        guard (1...Self.maxPage).contains(page) else { throw .refused("page \(page) out of range") }
+        guard Self.dpiRange.contains(maxDPI) else { throw .refused("DPI cap \(maxDPI) out of range") }
         var helper: Helper
         if let kept = idle.withLock({ $0.popLast() }) {
             helper = kept
@@ -150,12 +161,13 @@ package final class DecoderPool: Sendable {
             }
         }
         var result = helper.run(
-            job: Self.job(source, box: box, pixelLimit: pixelLimit), deadline: configuration.deadline,
+            job: Self.job(source, box: box, page: page, maxDPI: maxDPI, pixelLimit: pixelLimit),
+            deadline: configuration.deadline,
             pixelLimit: pixelLimit)
         let outcome: Outcome
         switch result {
         case .success: outcome = .ok
-        case .failure(.refused): outcome = .refused
+        case .failure(.refused), .failure(.noSuchPage): outcome = .refused
         case .failure(.timedOut): outcome = .timeout
         case .failure: outcome = .crashed
         }
@@ -178,14 +190,16 @@ package final class DecoderPool: Sendable {
 
     /// The job's bytes (Sources/thumbd-decoder/include/decoder.h).
     private static func job(
-        _ source: UnsafeRawBufferPointer, box: (width: Int, height: Int), pixelLimit: Int
+        _ source: UnsafeRawBufferPointer, box: (width: Int, height: Int), page: Int, maxDPI: Int, pixelLimit: Int
     ) -> [UInt8] {
         var job: [UInt8] = []
-        job.reserveCapacity(28 + source.count)
+        job.reserveCapacity(36 + source.count)
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { job += $0 } }
         append(UInt32(0x626f_6a74))
         append(UInt32(clamping: box.width))
         append(UInt32(clamping: box.height))
+        append(UInt32(clamping: page))
+        append(UInt32(clamping: maxDPI))
         append(UInt64(clamping: pixelLimit))
         append(UInt64(source.count))
         job += source
@@ -348,6 +362,11 @@ private struct Helper: Sendable {
     }
 
     private static func parse(_ answer: [UInt8]) -> Result<DecoderPool.Raster, DecoderPool.DecodeError> {
+        if integer(answer, 4, 4) == 2 {
+            // THUMBD_DECODER_NO_PAGE: the page count, bounded like a page.
+            guard answer.count == 24 else { return .failure(.crashed("page count of \(answer.count - 16) bytes")) }
+            return .failure(.noSuchPage(pages: Int(min(integer(answer, 16, 8), UInt64(DecoderPool.maxPage)))))
+        }
         if integer(answer, 4, 4) != 0 {
             return .failure(.refused(String(decoding: answer[16...], as: UTF8.self)))
         }

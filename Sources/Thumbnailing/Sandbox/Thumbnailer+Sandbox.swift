@@ -90,23 +90,35 @@ extension Thumbnailer {
     }
 
     /// `source` decoded by the sandbox (a PNG) when its format goes there, else `nil`: the caller goes on with the
-    /// source itself. `box`: the square a vector source is drawn to fit (0: its own size). Blocks for the job.
-    /// - Throws: `ThumbnailError` for a source the sandbox could not decode, a deadline, or no sandbox for a format
-    ///   only the sandbox reads (`.unsupportedFormat`).
-    func sandboxed(_ source: some ContiguousBytes, box: Int) throws(ThumbnailError) -> SandboxDecodedSource? {
+    /// source itself. `box`: the square a vector source is drawn to fit (0: its own size). `page`: the page of a PDF
+    /// (from 1); any other source has one page only, so a later page is `.noSuchPage` whoever decodes it. Blocks for
+    /// the job.
+    /// - Throws: `ThumbnailError` for a source the sandbox could not decode, a page past the last, a deadline, or no
+    ///   sandbox for a format only the sandbox reads (`.unsupportedFormat`).
+    func sandboxed(
+        _ source: some ContiguousBytes, box: Int, page: Int = 1
+    ) throws(ThumbnailError) -> SandboxDecodedSource? {
         if source is SandboxDecodedSource { return nil }
         let sandbox = self.sandbox
         let limit = configuration.maxSourcePixels
+        let maxDPI = configuration.pdfMaxDPI
         let outcome = source.withUnsafeBytes { (bytes) -> Result<SandboxDecodedSource, ThumbnailError>? in
             let format = SandboxedFormat(sniffing: bytes)
             guard let sandbox else {
-                // No sandbox: the in-process loaders are blocked, libvips refuses these as it always did.
+                // No sandbox: the in-process loaders are blocked, libvips refuses these as it always did (a PDF with
+                // a later page too: the format's refusal says more than the page's).
+                if page > 1 && format == nil { return .failure(.noSuchPage(page: page, pages: 1)) }
                 return nil
             }
-            guard format != nil || (sandbox.mode == .all && ImageFormat.sniff(bytes) != nil) else { return nil }
+            guard format != nil || (sandbox.mode == .all && ImageFormat.sniff(bytes) != nil) else {
+                // In process: no loader thumbd runs there reads pages (an animation's frames are not pages).
+                return page > 1 ? .failure(.noSuchPage(page: page, pages: 1)) : nil
+            }
             let raster: DecoderPool.Raster
             do throws(DecoderPool.DecodeError) {
-                raster = try sandbox.pool.decode(bytes, box: (box, box), pixelLimit: limit)
+                raster = try sandbox.pool.decode(bytes, box: (box, box), page: page, maxDPI: maxDPI, pixelLimit: limit)
+            } catch .noSuchPage(let pages) {
+                return .failure(.noSuchPage(page: page, pages: pages))
             } catch {
                 return .failure(ThumbnailError(sandbox: error))
             }
@@ -150,6 +162,7 @@ extension ThumbnailError {
         case .crashed(let how): self = .sandboxFailed(how)
         case .timedOut: self = .sandboxTimedOut
         case .unavailable(let why): self = .sandboxUnavailable(why)
+        case .noSuchPage(let pages): self = .noSuchPage(page: pages + 1, pages: pages)
         }
     }
 }

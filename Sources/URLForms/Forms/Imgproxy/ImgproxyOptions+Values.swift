@@ -184,7 +184,7 @@ extension ImgproxyOptions {
         "crop_objects", "colorize", "col", "gradient", "gr",
         "watermark_text", "wmt", "watermark_size", "wms", "watermark_rotate", "wm_rot", "wmr", "watermark_shadow",
         "wmsh", "style", "st", "dpi", "color_profile", "cp", "icc", "autoquality", "aq", "jpeg_options", "jpgo",
-        "png_options", "pngo", "webp_options", "webpo", "avif_options", "avifo", "page", "pg", "pages", "pgs",
+        "png_options", "pngo", "webp_options", "webpo", "avif_options", "avifo", "pages", "pgs",
         "disable_animation", "da", "video_thumbnail_second", "vts", "video_thumbnail_keyframes", "vtk",
         "video_thumbnail_tile", "vtt", "video_thumbnail_animation", "vta", "fallback_image_url", "fiu",
         "bypass_cache", "bc", "cache_tags", "ct", "hashsum", "hs",

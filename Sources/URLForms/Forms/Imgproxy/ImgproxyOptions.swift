@@ -160,6 +160,15 @@ package struct ImgproxyOptions: Sendable {
             try applyTrim(arguments, name)
         case "padding", "pd":
             try applyPadding(arguments, name)
+        case "page", "pg":
+            // imgproxy counts pages from 0, /thumb from 1. A page of a PDF only: imgproxy's frame of an animation is
+            // refused by the render (422 naming the page), never answered with the first frame.
+            try Self.count(arguments, name, 1...1)
+            let page = try Self.whole(arguments[0], name, "page")
+            guard page < DecoderPool.maxPage else {
+                throw .invalidValue(name, reason: "the page must be 0...\(DecoderPool.maxPage - 1) (counted from 0)")
+            }
+            direct.set(.page, page + 1, option: name)
         case "auto_rotate", "ar":
             try Self.count(arguments, name, 1...1)
             direct.set(.autorotate, try Self.boolean(arguments[0], name), option: name)
