@@ -139,6 +139,15 @@ static int no_page(uint64_t pages) {
     return write_all(1, &pages, sizeof pages);
 }
 
+// Answers that the source, `width` x `height`, is over the job's pixel limit (the parent's 422 names pixels).
+static int too_many_pixels(int width, int height) {
+    uint32_t head[2] = {THUMBD_DECODER_ANSWER_MAGIC, THUMBD_DECODER_TOO_MANY_PIXELS};
+    uint32_t size[2] = {(uint32_t)width, (uint32_t)height};
+    uint64_t length = sizeof size;
+    if (write_all(1, head, sizeof head) || write_all(1, &length, sizeof length)) return -1;
+    return write_all(1, size, sizeof size);
+}
+
 // The DPI a PDF page of `width` x `height` points is rasterised at: the one that fits it to the box (72 for no
 // box), never above `max_dpi`, lowered until the raster holds at most `pixel_limit` pixels.
 static double pdf_dpi(double width, double height, uint32_t box_width, uint32_t box_height, uint32_t max_dpi,
@@ -428,10 +437,7 @@ static int serve(int test_loop) {
         if (image != NULL) {
             uint64_t pixels = (uint64_t)image->Xsize * (uint64_t)image->Ysize;
             if (pixels > pixel_limit) {
-                char message[160];
-                snprintf(message, sizeof message, "source of %dx%d pixels is over the limit of %llu pixels",
-                         image->Xsize, image->Ysize, (unsigned long long)pixel_limit);
-                status = refuse(message);
+                status = too_many_pixels(image->Xsize, image->Ysize);
             } else {
                 size_t size = 0;
                 void *raster = vips_image_write_to_memory(image, &size);

@@ -169,6 +169,18 @@ extension Integration {
             #expect(harness.origin.hits("/untrusted.\(name)") == 1)
         }
 
+        @Test func sandboxedHeaderOnlyBombIsRefusedNamingPixels() async throws {
+            // Given every source decoded by the sandbox's helpers, and a PNG header announcing 30000x30000 pixels
+            let harness = try Harness(["image.sandbox": "all"])
+            harness.origin.route("/bomb.png", .ok(Fixtures.bytes("bomb.png"), contentType: "image/png"))
+            // When it is asked for
+            let start = ContinuousClock.now
+            let response = try await harness.request(harness.thumbTarget("/bomb.png"))
+            // Then the helper refuses it from the header, and the answer names pixels as an in-process refusal does
+            expectJSONError(response, status: 422, mentioning: "pixels")
+            #expect(ContinuousClock.now - start < .seconds(3))
+        }
+
         @Test func headerOnlyBombIsRefusedFast() async throws {
             // Given a PNG header announcing 30000x30000 pixels (900 MP)
             let harness = try Harness.shared()

@@ -69,6 +69,8 @@ package final class DecoderPool: Sendable {
         case unavailable(String)
         /// The page asked for is past the source's last; the page count (1 for a source without pages).
         case noSuchPage(pages: Int)
+        /// The source is over the job's pixel limit: its size.
+        case tooManyPixels(width: Int, height: Int)
     }
 
     /// The largest page a job may ask for (THUMBD_DECODER_MAX_PAGE).
@@ -167,7 +169,7 @@ package final class DecoderPool: Sendable {
         let outcome: Outcome
         switch result {
         case .success: outcome = .ok
-        case .failure(.refused), .failure(.noSuchPage): outcome = .refused
+        case .failure(.refused), .failure(.noSuchPage), .failure(.tooManyPixels): outcome = .refused
         case .failure(.timedOut): outcome = .timeout
         case .failure: outcome = .crashed
         }
@@ -366,6 +368,11 @@ private struct Helper: Sendable {
             // THUMBD_DECODER_NO_PAGE: the page count, bounded like a page.
             guard answer.count == 24 else { return .failure(.crashed("page count of \(answer.count - 16) bytes")) }
             return .failure(.noSuchPage(pages: Int(min(integer(answer, 16, 8), UInt64(DecoderPool.maxPage)))))
+        }
+        if integer(answer, 4, 4) == 3 {
+            // THUMBD_DECODER_TOO_MANY_PIXELS: the source's width and height.
+            guard answer.count == 24 else { return .failure(.crashed("source size of \(answer.count - 16) bytes")) }
+            return .failure(.tooManyPixels(width: Int(integer(answer, 16, 4)), height: Int(integer(answer, 20, 4))))
         }
         if integer(answer, 4, 4) != 0 {
             return .failure(.refused(String(decoding: answer[16...], as: UTF8.self)))

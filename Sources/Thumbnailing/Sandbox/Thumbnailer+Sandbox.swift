@@ -156,8 +156,7 @@ extension ThumbnailError {
     /// a crash `.sandboxFailed`, the deadline `.sandboxTimedOut`, no helper `.sandboxUnavailable`.
     init(sandbox error: DecoderPool.DecodeError) {
         switch error {
-        case .refused(let message) where message.contains("over the limit"):
-            self = .tooManyPixels(width: 0, height: 0)
+        case .tooManyPixels(let width, let height): self = .tooManyPixels(width: width, height: height)
         case .refused(let message): self = .sandboxFailed(message)
         case .crashed(let how): self = .sandboxFailed(how)
         case .timedOut: self = .sandboxTimedOut

@@ -9,7 +9,8 @@
 //   u32 magic THUMBD_DECODER_ANSWER_MAGIC, u32 status (THUMBD_DECODER_OK or _REFUSED),
 //   on success u32 width, u32 height, u32 bands, u32 band format (VipsBandFormat), u64 pixel bytes, the pixels;
 //   on refusal u64 message length, the message (UTF-8, no NUL);
-//   on THUMBD_DECODER_NO_PAGE (the page asked for is past the last) u64 8, then the u64 page count.
+//   on THUMBD_DECODER_NO_PAGE (the page asked for is past the last) u64 8, then the u64 page count;
+//   on THUMBD_DECODER_TOO_MANY_PIXELS (the source is over the job's pixel limit) u64 8, then u32 width, u32 height.
 #pragma once
 
 #define THUMBD_DECODER_JOB_MAGIC 0x626f6a74u     /* "tjob" */
@@ -17,5 +18,6 @@
 #define THUMBD_DECODER_OK 0u
 #define THUMBD_DECODER_REFUSED 1u
 #define THUMBD_DECODER_NO_PAGE 2u
+#define THUMBD_DECODER_TOO_MANY_PIXELS 3u
 #define THUMBD_DECODER_MAX_PAGE 100000u
 #define THUMBD_DECODER_MAX_DPI 2400u
