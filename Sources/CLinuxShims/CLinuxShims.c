@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -88,4 +89,13 @@ int thumbd_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
 int thumbd_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
     return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
+void thumbd_spawn_default_signals(posix_spawnattr_t *attributes) {
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(attributes, &none);
+    posix_spawnattr_setsigdefault(attributes, &all);
+    posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 }

@@ -77,6 +77,10 @@ int thumbd_pipe_cloexec(int fds[2]);
 /// descriptor from `lowest` up before it runs. Returns 0 or an error number.
 int thumbd_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
+/// Sets `attributes` so the spawned child starts with no signal blocked and every signal at its default action
+/// (POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF): nothing the parent ignores or blocks reaches the child.
+void thumbd_spawn_default_signals(posix_spawnattr_t *attributes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -228,16 +228,11 @@ package final class DecoderPool: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        thumbd_spawn_default_signals(&attributes)
 
-        // The CPU limit is for the helper's life: no job may use more than the deadline of wall-clock time (the
-        // helper decodes on one thread), so jobs x deadline is a backstop that the deadline always reaches first.
+        // The CPU limit is for the helper's life: a job's CPU is mostly its wall-clock time (one job at a time, libvips
+        // at concurrency 1; some codecs run threads of their own), so jobs x deadline is a backstop behind the
+        // deadline.
         let deadlineSeconds = Int(configuration.deadline.components.seconds) + 1
         let cpuSeconds = max(1, configuration.jobsPerHelper) * deadlineSeconds + 1
         let arguments =
