@@ -117,10 +117,8 @@ extension Thumbnailer {
             let raster: DecoderPool.Raster
             do throws(DecoderPool.DecodeError) {
                 raster = try sandbox.pool.decode(bytes, box: (box, box), page: page, maxDPI: maxDPI, pixelLimit: limit)
-            } catch .noSuchPage(let pages) {
-                return .failure(.noSuchPage(page: page, pages: pages))
             } catch {
-                return .failure(ThumbnailError(sandbox: error))
+                return .failure(ThumbnailError(sandbox: error, page: page))
             }
             return Result { () throws(ThumbnailError) -> SandboxDecodedSource in try Self.png(of: raster) }
         }
@@ -152,16 +150,17 @@ extension Thumbnailer {
 }
 
 extension ThumbnailError {
-    /// A sandbox job's failure as a render's: a refusal over the pixel limit is `.tooManyPixels`, another refusal or
-    /// a crash `.sandboxFailed`, the deadline `.sandboxTimedOut`, no helper `.sandboxUnavailable`.
-    init(sandbox error: DecoderPool.DecodeError) {
+    /// A sandbox job's failure as a render's: a source over the pixel limit is `.tooManyPixels`, a page past the last
+    /// `.noSuchPage` (of `page`, the one the job asked for), another refusal or a crash `.sandboxFailed`, the deadline
+    /// `.sandboxTimedOut`, no helper `.sandboxUnavailable`.
+    init(sandbox error: DecoderPool.DecodeError, page: Int) {
         switch error {
         case .tooManyPixels(let width, let height): self = .tooManyPixels(width: width, height: height)
         case .refused(let message): self = .sandboxFailed(message)
         case .crashed(let how): self = .sandboxFailed(how)
         case .timedOut: self = .sandboxTimedOut
         case .unavailable(let why): self = .sandboxUnavailable(why)
-        case .noSuchPage(let pages): self = .noSuchPage(page: pages + 1, pages: pages)
+        case .noSuchPage(let pages): self = .noSuchPage(page: page, pages: pages)
         }
     }
 }
