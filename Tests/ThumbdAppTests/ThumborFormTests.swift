@@ -253,6 +253,9 @@ import Thumbnailing
         ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,euclidean"),
         ("trim:top-left:20/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=20,euclidean"),
         ("trim:bottom-right/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br,euclidean"),
+        // thumbor 7.8 reads `trim:N`'s digits as the corner (any but top-left is the bottom right) and trims at 0
+        ("trim:10/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br,euclidean"),
+        ("trim:99999999999999999999/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br,euclidean"),
         // The mirror after the trim puts thumbor's top-left corner at the top right of thumbd's turned picture
         ("trim/fit-in/-100x100/img.test/a.jpg", "w=100&h=100&flip=h&trim=0,tr,euclidean"),
         ("img.test/a.jpg", "w=4096&h=4096"),
@@ -420,7 +423,7 @@ import Thumbnailing
             .invalidValue("size", reason: "a side has more than 9 digits")
         ),
         (
-            "trim:99999999999999999999/10x10/img.test/a.jpg",
+            "trim:top-left:99999999999999999999/10x10/img.test/a.jpg",
             .invalidValue("trim", reason: "the tolerance has more than 9 digits")
         ),
     ])

@@ -143,7 +143,8 @@ package struct ThumborPath: Sendable {
 
     // MARK: - Parts
 
-    /// `trim[:corner][:tolerance]`; nil when `text` is not of that shape.
+    /// `trim[:corner][:tolerance]`; nil when `text` is not of that shape. `trim:<digits>` is thumbor 7.8's
+    /// bottom-right trim at tolerance 0 (below).
     /// - Throws: `RequestError` naming `trim` for a tolerance of more than ``maxSideDigits`` digits (like a size's
     ///   side, it is still the trim of thumbor's grammar, never part of the image).
     private static func trim(_ text: Substring) throws(RequestError) -> (corner: TrimCorner, tolerance: Int)? {
@@ -155,6 +156,11 @@ package struct ThumborPath: Sendable {
         if index < parts.count, let named = TrimCorner(rawValue: String(parts[index])) {
             corner = named
             index += 1
+        } else if parts.count == 2, !parts[1].isEmpty, parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            // `trim:10`: thumbor's grammar takes the digits as the tolerance, but thumbor 7.8 reads the part after
+            // `trim:` as the corner (context.py), and any corner but `top-left` is the bottom right one
+            // (_bounding_box.c): thumbor trims by the bottom-right pixel at tolerance 0, and so does its URL here.
+            return (.bottomRight, 0)
         }
         if index < parts.count {
             let digits = parts[index]
