@@ -93,7 +93,7 @@ ThumbdVipsFit thumbd_effective_fit(ThumbdBox box, int width, int height) {
 // no side given).
 static ThumbdBox thumbor_sized(ThumbdBox box, int width, int height) {
     int mode = box.thumbor & 0xff, no_width = box.thumbor & THUMBD_VIPS_ROUNDING_NO_WIDTH;
-    int no_height = box.thumbor & THUMBD_VIPS_ROUNDING_NO_HEIGHT;
+    int no_height = box.thumbor & THUMBD_VIPS_ROUNDING_NO_HEIGHT, region = box.thumbor & THUMBD_ROUNDING_THUMBOR_REGION;
     box.thumbor = 0;
     if ((no_width && no_height) || box.fit == THUMBD_VIPS_FIT_PAD) return box;
     double w = width, h = height;
@@ -129,9 +129,10 @@ static ThumbdBox thumbor_sized(ThumbdBox box, int width, int height) {
         } else {
             rw = floor(w * th / h + 0.5 + 1e-5);
         }
-    } else if (!no_width && !no_height) {
-        return box;  // the crop mode with both sides: the box, as thumbd's cover makes it
+    } else if (!no_width && !no_height && !region) {
+        return box;  // the crop mode with both sides, placed by attention: the box, as thumbd's cover makes it
     }
+    // (the crop mode with both sides and thumbor's region: the region stretched to the box, as thumbor resizes it)
     box.fit = THUMBD_VIPS_FIT_FILL;
     box.width = THUMBD_CLIP(1, (int)rw, THUMBD_UNBOUNDED);
     box.height = THUMBD_CLIP(1, (int)rh, THUMBD_UNBOUNDED);
@@ -403,6 +404,23 @@ void thumbd_pixel_rect(ThumbdRect r, int width, int height, int *left, int *top,
 }
 
 int thumbd_whole(double size) { return THUMBD_MAX(1, (int)rint(size)); }
+
+ThumbdRect thumbd_thumbor_crop_region(int width, int height, int box_width, int box_height, double focal_x,
+                                      double focal_y) {
+    double w = width, h = height, tw = box_width, th = box_height;
+    // round(w / h, 2) == round(tw / th, 2): no crop (Python's round is half to even, as rint).
+    if (rint(100 * (w / h)) == rint(100 * (tw / th))) return (ThumbdRect){0, 0, w, h};
+    // The same expressions, in the same order, as thumbor's: a whole side, the other rounded (or its ceiling).
+    double crop_width = w, crop_height = h;
+    if (tw / w > th / h) {
+        crop_height = THUMBD_CLIP(1, rint(w * th / tw), h);
+    } else {
+        crop_width = THUMBD_CLIP(1, ceil(tw * h / th), w);
+    }
+    double left = rint(THUMBD_MIN(THUMBD_MAX(focal_x - crop_width / 2, 0.0), w - crop_width));
+    double top = rint(THUMBD_MIN(THUMBD_MAX(focal_y - crop_height / 2, 0.0), h - crop_height));
+    return (ThumbdRect){left, top, THUMBD_MIN(left + crop_width, w) - left, THUMBD_MIN(top + crop_height, h) - top};
+}
 
 // MARK: - Placement
 

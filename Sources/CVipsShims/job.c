@@ -182,24 +182,69 @@ ThumbdBox thumbd_job_box(const ThumbdJob *job) {
         box.width = THUMBD_MIN(box.width, job->upright_width);
         box.height = THUMBD_MIN(box.height, job->upright_height);
     }
+    if (thumbd_job_thumbor_crops(job)) box.thumbor |= THUMBD_ROUNDING_THUMBOR_REGION;
+    if (job->thumbor_width > 0) {
+        box.width = job->thumbor_width;
+        box.height = job->thumbor_height;
+        box.original_sides = 0;
+    }
     return box;
+}
+
+int thumbd_job_thumbor_crops(const ThumbdJob *job) {
+    const ThumbdVipsThumbnailParams *p = job->params;
+    int rounding = p->thumbor_rounding;
+    return (rounding & 0xff) == THUMBD_VIPS_ROUNDING_THUMBOR_CROP &&
+           !(rounding & (THUMBD_VIPS_ROUNDING_NO_WIDTH | THUMBD_VIPS_ROUNDING_NO_HEIGHT)) &&
+           p->fit == THUMBD_VIPS_FIT_COVER && p->gravity != THUMBD_VIPS_GRAVITY_ATTENTION &&
+           p->gravity != THUMBD_VIPS_GRAVITY_ENTROPY;
+}
+
+// The focal point as fractions of `region`: p's fractions, or its point in pixels measured in the frame (source
+// pixels times kx, ky; from a corner of the frame, inward).
+static void focal_in_region(const ThumbdVipsThumbnailParams *p, ThumbdRect frame, ThumbdRect region, double kx,
+                            double ky, double *fx, double *fy) {
+    *fx = p->focal_x;
+    *fy = p->focal_y;
+    if (!p->focal_in_pixels) return;
+    double x = p->focal_x * kx, y = p->focal_y * ky;
+    if (p->focal_corner != THUMBD_VIPS_GRAVITY_CENTRE) {
+        ThumbdCompass c = thumbd_compass(p->focal_corner);
+        x = c.east ? frame.left + frame.width - x : frame.left + x;
+        y = c.south ? frame.top + frame.height - y : frame.top + y;
+    }
+    *fx = THUMBD_CLIP(0.0, (x - region.left) / THUMBD_MAX(region.width, 1e-9), 1.0);
+    *fy = THUMBD_CLIP(0.0, (y - region.top) / THUMBD_MAX(region.height, 1e-9), 1.0);
+}
+
+void thumbd_job_thumbor_region(ThumbdJob *job, ThumbdRect frame, ThumbdRect *region, double kx, double ky) {
+    if (!thumbd_job_thumbor_crops(job)) return;
+    const ThumbdVipsThumbnailParams *p = job->params;
+    int width = thumbd_whole(region->width / kx), height = thumbd_whole(region->height / ky);
+    job->thumbor_width = job->thumbor_height = 0;  // (a path may cut again, from a trimmed frame)
+    ThumbdBox asked = thumbd_job_box(job);
+    asked.scale = 0;  // thumbor's proportion() resizes its output afterwards
+    ThumbdBox box = thumbd_box_settled(asked, width, height);
+    // thumbor's point: the focal point's, or its alignment's (left 0, centre half, right the whole side).
+    double x, y;
+    if (p->gravity == THUMBD_VIPS_GRAVITY_FOCAL) {
+        focal_in_region(p, frame, *region, kx, ky, &x, &y);
+        x *= width;
+        y *= height;
+    } else {
+        ThumbdCompass c = thumbd_compass(p->gravity);
+        x = c.west ? 0 : c.east ? width : width / 2.0;
+        y = c.north ? 0 : c.south ? height : height / 2.0;
+    }
+    ThumbdRect r = thumbd_thumbor_crop_region(width, height, box.width, box.height, x, y);
+    job->thumbor_width = box.width;
+    job->thumbor_height = box.height;
+    *region = (ThumbdRect){region->left + r.left * kx, region->top + r.top * ky, r.width * kx, r.height * ky};
 }
 
 void thumbd_job_settle(ThumbdJob *job, ThumbdRect frame, ThumbdRect region, double kx, double ky) {
     const ThumbdVipsThumbnailParams *p = job->params;
-    job->focal_x = p->focal_x;
-    job->focal_y = p->focal_y;
-    if (p->focal_in_pixels) {
-        // The point in the frame's pixels: source pixels times kx, ky; from a corner of the frame, inward.
-        double x = p->focal_x * kx, y = p->focal_y * ky;
-        if (p->focal_corner != THUMBD_VIPS_GRAVITY_CENTRE) {
-            ThumbdCompass c = thumbd_compass(p->focal_corner);
-            x = c.east ? frame.left + frame.width - x : frame.left + x;
-            y = c.south ? frame.top + frame.height - y : frame.top + y;
-        }
-        job->focal_x = THUMBD_CLIP(0.0, (x - region.left) / THUMBD_MAX(region.width, 1e-9), 1.0);
-        job->focal_y = THUMBD_CLIP(0.0, (y - region.top) / THUMBD_MAX(region.height, 1e-9), 1.0);
-    }
+    focal_in_region(p, frame, region, kx, ky, &job->focal_x, &job->focal_y);
     // Decided once, from the region's size in source pixels (what the resize target decides from), so the steps
     // after the resize never decide again from a rounded size.
     job->box = thumbd_box_settled(thumbd_job_box(job), thumbd_whole(region.width / kx),

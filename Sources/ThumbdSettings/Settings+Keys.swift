@@ -207,6 +207,7 @@ extension Settings {
             .list("thumbor.security_keys", \.thumbor.securityKeys, isSecret: true, parse: { $0 }),
             .boolean("thumbor.allow_unsafe", \.thumbor.allowsUnsafe, .reloadable),
             .choice("thumbor.skipped_filters", \.thumbor.skippedFilters, .reloadable),
+            .boolean("thumbor.exact_crop", \.thumbor.exactCrop, .reloadable),
 
             .boolean("imgproxy.enabled", \.imgproxy.isEnabled, .restart),
             .string("imgproxy.prefix", \.imgproxy.prefix, .restart),

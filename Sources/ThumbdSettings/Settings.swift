@@ -370,6 +370,10 @@ package struct Settings: Sendable, Equatable {
         package var allowsUnsafe = false
         /// What becomes of a filter thumbor itself would skip (an unknown name, or arguments that do not match).
         package var skippedFilters = SkippedFilters.skip
+        /// Whether the crop mode with both sides (`WxH`) crops whole pixels of the picture and stretches them to the
+        /// box, as thumbor 7.8 does (`rounding=thumbor-crop`), rather than thumbd's cover, one entry with `/thumb`'s
+        /// and imgproxy's.
+        package var exactCrop = false
 
         /// The defaults.
         package init() {}

@@ -199,6 +199,27 @@ static void regions(void) {
     EXPECT(same_rect(out, (ThumbdRect){10, 30, 50, 10}));
     p.crop_unit = THUMBD_VIPS_CROP_NONE;
 
+    // thumbor's crop mode (auto_crop), with the figures thumbor 7.8 itself gives: 100x300 of a 100x100 picture
+    // keeps ceil(33.3) = 34 columns from round(50 - 17) = 33; 10x240 of 480x160 keeps 7 from round(236.5) = 236
+    // (half to even); 1x100 of 64x48 keeps column round(31.5) = 32; 300x100 of 100x100 keeps round(33.3) = 33 rows
+    // from the top (its alignment's point is 0); aspects equal to two decimals keep everything.
+    EXPECT(same_rect(thumbd_thumbor_crop_region(100, 100, 100, 300, 50, 50), (ThumbdRect){33, 0, 34, 100}));
+    EXPECT(same_rect(thumbd_thumbor_crop_region(480, 160, 10, 240, 240, 80), (ThumbdRect){236, 0, 7, 160}));
+    EXPECT(same_rect(thumbd_thumbor_crop_region(64, 48, 1, 100, 32, 24), (ThumbdRect){32, 0, 1, 48}));
+    EXPECT(same_rect(thumbd_thumbor_crop_region(100, 100, 300, 100, 50, 0), (ThumbdRect){0, 0, 100, 33}));
+    EXPECT(same_rect(thumbd_thumbor_crop_region(100, 100, 300, 100, 50, 100), (ThumbdRect){0, 67, 100, 33}));
+    EXPECT(same_rect(thumbd_thumbor_crop_region(301, 200, 150, 100, 150, 100), (ThumbdRect){0, 0, 301, 200}));
+    // the box filled exactly once the region is thumbor's (each axis its own scale)
+    p = params(100, 300, THUMBD_VIPS_FIT_COVER);
+    p.enlarge = 1;
+    ThumbdBox crop_box = thumbd_box_of_params(&p);
+    crop_box.thumbor = THUMBD_VIPS_ROUNDING_THUMBOR_CROP | THUMBD_ROUNDING_THUMBOR_REGION;
+    ThumbdBox filled = thumbd_box_settled(crop_box, 34, 100);
+    EXPECT(filled.fit == THUMBD_VIPS_FIT_FILL && filled.width == 100 && filled.height == 300);
+    crop_box.thumbor = THUMBD_VIPS_ROUNDING_THUMBOR_CROP;  // without the region (attention): thumbd's cover
+    EXPECT(thumbd_box_settled(crop_box, 100, 100).fit == THUMBD_VIPS_FIT_COVER);
+    p = params(100, 100, THUMBD_VIPS_FIT_CONTAIN);
+
     int left, top, width, height;
     thumbd_pixel_rect((ThumbdRect){0.5, 0, 5.0, 3}, 10, 10, &left, &top, &width, &height);
     EXPECT(width == 5 && height == 3);  // the size rounded once: never a pixel more than asked

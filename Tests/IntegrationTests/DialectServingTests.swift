@@ -204,6 +204,71 @@ extension Integration {
             #expect(harness.origin.hits("/grid.png") == 1)
         }
 
+        @Test func thumborsExactCropKeepsThumborsWholePixelsAndIsOneEntryWithItsThumbQuery() async throws {
+            // Given thumbor's form with thumbor.exact_crop on, and a 64x48 grey picture: left half 40, right half 200
+            let harness = try Harness([
+                "thumbor.enabled": "true", "thumbor.allow_unsafe": "true", "thumbor.exact_crop": "true",
+            ])
+            harness.origin.route("/grey.png", .ok(Fixtures.bytes("grey.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = Harness.percentEncoded(harness.origin.url("/grey.png"))
+
+            // When a 1x100 crop of it is asked through thumbor's form, then through /thumb with thumbor's crop
+            let thumbor = try await harness.request("/thumbor/unsafe/1x100/filters:format(png)/\(host)/grey.png")
+            let thumb = try await harness.request(
+                "/thumb?url=\(source)&w=1&h=100&fit=cover&enlarge=1&rounding=thumbor-crop&format=png")
+
+            // Then thumbor's column: ceil(1 × 48 / 100) = 1 wide from round(32 - 0.5) = 32 (half to even), the
+            // right half's first, stretched: every pixel 200 (thumbd's own cover takes the middle of 31 and 32)
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            let column = try DecodedImage(decoding: thumbor.body)
+            #expect(column.width == 1 && column.height == 100)
+            let probes = [(0, 0, RGB(200, 200, 200)), (0, 50, RGB(200, 200, 200)), (0, 99, RGB(200, 200, 200))]
+            #expect(column.mismatch(in: probes, tolerance: 1) == nil)
+            // And it is one entry with /thumb's query
+            #expect(thumb.status == 200 && thumb.header("x-cache") == "HIT-MEMORY", "\(thumb.text.prefix(200))")
+            #expect(thumb.body == thumbor.body)
+
+            // When thumbor keeps the whole height of a wider crop (40x30 of 64x48: equal aspects, nothing cut) and
+            // a narrow one on the left (8x48/left: 8 columns from 0)
+            let whole = try await harness.request("/thumbor/unsafe/40x30/filters:format(png)/\(host)/grey.png")
+            let left = try await harness.request("/thumbor/unsafe/16x96/left/filters:format(png)/\(host)/grey.png")
+            // Then the first shows both halves; the second only the left half's 40
+            let wholeImage = try DecodedImage(decoding: whole.body)
+            #expect(wholeImage.width == 40 && wholeImage.height == 30)
+            #expect(
+                wholeImage.mismatch(in: [(2, 15, RGB(40, 40, 40)), (37, 15, RGB(200, 200, 200))], tolerance: 2) == nil)
+            let leftImage = try DecodedImage(decoding: left.body)
+            #expect(leftImage.width == 16 && leftImage.height == 96)
+            #expect(leftImage.mismatch(in: [(0, 50, RGB(40, 40, 40)), (15, 50, RGB(40, 40, 40))], tolerance: 2) == nil)
+            #expect(harness.origin.hits("/grey.png") == 1)
+        }
+
+        @Test func thumborsCropModeIsThumbdsCoverAndOneEntryWithImgproxysFillByDefault() async throws {
+            // Given thumbor's and imgproxy's forms with the default thumbor.exact_crop (off), and the grey halves
+            let harness = try Harness([
+                "thumbor.enabled": "true", "thumbor.allow_unsafe": "true", "imgproxy.enabled": "true",
+                "imgproxy.prefix": "/imgproxy/",
+            ])
+            harness.origin.route("/grey.png", .ok(Fixtures.bytes("grey.png"), contentType: "image/png"))
+            let host = "\(originHost):\(harness.origin.port)"
+            let source = harness.origin.url("/grey.png")
+
+            // When the same 1x100 crop is asked through thumbor's form and imgproxy's
+            let thumbor = try await harness.request("/thumbor/unsafe/1x100/filters:format(png)/\(host)/grey.png")
+            let imgproxy = try await harness.request("/imgproxy/insecure/rs:fill:1:100:1/plain/\(source)@png")
+
+            // Then one entry: thumbd's cover, which keeps the aspect exactly and centres its crop of the enlarged
+            // picture at 31.7 source pixels, so it shows the left half's grey where thumbor's column 32 is 200
+            #expect(thumbor.status == 200 && thumbor.header("x-cache") == "MISS", "\(thumbor.text.prefix(200))")
+            #expect(
+                imgproxy.status == 200 && imgproxy.header("x-cache") == "HIT-MEMORY", "\(imgproxy.text.prefix(200))")
+            #expect(imgproxy.body == thumbor.body)
+            let column = try DecodedImage(decoding: thumbor.body)
+            let grey = column.colour(x: 0, y: 50)
+            #expect(grey.red < 195, "\(grey)")
+        }
+
         @Test func thumborsOrigBesideANumberIsThePicturesSideAfterTheCrop() async throws {
             // Given thumbor's form, unsigned URLs allowed, and the 300x300 grid of 100 px cells at the origin
             let harness = try Harness(["thumbor.enabled": "true", "thumbor.allow_unsafe": "true"])

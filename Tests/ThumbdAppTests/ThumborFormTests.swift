@@ -491,6 +491,29 @@ import Thumbnailing
         #expect(middle[75] > 105)
     }
 
+    @Test func exactCropMakesTheTwoSidedCropModeThumborsRegion() throws {
+        // thumbor.exact_crop: the crop mode with both sides is rounding=thumbor-crop; one side, fit-in and stretch()
+        // are what they are without it
+        let exact: [(String, String)] = [
+            ("300x200/img.test/a.jpg", "w=300&h=200&fit=cover&enlarge=1&rounding=thumbor-crop"),
+            (
+                "-300x200/left/img.test/a.jpg",
+                "w=300&h=200&fit=cover&enlarge=1&flip=h&gravity=east&rounding=thumbor-crop"
+            ),
+            ("300xorig/img.test/a.jpg", "w=300&h=4096&fit=cover&enlarge=1&orig=h&rounding=thumbor-crop"),
+            ("300x0/img.test/a.jpg", "w=300&enlarge=1&rounding=thumbor-crop"),
+            ("fit-in/300x200/img.test/a.jpg", "w=300&h=200"),
+            ("300x200/filters:stretch()/img.test/a.jpg", "w=300&h=200&fit=fill&enlarge=1"),
+        ]
+        for (thumbor, thumb) in exact {
+            let path = try ThumborPath(afterPrefix: Substring("unsafe/" + thumbor))
+            let plan = try path.plan(refusingSkipped: false, exactCrop: true).plan
+            let request = try plan.request(accept: nil, rules: .none, hints: nil, watermarks: .none)
+            let key = VariantKey.description(source: request.source, spec: request.spec)
+            #expect(try key == Self.key(thumb: "url=http%3A%2F%2Fimg.test%2Fa.jpg&" + thumb), "\(thumbor)")
+        }
+    }
+
     @Test func extractFocalTakesTheInnerImageAndItsCropsCentre() throws {
         // The image is a thumbor URL with a crop: the inner image is the source, the crop's centre the focal point
         #expect(

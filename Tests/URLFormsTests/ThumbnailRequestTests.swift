@@ -247,6 +247,9 @@ import Thumbnailing
             ("\(url)&w=2049&dpr=2", .invalid("w")),
             ("\(url)&h=4096&dpr=1.01", .invalid("h")),
             ("\(url)&w=32&h=3000&dpr=1.5", .invalid("h")),
+            // thumbor's crop places its region by a compass or focal point: not by libvips's strategies.
+            ("\(url)&w=32&h=32&fit=cover&gravity=attention&rounding=thumbor-crop", .invalid("rounding")),
+            ("\(url)&w=32&h=32&fit=cover&gravity=entropy&rounding=thumbor-crop", .invalid("rounding")),
         ]
         + [
             "", "0", "0.5", "0.99", "5", "4.01", "abc", ".5", "1.", "1.234", "+1", "01", "-1", "1,5", "nan", "inf",

@@ -218,9 +218,10 @@ def tear_down(children, origin, state, keep):
         shutil.rmtree(state, ignore_errors=True)
 
 
-def start_thumbd(binary, state, imgproxy=False, allow_unsafe=False, settings=None):
+def start_thumbd(binary, state, imgproxy=False, allow_unsafe=False, settings=None, exact_crop=False):
     """thumbd with thumbor's form at / (or, with imgproxy, imgproxy's at /imgproxy/, unsigned) on a free port;
-    allow_unsafe also takes thumbor's /unsafe/ URLs; settings: THUMBD_* variables to set (none is inherited)."""
+    allow_unsafe also takes thumbor's /unsafe/ URLs; settings: THUMBD_* variables to set (none is inherited);
+    exact_crop: thumbor.exact_crop (the crop mode crops whole pixels as thumbor does)."""
     conf = os.path.join(state, "thumbd.yaml")
     form = """imgproxy:
   enabled: true
@@ -230,6 +231,7 @@ def start_thumbd(binary, state, imgproxy=False, allow_unsafe=False, settings=Non
   prefix: /
   security_keys: [{SECURITY_KEY}]
   allow_unsafe: {str(allow_unsafe).lower()}
+  exact_crop: {str(exact_crop).lower()}
 """
     with open(conf, "w", encoding="utf-8") as file:
         file.write(f"""# written by bench/thumbor-diff/diff.py
@@ -485,6 +487,8 @@ def main():
     parser.add_argument("--workers", type=int, default=1,
                         help="URLs asked at once (1: a URL that crashes thumbor is known exactly)")
     parser.add_argument("--keep", action="store_true", help="keep the state directory (both servers' logs)")
+    parser.add_argument("--exact-crop", action="store_true",
+                        help="run thumbd with thumbor.exact_crop: true (thumbor's whole-pixel crops, docs/configuration.md)")
     parser.add_argument("--dump", action="store_true",
                         help="write both answers of each size or pixel disagreement into <out>/bodies/")
     args = parser.parse_args()
@@ -499,7 +503,7 @@ def main():
         origin = Origin(pictures)
         thumbor = Thumbor(state)
         children.append(thumbor)
-        thumbd, thumbd_port = start_thumbd(os.path.abspath(args.thumbd), state)
+        thumbd, thumbd_port = start_thumbd(os.path.abspath(args.thumbd), state, exact_crop=args.exact_crop)
         children.append(thumbd)
         host = f"127.0.0.1:{origin.port}"
         cases = grammar.cases(args.count, args.seed)

@@ -15,6 +15,10 @@
 // vips_thumbnail's "no bound on this side": the maximum of its width/height arguments (VIPS_MAX_COORD).
 #define THUMBD_UNBOUNDED 10000000
 
+// A bit of ThumbdBox.thumbor beside p's THUMBD_VIPS_ROUNDING_* values, set by the job (thumbd_job_box): the
+// region the box is made from is thumbor's crop (thumbd_thumbor_crop_region), which the box then fills exactly.
+#define THUMBD_ROUNDING_THUMBOR_REGION (1 << 16)
+
 // A rotation (clockwise: 0, 90, 180 or 270) followed, when `mirror` is set, by a left-right mirror. Every
 // orientation of a picture (the eight EXIF ones, and those after a plan's rotate and flips) is one of these.
 typedef struct ThumbdOrientation {
@@ -113,6 +117,12 @@ ThumbdRect thumbd_placed_crop(const ThumbdVipsThumbnailParams *p, ThumbdRect pic
 void thumbd_pixel_rect(ThumbdRect r, int width, int height, int *left, int *top, int *cut_width, int *cut_height);
 // A size in whole pixels, at least 1 (rint, as every path rounds region sizes).
 int thumbd_whole(double size);
+// thumbor 7.8's crop mode (its transformer's auto_crop) on a width x height picture for a box_width x
+// box_height box: the part it keeps, in whole pixels of the picture, centred on (focal_x, focal_y) (pixels of the
+// picture) as far as the picture allows, which thumbor then resizes to the box, each axis by its own scale. The
+// whole picture when the two aspects agree to two decimals.
+ThumbdRect thumbd_thumbor_crop_region(int width, int height, int box_width, int box_height, double focal_x,
+                                      double focal_y);
 
 // MARK: - Placement
 

@@ -63,6 +63,9 @@ typedef struct ThumbdJob {
 
     // Derived geometry, settled once the region is known (thumbd_job_settle): the steps read these, not p's box.
     ThumbdBox box;
+    // thumbor's box once thumbd_job_thumbor_region has cut its region (its `orig` sides the picture's before that
+    // cut, not the cut's), which thumbd_job_box then gives; 0 x 0 before.
+    int thumbor_width, thumbor_height;
     double focal_x, focal_y;  // THUMBD_VIPS_GRAVITY_FOCAL's point, fractions of the region
     // Where the current image lies in the turned, untrimmed picture, for a step that places what is given in its
     // pixels (redact): the region the box is made from, in those pixels (settled), and the part of it the cover
@@ -128,6 +131,13 @@ void thumbd_job_settle(ThumbdJob *job, ThumbdRect frame, ThumbdRect region, doub
 // The plan's box for this source: p's, with thumbor's no_upscale (rounding for full-fit-in, the crop mode or a
 // fit-in letterbox, without enlarge) bounding each side given by the upright picture's, before trim and crop.
 ThumbdBox thumbd_job_box(const ThumbdJob *job);
+// Non-zero when the box is thumbor's crop mode with both sides (rounding thumbor-crop, fit cover) placed by a
+// compass point or a focal point: its region is thumbor's crop (thumbd_job_thumbor_region), filled exactly.
+int thumbd_job_thumbor_crops(const ThumbdJob *job);
+// `region` (in `frame`'s coordinates, kx, ky per source pixel) narrowed to thumbor's crop of it when
+// thumbd_job_thumbor_crops: in whole source pixels, centred on the focal point or placed by the compass point as
+// thumbor places its alignment's point. Every path calls it once it has the crop's region, before settling.
+void thumbd_job_thumbor_region(ThumbdJob *job, ThumbdRect frame, ThumbdRect *region, double kx, double ky);
 // Non-zero when the job renders every frame of an animation (several pages and an animated output format).
 int thumbd_job_renders_animation(const ThumbdJob *job);
 

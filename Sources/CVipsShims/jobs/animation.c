@@ -44,6 +44,7 @@ ThumbdVipsStep thumbd_job_animation(ThumbdJob *job) {
         ThumbdVipsStep placed = thumbd_job_attention_region(job, NULL, whole, 1, 1, &region);
         if (placed != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, placed, result);
     }
+    thumbd_job_thumbor_region(job, whole, &region, 1, 1);
     thumbd_job_settle(job, whole, region, 1, 1);
     int region_width = thumbd_whole(region.width), region_height = thumbd_whole(region.height);
     double hscale = 1, vscale = 1;

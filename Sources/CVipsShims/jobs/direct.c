@@ -49,7 +49,9 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
     ThumbdRect whole = {0, 0, upright_width, upright_height}, region = whole;
     int made_width = upright_width, made_height = upright_height;  // what the box is made from, source pixels
     ThumbdResizeTarget target = thumbd_resize_target(thumbd_job_box(job), upright_width, upright_height);
-    if (p->crop_unit == THUMBD_VIPS_CROP_NONE) {
+    // thumbor's crop mode keeps a region of whole pixels, cut as a crop is (the whole picture when the aspects agree).
+    int cuts = p->crop_unit != THUMBD_VIPS_CROP_NONE || thumbd_job_thumbor_crops(job);
+    if (!cuts) {
         thumbd_job_settle(job, whole, whole, 1, 1);
     } else {
         // A crop, resampled once: the whole picture is resized to the scale the region needs, and only the
@@ -62,6 +64,7 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
             ThumbdVipsStep placed = thumbd_job_attention_region(job, NULL, whole, 1, 1, &region);
             if (placed != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, placed, job->result);
         }
+        thumbd_job_thumbor_region(job, whole, &region, 1, 1);
         thumbd_job_settle(job, whole, region, 1, 1);
         double hscale = 1, vscale = 1;
         int region_width = thumbd_whole(region.width), region_height = thumbd_whole(region.height);
@@ -99,7 +102,7 @@ ThumbdVipsStep thumbd_job_direct(ThumbdJob *job) {
         }
     }
     VipsImage *image = NULL;
-    ThumbdVipsStep step = decode(job, target, p->crop_unit == THUMBD_VIPS_CROP_NONE ? NULL : &region, &image);
+    ThumbdVipsStep step = decode(job, target, cuts ? &region : NULL, &image);
     if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(NULL, step, job->result);
     job->orient = job->turn;
     return thumbd_pipeline_still(job, image);

@@ -27,6 +27,7 @@ ThumbdVipsStep thumbd_job_plan(ThumbdJob *job, const int *bands, int band_count,
         vips_error("thumbd", "the crop region lies outside the %dx%d picture", upright_width, upright_height);
         return thumbd_fail(NULL, THUMBD_VIPS_STEP_REGION, job->result);
     }
+    thumbd_job_thumbor_region(job, whole, &region, 1, 1);
     int width = thumbd_whole(region.width), height = thumbd_whole(region.height);
     ThumbdBox box = thumbd_job_box(job);
     double hscale = 1, vscale = 1;
@@ -266,6 +267,7 @@ ThumbdVipsStep thumbd_job_from_intermediate(ThumbdJob *job, const ThumbdVipsInte
         step = thumbd_job_attention_region(job, image, frame, kx, ky, &region);
         if (step != THUMBD_VIPS_STEP_OK) return thumbd_fail(image, step, result);
     }
+    thumbd_job_thumbor_region(job, frame, &region, kx, ky);
     thumbd_job_settle(job, frame, region, kx, ky);
     // At least one pixel, inside the image: a region narrower than one of its pixels (a 1 px crop of a picture
     // whose intermediate is narrower than it) can round to its edge.

@@ -8,7 +8,8 @@ extension ThumbnailSpec.Operations {
         case thumborFitIn = "thumbor-fit-in"
         /// thumbor's `full-fit-in`: covering the box, uncropped.
         case thumborFullFitIn = "thumbor-full-fit-in"
-        /// thumbor's crop mode with one side given.
+        /// thumbor's crop mode: with one side given, the derived box; with both, thumbor's region of the picture
+        /// (whole pixels) stretched to the box.
         case thumborCrop = "thumbor-crop"
 
         var mode: Int32 {
@@ -24,9 +25,12 @@ extension ThumbnailSpec.Operations {
 /// `rounding=thumbor-fit-in|thumbor-full-fit-in|thumbor-crop`: the output's size is thumbor 7.8's, to the pixel. A
 /// missing side is derived from the picture (after orientation, trim and crop) and rounded half to even, then
 /// fit-in's and full-fit-in's own rounding (half up), thumbor's `upscale()` (only a picture smaller on both sides
-/// of a box with both sides, truncated) and its adaptive turn apply; the crop mode resizes to the derived box.
-/// Decided by the render once the header is read (`thumbd_box_settled`), so the key holds the request as written.
-/// Key ` round=<value>`.
+/// of a box with both sides, truncated) and its adaptive turn apply; the crop mode resizes to the derived box. With
+/// both sides and `fit=cover`, the crop mode keeps thumbor's region (its transformer's auto_crop: whole pixels of the
+/// picture, one side whole and the other rounded, placed by the compass point or centred on the focal point) and
+/// stretches it to the box (`thumbd_thumbor_crop_region`); attention and entropy place no such region, so they are
+/// refused beside it. Decided by the render once the header is read (`thumbd_box_settled`), so the key holds the
+/// request as written. Key ` round=<value>`.
 enum RoundingOperation: OperationDescriptor {
     static let parameters: [ThumbParameter] = [.rounding]
 
@@ -40,7 +44,16 @@ enum RoundingOperation: OperationDescriptor {
     static func build(
         _ values: PlanValues, _ context: OperationContext, into operations: inout ThumbnailSpec.Operations
     ) throws(SpecError) {
-        if let rounding = values.rounding { operations.rounding = rounding }
+        guard let rounding = values.rounding else { return }
+        if rounding == .thumborCrop, values.width != nil, values.height != nil, values.fit == .cover,
+            values.gravity == .gravity(.attention) || values.gravity == .gravity(.entropy)
+        {
+            let strategy = values.gravity == .gravity(.attention) ? "attention" : "entropy"
+            throw SpecError(
+                field: "rounding",
+                reason: "thumbor-crop places its crop by a compass point or a focal point, not by \(strategy)")
+        }
+        operations.rounding = rounding
     }
 
     static func appendKey(_ operations: ThumbnailSpec.Operations, to text: inout String) {

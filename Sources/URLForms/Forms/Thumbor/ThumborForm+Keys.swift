@@ -10,6 +10,8 @@ extension ThumborForm {
         package var allowsUnsafe = false
         /// Whether a filter thumbor would skip is refused (`thumbor.skipped_filters: refuse`).
         package var refusesSkippedFilters = false
+        /// Whether the crop mode with both sides crops as thumbor does (`thumbor.exact_crop`).
+        package var cropsAsThumbor = false
 
         /// No keys: thumbor's form answers nothing.
         package init() {}
@@ -19,6 +21,7 @@ extension ThumborForm {
             securityKeys = settings.thumbor.securityKeys.map { URLSignature.SharedKey(bytes: Array($0.utf8)) }
             allowsUnsafe = settings.thumbor.allowsUnsafe
             refusesSkippedFilters = settings.thumbor.skippedFilters == .refuse
+            cropsAsThumbor = settings.thumbor.exactCrop
         }
     }
 }

@@ -64,7 +64,8 @@ package struct ThumborForm: RulesReadingForm {
         try Self.verify(path, keys: values)
         let (rules, rulesGeneration) = rules.current
         let hints = rules.readsClientHints ? identity.hints ?? ClientHints.none : nil
-        let (plan, skipped) = try path.plan(refusingSkipped: values.refusesSkippedFilters)
+        let (plan, skipped) = try path.plan(
+            refusingSkipped: values.refusesSkippedFilters, exactCrop: values.cropsAsThumbor)
         var request = try plan.request(accept: identity.accept, rules: rules, hints: hints, watermarks: watermarks)
         if !skipped.isEmpty { request.answer.skippedFilters = skipped.joined(separator: ", ") }
         return (request, path, keyGeneration &+ rulesGeneration)

@@ -18,7 +18,10 @@ extension ThumborPath {
 
     /// The plan this URL names and the filters thumbor would skip in it (``ThumborFilters/skipped``).
     /// - Parameter refusingSkipped: refuse such a filter (a 400 naming it) instead of skipping it.
-    package func plan(refusingSkipped: Bool) throws(RequestError) -> (plan: ThumbnailPlan, skipped: [String]) {
+    /// - Parameter exactCrop: the crop mode with both sides crops as thumbor does (`thumbor.exact_crop`).
+    package func plan(refusingSkipped: Bool, exactCrop: Bool = false) throws(RequestError) -> (
+        plan: ThumbnailPlan, skipped: [String]
+    ) {
         if debug { throw .unsupportedOption("debug") }
         var filters = try ThumborFilters(self.filters, refusingSkipped: refusingSkipped)
         var plan = ThumbnailPlan()
@@ -40,16 +43,16 @@ extension ThumborPath {
         if turn.degrees != 0 { plan.set(.rotate, turn.degrees, option: filters.rotateName ?? "size") }
         if turn.mirrored { plan.set(.flip, ThumbnailSpec.Flip(horizontal: true, vertical: false), option: "size") }
 
-        try setBox(into: &plan, turn: turn, filters: &filters)
+        try setBox(into: &plan, turn: turn, filters: &filters, exactCrop: exactCrop)
         try setRegion(into: &plan, turn: turn)
         try filters.apply(to: &plan, fitIn: fitIn != nil)
         return (plan, filters.skipped)
     }
 
     /// The box, fit and enlargement, the gravity or smart crop.
-    private func setBox(into plan: inout ThumbnailPlan, turn: ThumbnailSpec.Orientation, filters: inout ThumborFilters)
-        throws(RequestError)
-    {
+    private func setBox(
+        into plan: inout ThumbnailPlan, turn: ThumbnailSpec.Orientation, filters: inout ThumborFilters, exactCrop: Bool
+    ) throws(RequestError) {
         func pixels(_ side: Side) -> Int? {
             guard case .pixels(let value) = side else { return nil }
             return value
@@ -129,6 +132,13 @@ extension ThumborPath {
             return
         }
         plan.set(.fit, Fit.cover, option: "size")
+        if exactCrop {
+            // thumbor's region: it crops whole pixels of the picture to the box's aspect (one side whole, the other
+            // rounded) around its point, then stretches them to the box; thumbd's cover keeps the aspect exactly,
+            // which moves a narrow crop by up to half a pixel of the picture (many pixels of the output once
+            // enlarged). Off by default: the plain crop mode stays one entry with /thumb's and imgproxy's cover.
+            plan.set(.rounding, .thumborCrop, option: "size")
+        }
         if let focal = filters.focal(within: focalCrop) {
             if turn == .none && trim == nil {
                 plan.set(.gravity, PlanGravity.focalPixels(x: focal.x, y: focal.y), option: "focal")
