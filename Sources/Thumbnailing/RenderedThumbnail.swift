@@ -16,6 +16,8 @@ package struct RenderedThumbnail: Hashable, Sendable {
     package let quality: Int?
     /// Whether `bytes` are the source's own, passed through unrendered (`raw`, or `skip` listing its format).
     package var isSourceBytes = false
+    /// Whether the plan's frame was left out: `frame_optional`, and the image was no usable nine-patch.
+    package var isFrameSkipped = false
 
     /// A thumbnail made of `bytes` (tests and caches rebuild one from stored bytes).
     package init(

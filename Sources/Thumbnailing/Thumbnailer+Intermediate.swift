@@ -208,6 +208,7 @@ extension Thumbnailer {
             quality: result.quality > 0 ? Int(result.quality) : nil
         )
         thumbnail.isSourceBytes = result.passed_through != 0
+        thumbnail.isFrameSkipped = result.frame_skipped != 0
         return .success(thumbnail)
     }
 }

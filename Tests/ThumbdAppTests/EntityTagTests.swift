@@ -42,4 +42,22 @@ import Testing
         #expect(RenderedVariant.etag(for: []).count == 18)  // zero-padded to 16 digits
         #expect(EntityTag.matches(a, etag: a))
     }
+
+    /// The facts a variant's answers carry ride in its ETag, so a variant read back from any tier answers the same.
+    @Test func aSkippedFrameAndMaxBytesQualityRideTogether() {
+        let plain = RenderedVariant.etag(for: [1, 2, 3])
+        let both = RenderedVariant.etag(for: [1, 2, 3], quality: 70, isFrameSkipped: true)
+        #expect(both == plain.dropLast() + "-noframe-q70\"")
+        #expect(RenderedVariant.isFrameSkipped(etag: both) && RenderedVariant.quality(inETag: both) == 70)
+        let frameOnly = RenderedVariant.etag(for: [1, 2, 3], isFrameSkipped: true)
+        #expect(RenderedVariant.isFrameSkipped(etag: frameOnly) && RenderedVariant.quality(inETag: frameOnly) == nil)
+        #expect(!RenderedVariant.isFrameSkipped(etag: plain) && !RenderedVariant.isSourceBytes(etag: frameOnly))
+        #expect(!RenderedVariant.isFrameSkipped(etag: RenderedVariant.etag(for: [1], quality: 70)))
+        // The fields prepared once per variant say each
+        let fields = RenderedVariant.preparedFields(format: .jpeg, etag: both)
+        #expect(fields.value(named: "X-Thumbd-Skipped-Filters") == "frame")
+        #expect(fields.value(named: "X-Thumbd-Quality") == "70")
+        let plainFields = RenderedVariant.preparedFields(format: .jpeg, etag: plain)
+        #expect(plainFields.value(named: "X-Thumbd-Skipped-Filters") == nil)
+    }
 }

@@ -102,6 +102,9 @@ import Thumbnailing
         ("redact=faces,box,0", "redact"), ("redact=faces,box,65", "redact"), ("redact=faces,blur,2,3", "redact"),
         ("redact=", "redact"), ("redact=faces&redact_margin=1.5", "redact_margin"),
         ("redact=faces&redact_margin=-0.1", "redact_margin"), ("redact=faces&skip=jpeg", "skip"),
+        // frame_optional: a switch, and only beside a frame
+        ("frame_optional=1", "frame_optional"),
+        ("frame_url=http%3A%2F%2Fa.test%2Ff.png&frame_optional=2", "frame_optional"),
     ]
 
     @Test(arguments: invalid)

@@ -250,6 +250,11 @@ import Thumbnailing
             "10x10/filters:format(webp):max_bytes(5000)/img.test/a.jpg",
             "w=10&h=10&fit=cover&enlarge=1&format=webp&max_bytes=5000"
         ),
+        // frame(url): a frame image that is no usable nine-patch is left out (thumbor 7.8's own frame draws nothing)
+        (
+            "fit-in/100x100/filters:frame(img.test/f.png)/img.test/a.jpg",
+            "w=100&h=100&frame_url=http%3A%2F%2Fimg.test%2Ff.png&frame_optional=1"
+        ),
         ("trim/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,euclidean"),
         ("trim:top-left:20/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=20,euclidean"),
         ("trim:bottom-right/fit-in/100x100/img.test/a.jpg", "w=100&h=100&trim=0,br,euclidean"),
@@ -477,6 +482,10 @@ import Thumbnailing
         #expect(
             throws: RequestError.invalidValue("format", reason: "not a format thumbor writes (thumbor ignores it)")
         ) { try bmp.plan(refusingSkipped: true) }
+        // frame(url) may be left out by the render, unless skips are refused (then an unusable image is the 422)
+        let frame = try ThumborPath(afterPrefix: "unsafe/fit-in/10x10/filters:frame(img.test/f.png)/img.test/a.jpg")
+        #expect(try frame.plan(refusingSkipped: false).plan.values.frameOptional == true)
+        #expect(try frame.plan(refusingSkipped: true).plan.values.frameOptional == nil)
     }
 
     @Test func curveTablesAreThumborsSplines() {

@@ -180,6 +180,14 @@ import Thumbnailing
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto frame=u:19:http://a.test/f.png"
         ),
         (
+            "frame_url=http%3A%2F%2Fa.test%2Ff.png&frame_optional=1",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto frame=u:19:http://a.test/f.png frame_optional"
+        ),
+        (
+            "frame_url=http%3A%2F%2Fa.test%2Ff.png&frame_optional=0",
+            "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto frame=u:19:http://a.test/f.png"
+        ),
+        (
             "wm_url=http%3A%2F%2Fa.test%2Fm.png",
             "v1 w=64 h=64 fit=contain g=centre q=80 up=0 f=auto wm=u:19:http://a.test/m.png,southeast,0,0,1,0"
         ),

@@ -11,9 +11,14 @@ import Thumbnailing
     static let edge = RGB(40, 200, 200)
     static let white = RGB(255, 255, 255)
 
-    static func spec(width: Int, height: Int, format: ImageFormat = .png) throws -> ThumbnailSpec {
+    static func spec(
+        width: Int, height: Int, format: ImageFormat = .png, optional: Bool = false, framed: Bool = true
+    ) throws -> ThumbnailSpec {
         var operations = ThumbnailSpec.Operations()
-        operations.frame = ThumbnailSpec.Frame(image: .url("https://frames.example/nine-patch.png"))
+        if framed {
+            operations.frame = ThumbnailSpec.Frame(
+                image: .url("https://frames.example/nine-patch.png"), isOptional: optional)
+        }
         // Lossless, so that WebP's chroma subsampling does not blur the 3-px ring of the animation's frames
         operations.lossless = format == .webp
         return try ThumbnailSpec(width: width, height: height, format: .exactly(format), operations: operations)
@@ -104,6 +109,45 @@ import Thumbnailing
             try TestThumbnailer.make().render(
                 Fixtures.bytes("quadrants.png"), spec: Self.spec(width: 64, height: 48), frame: bytes)
         }
+    }
+
+    /// `frame_optional`: the same unusable images leave the frame out, the render otherwise the plan without it.
+    @Test(arguments: [
+        ("no markers", Fixtures.bytes("rgba.png")),
+        ("not an image", Array("not an image at all".utf8)),
+        ("too large", Fixtures.bytes("bomb.png")),
+        ("damaged", Array(Fixtures.bytes("nine-patch.png").prefix(60))),
+    ])
+    func anOptionalUnusableNinePatchIsLeftOut(_ name: String, _ bytes: [UInt8]) throws {
+        let thumbnailer = try TestThumbnailer.make()
+        let skipped = try thumbnailer.render(
+            Fixtures.bytes("quadrants.png"), spec: Self.spec(width: 64, height: 48, optional: true), frame: bytes)
+        let unframed = try thumbnailer.render(
+            Fixtures.bytes("quadrants.png"), spec: Self.spec(width: 64, height: 48, framed: false))
+        #expect(skipped.isFrameSkipped, "\(name)")
+        #expect(!unframed.isFrameSkipped)
+        #expect(skipped.width == 64 && skipped.height == 48, "\(name)")
+        #expect(try DecodedImage(decoding: skipped.bytes).pixels == DecodedImage(decoding: unframed.bytes).pixels)
+    }
+
+    @Test func anOptionalNinePatchIsStillDrawnAndAnAnimationSkipsItOnEveryFrame() throws {
+        let thumbnailer = try TestThumbnailer.make()
+        // A usable nine-patch: drawn, nothing skipped
+        let drawn = try thumbnailer.render(
+            Fixtures.bytes("quadrants.png"), spec: Self.spec(width: 64, height: 48, optional: true),
+            frame: Fixtures.bytes("nine-patch.png"))
+        #expect(!drawn.isFrameSkipped && drawn.width == 71 && drawn.height == 55)
+        // An animation with an unusable one: every frame unframed, the same as without the frame
+        let skipped = try thumbnailer.render(
+            Fixtures.bytes("animated-halves.gif"),
+            spec: Self.spec(width: 48, height: 32, format: .webp, optional: true),
+            frame: Fixtures.bytes("rgba.png"))
+        let unframed = try thumbnailer.render(
+            Fixtures.bytes("animated-halves.gif"), spec: Self.spec(width: 48, height: 32, format: .webp, framed: false))
+        #expect(skipped.isFrameSkipped)
+        let frames = try DecodedImage(decoding: skipped.bytes, allFrames: true)
+        #expect(frames.frameCount == 3 && frames.width == 48 && frames.pageHeight == 32)
+        #expect(skipped.bytes == unframed.bytes)
     }
 
     @Test func aPlanWithAFrameNeedsItsImage() throws {

@@ -23,6 +23,7 @@ import Thumbnailing
         .convolution: "1;2;1,3", .noise: "10,2", .order: "noise,blur", .redact: "faces,pixelate,8",
         .redact_margin: "0.5", .radius: "8,4", .radius_bg: "ff000000",
         .extend: "box", .padding: "1,2", .bg: "ffffff", .frame: "border", .frame_url: "https://example.com/f.png",
+        .frame_optional: "1",
         .wm: "logo",
         .wm_url: "https://example.com/w.png", .wm_pos: "north", .wm_x: "1", .wm_y: "2", .wm_opacity: "0.5",
         .wm_hscale: "0.2", .wm_place: "20p,-0", .wm_fade: "30",

@@ -358,9 +358,12 @@ typedef struct ThumbdVipsThumbnailParams {
     /// Frame (steps/frame.c), drawn around every output frame after padding, before the watermark: the encoded
     /// nine-patch (borrowed for the call, NULL for none; the same allowed formats and pixel limit as a source,
     /// 3x3...2048x2048). The picture grows by the content area's margins (opaque white), then the nine-patch's
-    /// inside is drawn over it, its stretching runs resized to fit.
+    /// inside is drawn over it, its stretching runs resized to fit. frame_optional non-zero: a nine-patch the step
+    /// cannot use (what would fail with THUMBD_VIPS_STEP_FRAME) is left out, the render going on without it, and
+    /// the result's frame_skipped says so.
     const void *frame;
     size_t frame_length;
+    int frame_optional;
 
     /// Encoder options (encode/encode.c): chroma subsampling for JPEG and AVIF (0 libvips's choice, 1 always
     /// 4:2:0, 2 never: 4:4:4); lossless WebP and AVIF; max_bytes (0 = none): lossy output is encoded again at
@@ -401,6 +404,7 @@ typedef struct ThumbdVipsThumbnailResult {
                          // or NULL when no loader recognised the bytes
     char *error_detail;  // libvips error text for logs, or NULL
     int passed_through;  // non-zero: data is a copy of the source's own bytes (pass_through or skip_formats)
+    int frame_skipped;   // non-zero: the frame was left out (frame_optional, and the nine-patch was unusable)
 } ThumbdVipsThumbnailResult;
 
 /// A source's header, read without decoding pixels.

@@ -164,8 +164,16 @@ int thumbd_wants_frame(const ThumbdJob *job) { return job->params->frame != NULL
 
 ThumbdVipsStep thumbd_step_frame(ThumbdJob *job, VipsImage **image) {
     const ThumbdVipsThumbnailParams *p = job->params;
+    // An optional frame that proved unusable (on this job's first image) is left out of every image.
+    if (job->result->frame_skipped) return THUMBD_VIPS_STEP_OK;
     if (!job->frame_patch) {
         ThumbdVipsStep step = decode_patch(job);
+        if (step == THUMBD_VIPS_STEP_FRAME && p->frame_optional) {
+            // The one place that decides: the picture goes on unframed, and the result says so.
+            vips_error_clear();
+            job->result->frame_skipped = 1;
+            return THUMBD_VIPS_STEP_OK;
+        }
         if (step != THUMBD_VIPS_STEP_OK) return step;
     }
     const ThumbdFrameMarks *marks = &job->frame_marks;

@@ -135,6 +135,10 @@ extension RenderCoordinator {
                 key, from: source, overlays: overlays, thumbnailer: thumbnailer, intermediates: intermediates,
                 cache: cache, policy: policy.current, analysable: &analysable)
             cache?.store(key, variant)
+            // A frame left out (`frame_optional`) is a skipped filter, counted once per render.
+            if RenderedVariant.isFrameSkipped(etag: variant.etag) {
+                counts.thumborFiltersSkipped.add(1, ordering: .relaxed)
+            }
             result = .success(variant)
         } catch {
             counts.renderFailures.increment()
@@ -225,7 +229,8 @@ extension RenderCoordinator {
     ) -> RenderedVariant {
         RenderedVariant(
             bytes: thumbnail.bytes, format: thumbnail.format, freshness: freshness, quality: thumbnail.quality,
-            isSourceBytes: thumbnail.isSourceBytes, placeholder: placeholder, tag: tag)
+            isSourceBytes: thumbnail.isSourceBytes, isFrameSkipped: thumbnail.isFrameSkipped, placeholder: placeholder,
+            tag: tag)
     }
 
 }

@@ -25,14 +25,17 @@ final class RenderedVariant: Sendable {
     ///   (`"<hash>-q<quality>"`), so a variant read back from the disk tier answers with it too.
     /// - Parameter isSourceBytes: the bytes are the source's own (`raw`, `skip`): answered with
     ///   `X-Content-Type-Options: nosniff`, which rides in the ETag the same way (`"<hash>-src"`).
+    /// - Parameter isFrameSkipped: the render left the plan's optional frame out (`frame_optional`): answered with
+    ///   `X-Thumbd-Skipped-Filters: frame`, which rides in the ETag the same way (`"<hash>-noframe"`).
     /// - Parameter placeholder: `X-Thumbd-Placeholder` (``PlaceholderHeaders``), sent with every answer of it.
     init(
         bytes: [UInt8], format: ImageFormat, freshness: DiskCache.Freshness?, quality: Int? = nil,
-        isSourceBytes: Bool = false, placeholder: HTTPField? = nil, tag: HTTPField? = nil
+        isSourceBytes: Bool = false, isFrameSkipped: Bool = false, placeholder: HTTPField? = nil,
+        tag: HTTPField? = nil
     ) {
         self.bytes = bytes
         self.format = format
-        etag = Self.etag(for: bytes, quality: quality, isSourceBytes: isSourceBytes)
+        etag = Self.etag(for: bytes, quality: quality, isSourceBytes: isSourceBytes, isFrameSkipped: isFrameSkipped)
         self.freshness = freshness
         isStorable = freshness != nil
         preparedFields = Self.preparedFields(format: format, etag: etag, placeholder: placeholder, tag: tag)
@@ -72,6 +75,7 @@ final class RenderedVariant: Sendable {
             // Bytes thumbd did not write may be read as something else by a browser that sniffs (a polyglot file).
             fields.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
         }
+        if isFrameSkipped(etag: etag) { fields.append(skippedFrameField) }
         if let placeholder { fields.append(placeholder) }
         if let tag { fields.append(tag) }
         return PreparedFields(fields)
@@ -82,6 +86,20 @@ final class RenderedVariant: Sendable {
 
     /// What ends the ETag of the source's own bytes, before the closing quote.
     private static let sourceBytesMarker = "-src"
+
+    /// Whether an ETag of ``etag(for:quality:isSourceBytes:isFrameSkipped:)`` marks a render that left its optional
+    /// frame out: the marker follows the quote and the 16 hex digits.
+    static func isFrameSkipped(etag: String) -> Bool {
+        etag.utf8.dropFirst(17).starts(with: frameSkippedMarker.utf8)
+    }
+
+    /// What follows the hash in the ETag of a render that left its optional frame out (before any `-q<quality>`,
+    /// which ``quality(inETag:)`` reads after the last `-`).
+    private static let frameSkippedMarker = "-noframe"
+
+    /// The line a render that left its frame out is answered with, beside any the request's parse skipped (a second
+    /// line of the same list field: docs/compatibility.md, "Skipped filters").
+    static let skippedFrameField = HTTPField(name: ThumbnailService.skippedFiltersField, value: "frame")
 
     /// The `max_bytes` quality carried by an ETag of ``etag(for:quality:)``, if any.
     static func quality(inETag etag: String) -> Int? {
@@ -104,13 +122,17 @@ final class RenderedVariant: Sendable {
         freshness?.age(at: now) ?? 0
     }
 
-    /// `"<16 hex digits of XXH64 of the bytes>"` (then `-q<quality>` when `max_bytes` chose one, or `-src` for the
-    /// source's own bytes): two different thumbnails of one URL colliding in 64 bits is not a practical concern, and
-    /// XXH64 costs microseconds per thumbnail.
-    static func etag(for bytes: [UInt8], quality: Int? = nil, isSourceBytes: Bool = false) -> String {
+    /// `"<16 hex digits of XXH64 of the bytes>"` (then `-noframe` when the render left its optional frame out, then
+    /// `-q<quality>` when `max_bytes` chose one, or `-src` for the source's own bytes): two different thumbnails of
+    /// one URL colliding in 64 bits is not a practical concern, and XXH64 costs microseconds per thumbnail.
+    static func etag(
+        for bytes: [UInt8], quality: Int? = nil, isSourceBytes: Bool = false, isFrameSkipped: Bool = false
+    ) -> String {
         let hash = XXHash64.hash(bytes, seed: 0)
         let hex = String(hash, radix: 16)
-        let suffix = quality.map { "-q\($0)" } ?? (isSourceBytes ? sourceBytesMarker : "")
+        let suffix =
+            (isFrameSkipped ? frameSkippedMarker : "")
+            + (quality.map { "-q\($0)" } ?? (isSourceBytes ? sourceBytesMarker : ""))
         return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + suffix + "\""
     }
 }

@@ -207,7 +207,7 @@ package enum ThumbParameter: String, CaseIterable, Sendable {
     case radius, radius_bg
     case extend
     case padding, bg
-    case frame, frame_url
+    case frame, frame_url, frame_optional
     case wm, wm_url, wm_pos, wm_x, wm_y, wm_opacity, wm_scale, wm_hscale, wm_place, wm_fade
     case wm2, wm2_url, wm2_pos, wm2_x, wm2_y, wm2_opacity, wm2_scale, wm2_hscale, wm2_place, wm2_fade
     case wm3, wm3_url, wm3_pos, wm3_x, wm3_y, wm3_opacity, wm3_scale, wm3_hscale, wm3_place, wm3_fade
@@ -373,6 +373,8 @@ package struct PlanValues: Hashable, Sendable {
     package var frameName: String?
     /// As written; made canonical when the plan is built.
     package var frameURL: String?
+    /// `frame_optional=1`: a frame image that is no usable nine-patch is left out instead of failing the render.
+    package var frameOptional: Bool?
     /// The watermarks' values, slot by slot (`wm*` the first, `wm2*`...`wm4*` the others).
     package var watermarks = WatermarkSlots()
     package var progressive: Bool?
@@ -458,6 +460,7 @@ package struct PlanValues: Hashable, Sendable {
         if upper.backgroundFill != nil { background = nil }
         frameName = upper.frameName ?? frameName
         frameURL = upper.frameURL ?? frameURL
+        frameOptional = upper.frameOptional ?? frameOptional
         watermarks.layer(upper.watermarks)
         progressive = upper.progressive ?? progressive
         chroma = upper.chroma ?? chroma
@@ -546,6 +549,7 @@ extension PlanField where Value == Bool {
     package static var lossless: Self { Self(parameter: .lossless, keyPath: \.lossless) }
     package static var keep_copyright: Self { Self(parameter: .keep_copyright, keyPath: \.keepCopyright) }
     package static var equalize: Self { Self(parameter: .equalize, keyPath: \.equalize) }
+    package static var frame_optional: Self { Self(parameter: .frame_optional, keyPath: \.frameOptional) }
     /// `icc=keep` (true) or `icc=srgb` (false).
     package static var icc: Self { Self(parameter: .icc, keyPath: \.keepColourProfile) }
     package static var attachment: Self { Self(parameter: .attachment, keyPath: \.attachment) }

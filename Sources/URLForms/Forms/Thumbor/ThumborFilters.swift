@@ -249,9 +249,14 @@ package struct ThumborFilters {
         case "watermark":
             try readWatermark(arguments)
         case "frame":
-            // frame(url): the nine-patch, fetched after the source through the same guard as a watermark
+            // frame(url): the nine-patch, fetched after the source through the same guard as a watermark. thumbor
+            // 7.8 draws nothing with any image (its C reads RGBA as one byte a pixel) and answers 200, so an image
+            // that is no usable nine-patch is skipped as thumbor's skipped filters are (`frame_optional`: the
+            // render names it in X-Thumbd-Skipped-Filters), unless they are refused. A failed fetch stays an error,
+            // as in thumbor (a 500 there).
             try count(1...1)
             plan.set(.frame_url, try ThumborPath.imageURL(Substring(arguments[0])), option: name)
+            if !refusingSkipped { plan.set(.frame_optional, true, option: name) }
         case "round_corner":
             // round_corner(a|b, r, g, b[, transparent]): radii in output pixels (clamped to half the output by the
             // step, as thumbor clamps); thumbor's C reads each channel as a byte and fails above 255.
