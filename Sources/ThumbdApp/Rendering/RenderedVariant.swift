@@ -68,6 +68,16 @@ final class RenderedVariant: Sendable {
         format: ImageFormat, etag: String, placeholder: HTTPField? = nil, tag: HTTPField? = nil
     ) -> PreparedFields {
         var fields = [HTTPField(name: "Content-Type", value: format.mimeType), HTTPField(name: "ETag", value: etag)]
+        fields += Self.fields(markedIn: etag)
+        if let placeholder { fields.append(placeholder) }
+        if let tag { fields.append(tag) }
+        return PreparedFields(fields)
+    }
+
+    /// The lines an ETag's markers stand for, in the order answers send them: max_bytes's quality, the source's own
+    /// bytes, a frame left out. Every answer of a variant sends them, with its prepared fields or without them.
+    static func fields(markedIn etag: String) -> [HTTPField] {
+        var fields: [HTTPField] = []
         if let quality = quality(inETag: etag) {
             fields.append(HTTPField(name: "X-Thumbd-Quality", value: String(quality)))
         }
@@ -76,9 +86,7 @@ final class RenderedVariant: Sendable {
             fields.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
         }
         if isFrameSkipped(etag: etag) { fields.append(skippedFrameField) }
-        if let placeholder { fields.append(placeholder) }
-        if let tag { fields.append(tag) }
-        return PreparedFields(fields)
+        return fields
     }
 
     /// Whether an ETag of ``etag(for:quality:isSourceBytes:)`` marks the source's own bytes.
@@ -99,7 +107,7 @@ final class RenderedVariant: Sendable {
 
     /// The line a render that left its frame out is answered with, beside any the request's parse skipped (a second
     /// line of the same list field: docs/compatibility.md, "Skipped filters").
-    static let skippedFrameField = HTTPField(name: ThumbnailService.skippedFiltersField, value: "frame")
+    private static let skippedFrameField = HTTPField(name: ThumbnailService.skippedFiltersField, value: "frame")
 
     /// The `max_bytes` quality carried by an ETag of ``etag(for:quality:)``, if any.
     static func quality(inETag etag: String) -> Int? {

@@ -87,15 +87,8 @@ extension ThumbnailService {
             return HTTPResponse(status: .notModified, headers: headers, accessLogNote: outcome.rawValue)
         }
         headers.insert(HTTPField(name: "Content-Type", value: format.mimeType), at: 0)
-        // As the variant's prepared fields say them (RenderedVariant.preparedFields): max_bytes's quality, the
-        // source's own bytes, a frame left out.
-        if let quality = RenderedVariant.quality(inETag: etag) {
-            headers.append(HTTPField(name: "X-Thumbd-Quality", value: String(quality)))
-        }
-        if RenderedVariant.isSourceBytes(etag: etag) {
-            headers.append(HTTPField(name: "X-Content-Type-Options", value: "nosniff"))
-        }
-        if RenderedVariant.isFrameSkipped(etag: etag) { headers.append(RenderedVariant.skippedFrameField) }
+        // As the variant's prepared fields say them (RenderedVariant.preparedFields).
+        headers += RenderedVariant.fields(markedIn: etag)
         headers += extraFields
         return HTTPResponse(status: .ok, headers: headers, body: body, accessLogNote: outcome.rawValue)
     }
